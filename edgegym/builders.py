@@ -1,0 +1,161 @@
+"""Instance generation outside the dynamics: a preset + a seeded generator -> (Cluster, JobSet).
+
+Every random draw comes from the generator passed in (the env's ``np_random`` after ``reset(seed)``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .config import ClusterConfig, JobModelConfig, Preset, WorkloadConfig
+from .core.types import Cluster, JobSet
+
+__all__ = ["build_cluster", "build_jobs", "build_instance", "PHILLY_SERVER_GPUS"]
+
+# Per-server worker counts for ``workers_per_server: philly``. The Pollux copy of the Philly trace has
+# no machine list; the ATC'19 paper's machines have 2 or 8 GPUs (a few 4), so W_s ~ {2: .4, 4: .2, 8: .4}
+# (spec 000 §5.2 "mostly 2 or 8"; an assumption, documented in the preset).
+PHILLY_SERVER_GPUS = (np.array([2, 4, 8]), np.array([0.4, 0.2, 0.4]))
+
+
+def _per_server(value, S: int, rng: np.random.Generator) -> np.ndarray:
+    if value == "philly":
+        sizes, probs = PHILLY_SERVER_GPUS
+        return rng.choice(sizes, size=S, p=probs)
+    if isinstance(value, tuple):
+        return np.array(value, dtype=np.int64)
+    return np.full(S, int(value), dtype=np.int64)
+
+
+def _count(value, rng: np.random.Generator) -> int:
+    if isinstance(value, tuple):
+        return int(rng.integers(value[0], value[1] + 1))
+    return int(value)
+
+
+def build_cluster(cfg: ClusterConfig, rng: np.random.Generator) -> Cluster:
+    """Draw (or read) the cluster of a preset: worker/PS counts per server, types, per-type bandwidth."""
+    S = cfg.num_edge_servers
+    wps = _per_server(cfg.workers_per_server, S, rng)
+    pps = wps.copy() if cfg.ps_per_server is None else _per_server(cfg.ps_per_server, S, rng)
+    nwt = _count(cfg.num_worker_types, rng)
+    npt = _count(cfg.num_ps_types, rng)
+    if cfg.bandwidth_range:
+        lo, hi = cfg.worker_type_bandwidth_mbps
+        bw = rng.uniform(lo, hi, size=nwt)
+    else:
+        bw = np.array(cfg.worker_type_bandwidth_mbps, dtype=float)
+        if bw.size != nwt:
+            raise ValueError(f"cluster.worker_type_bandwidth_mbps has {bw.size} entries for {nwt} worker types")
+    worker_server = np.repeat(np.arange(S), wps)
+    ps_server = np.repeat(np.arange(S), pps)
+    if cfg.worker_types is not None:
+        wt = np.array(cfg.worker_types, dtype=np.int64)
+        if wt.size != worker_server.size:
+            raise ValueError(f"cluster.worker_types has {wt.size} entries for {worker_server.size} workers")
+    else:
+        wt = rng.integers(0, nwt, size=worker_server.size)
+    if cfg.ps_types is not None:
+        pt = np.array(cfg.ps_types, dtype=np.int64)
+        if pt.size != ps_server.size:
+            raise ValueError(f"cluster.ps_types has {pt.size} entries for {ps_server.size} PSs")
+    else:
+        pt = rng.integers(0, npt, size=ps_server.size)
+    return Cluster(
+        num_edge_servers=S,
+        worker_server=worker_server,
+        worker_type=wt,
+        ps_server=ps_server,
+        ps_type=pt,
+        worker_type_bandwidth_mbps=bw,
+        num_ps_types=npt,
+        has_cloud=cfg.cloud,
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _trace_table(source: str, path: str | None, trace_cluster: str | None):
+    from . import workloads as wl
+
+    if source == "philly":
+        return wl.load_philly(path, cluster=trace_cluster)
+    if source == "itp":
+        return wl.load_itp(path, cluster=trace_cluster or "cluster01")
+    if source == "google2011":
+        return wl.load_google2011(path)
+    if source == "csv":
+        return wl.load_csv(path)
+    raise ValueError(f"unknown trace source {source!r}")
+
+
+def _inline_jobs(cfg: WorkloadConfig, cluster: Cluster) -> JobSet:
+    rows = cfg.jobs
+    col = {k: [r[k] for r in rows] for k in rows[0]}
+    return JobSet(
+        arrival_slots=col["arrival_slots"],
+        num_chunks=col["num_chunks"],
+        batches_per_chunk=col["batches_per_chunk"],
+        epochs=col["epochs"],
+        minibatch_time_h=col["minibatch_time_h"],
+        ps_update_ms=col["ps_update_ms"],
+        grad_size_mb=col["grad_size_mb"],
+        bandwidth_mbps=cluster.worker_type_bandwidth_mbps[np.array(col["worker_type"], dtype=np.int64)],
+        worker_type=col["worker_type"],
+        ps_type=col["ps_type"],
+        num_gpus=col["num_gpus"],
+        upload_delay_edge_slots=np.array(col["upload_delay_edge_slots"], dtype=float).reshape(
+            len(rows), cluster.num_edge_servers
+        ),
+        upload_delay_cloud_slots=col["upload_delay_cloud_slots"],
+        job_ids=tuple(str(i) for i in range(len(rows))),
+    )
+
+
+def build_jobs(
+    wcfg: WorkloadConfig, jcfg: JobModelConfig, cluster: Cluster, rng: np.random.Generator
+) -> JobSet:
+    """The episode's jobs: inline, synthetic (Philly-calibrated) or a seeded window of a trace."""
+    from . import workloads as wl
+
+    if wcfg.source == "inline":
+        return _inline_jobs(wcfg, cluster)
+    J = wcfg.num_jobs
+    if wcfg.source == "synthetic":
+        table = wl.synthetic_philly_table(J, rng)
+        start = 0
+    else:
+        table = _trace_table(wcfg.source, wcfg.path, wcfg.trace_cluster)
+        n = len(table)
+        if n < J:
+            raise ValueError(f"workload.num_jobs={J} but the {wcfg.source} trace has only {n} jobs")
+        start = int(rng.integers(0, n - J + 1)) if wcfg.window == "random" else int(wcfg.window)
+        if start + J > n:
+            raise ValueError(f"workload.window={start} + num_jobs={J} runs past the trace's {n} jobs")
+    params = wl.JobModelParams(
+        epochs=jcfg.epochs,
+        minibatch_time_h=jcfg.minibatch_time_h,
+        ps_update_ms=jcfg.ps_update_ms,
+        grad_size_mb=jcfg.grad_size_mb,
+        edge_upload_delay_slots=jcfg.edge_upload_delay_slots,
+        cloud_upload_delay_slots=jcfg.cloud_upload_delay_slots,
+    )
+    return wl.build_jobset(
+        table,
+        num_edge_servers=cluster.num_edge_servers,
+        num_worker_types=cluster.num_worker_types,
+        num_ps_types=cluster.num_ps_types,
+        worker_type_bandwidth_mbps=cluster.worker_type_bandwidth_mbps,
+        rng=rng,
+        params=params,
+        num_jobs=J,
+        start_index=start,
+        horizon_slots=wcfg.horizon_slots,
+    )
+
+
+def build_instance(preset: Preset, rng: np.random.Generator) -> tuple[Cluster, JobSet]:
+    """Cluster then jobs, both from ``rng`` (in that order)."""
+    cluster = build_cluster(preset.cluster, rng)
+    return cluster, build_jobs(preset.workload, preset.job_model, cluster, rng)

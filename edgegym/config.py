@@ -1,0 +1,424 @@
+"""YAML presets -> validated, frozen configuration objects.
+
+A preset file (``envs_config/<name>.yaml``) has the sections ``cluster``, ``workload``, ``job_model`` and
+``env`` plus the top-level keys ``name``, ``version``, ``family`` and ``description``. Every key is checked
+eagerly: an unknown key or an out-of-range value raises :class:`ValueError` naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "ClusterConfig",
+    "EnvConfig",
+    "JobModelConfig",
+    "Preset",
+    "WorkloadConfig",
+    "list_presets",
+    "load_preset",
+    "preset_from_dict",
+]
+
+ACTION_MODES = ("server_proportions", "cloud_split")
+DISCIPLINES = ("paper", "srtf", "tiresias_l", "batchsche")
+WORKLOAD_SOURCES = ("synthetic", "philly", "itp", "google2011", "csv", "inline")
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    """Edge-cloud hardware. Lists give per-server values; a scalar applies to every server.
+
+    ``workers_per_server``: int, list of ints, or ``"philly"`` (sampled per server from {2, 4, 8}).
+    ``worker_types``: explicit type of every worker (flattened in server order), or None (uniform draw).
+    ``num_worker_types``/``num_ps_types``: int or ``[lo, hi]`` (drawn once per cluster).
+    ``worker_type_bandwidth_mbps``: list (one per type) or ``[lo, hi]`` range with ``bandwidth_range: true``.
+    """
+
+    num_edge_servers: int = 2
+    workers_per_server: Any = 1
+    ps_per_server: Any = None  # default: = workers_per_server (spec B5)
+    num_worker_types: Any = 1
+    num_ps_types: Any = 1
+    worker_types: tuple | None = None
+    ps_types: tuple | None = None
+    worker_type_bandwidth_mbps: tuple = (1000.0,)
+    bandwidth_range: bool = False
+    cloud: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadConfig:
+    """Where the jobs come from and how many (spec 000 §5, B7).
+
+    ``source``: ``synthetic`` (Philly-calibrated, the embedded default), a trace (``philly``, ``itp``,
+    ``google2011``, ``csv`` with ``path``), or ``inline`` (``jobs`` listed in the preset, for tests).
+    ``window``: ``"random"`` (a seeded random window of ``num_jobs`` consecutive trace jobs) or a start index.
+    ``horizon_slots``: the arrivals of the window are rescaled to span ``[0, horizon_slots]``.
+    """
+
+    source: str = "synthetic"
+    num_jobs: int = 30
+    horizon_slots: float | None = 100.0
+    window: Any = "random"
+    path: str | None = None
+    trace_cluster: str | None = None
+    jobs: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class JobModelConfig:
+    """Ranges from which fields a trace lacks are sampled (spec 000 §5.1-§5.2; uniform draws)."""
+
+    epochs: tuple = (20, 60)
+    minibatch_time_h: tuple = (0.001, 0.05)
+    ps_update_ms: tuple = (10.0, 100.0)
+    grad_size_mb: tuple = (30.0, 575.0)
+    edge_upload_delay_slots: tuple = (1, 4)
+    cloud_upload_delay_slots: tuple = (10, 15)
+
+
+@dataclass(frozen=True, slots=True)
+class EnvConfig:
+    """Env knobs (spec 000 §8)."""
+
+    action_mode: str = "server_proportions"
+    discipline: str = "paper"
+    reward_scale: float = 1000.0
+    speed: float = 1.0
+    slotted: bool = False
+    use_cloud: bool = True
+    max_edge_servers: int | None = None  # observation padding; default = num_edge_servers
+    max_chunks: int = 115  # D_max of the cloud_split action space (Table II)
+    max_types: int = 10  # one-hot width of worker/PS types in the observation
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """A whole env preset: the id it is registered under and its four sections."""
+
+    name: str
+    family: str = "EdgeCloudML"
+    version: int = 0
+    description: str = ""
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    job_model: JobModelConfig = field(default_factory=JobModelConfig)
+    env: EnvConfig = field(default_factory=EnvConfig)
+    source_file: str = "<dict>"
+
+    @property
+    def env_id(self) -> str:
+        """The Gymnasium id of this preset, e.g. ``EdgeCloudML-testbed-v0``."""
+        return f"{self.family}-{self.name}-v{self.version}"
+
+    def replace(self, **sections: dict) -> Preset:
+        """A copy with some keys of some sections overridden, validated like a file.
+
+        Example: ``preset.replace(env={"action_mode": "cloud_split"}, workload={"num_jobs": 10})``.
+        """
+        data = to_dict(self)
+        for sec, overrides in sections.items():
+            if sec not in _SECTIONS:
+                raise ValueError(f"unknown section {sec!r} in overrides (valid: {sorted(_SECTIONS)})")
+            data[sec] = {**data[sec], **dict(overrides)}
+        return preset_from_dict(data, source=f"{self.source_file} (with overrides)")
+
+
+_SECTIONS = {"cluster": ClusterConfig, "workload": WorkloadConfig, "job_model": JobModelConfig, "env": EnvConfig}
+_TOP = ("name", "family", "version", "description")
+
+
+def _fail(src: str, key: str, msg: str):
+    raise ValueError(f"{src}: key '{key}': {msg}")
+
+
+def _range(src, key, v, lo=None, hi=None, integer=False):
+    """Check a ``[lo, hi]`` pair and return it as a tuple."""
+    if not isinstance(v, list | tuple) or len(v) != 2:
+        _fail(src, key, f"expected a [low, high] pair, got {v!r}")
+    a, b = v
+    for x in (a, b):
+        if isinstance(x, bool) or not isinstance(x, int | float):
+            _fail(src, key, f"expected numbers, got {v!r}")
+        if integer and int(x) != x:
+            _fail(src, key, f"expected integers, got {v!r}")
+        if lo is not None and x < lo:
+            _fail(src, key, f"values must be >= {lo}, got {v!r}")
+        if hi is not None and x > hi:
+            _fail(src, key, f"values must be <= {hi}, got {v!r}")
+    if a > b:
+        _fail(src, key, f"low > high in {v!r}")
+    return (int(a), int(b)) if integer else (float(a), float(b))
+
+
+def _num(src, key, v, lo=None, hi=None, integer=False, strict_lo=False):
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        _fail(src, key, f"expected a number, got {v!r}")
+    if integer and int(v) != v:
+        _fail(src, key, f"expected an integer, got {v!r}")
+    if lo is not None and (v <= lo if strict_lo else v < lo):
+        _fail(src, key, f"must be {'>' if strict_lo else '>='} {lo}, got {v!r}")
+    if hi is not None and v > hi:
+        _fail(src, key, f"must be <= {hi}, got {v!r}")
+    return int(v) if integer else float(v)
+
+
+def _int_or_list(src, key, v, S, lo=0):
+    if isinstance(v, list | tuple):
+        if len(v) != S:
+            _fail(src, key, f"has {len(v)} entries, expected one per edge server ({S})")
+        return tuple(_num(src, key, x, lo=lo, integer=True) for x in v)
+    return _num(src, key, v, lo=lo, integer=True)
+
+
+def _check_cluster(c: dict, src: str) -> ClusterConfig:
+    k = "cluster."
+    S = _num(src, k + "num_edge_servers", c.get("num_edge_servers", 2), lo=0, integer=True)
+    wps = c.get("workers_per_server", 1)
+    wps = wps if wps == "philly" else _int_or_list(src, k + "workers_per_server", wps, S)
+    pps = c.get("ps_per_server")
+    pps = None if pps is None else _int_or_list(src, k + "ps_per_server", pps, S)
+    types = {}
+    for name in ("num_worker_types", "num_ps_types"):
+        v = c.get(name, 1)
+        types[name] = (
+            _range(src, k + name, v, lo=1, hi=64, integer=True)
+            if isinstance(v, list | tuple)
+            else _num(src, k + name, v, lo=1, hi=64, integer=True)
+        )
+    bw_range = c.get("bandwidth_range", False)
+    if not isinstance(bw_range, bool):
+        _fail(src, k + "bandwidth_range", f"expected true/false, got {bw_range!r}")
+    bw = c.get("worker_type_bandwidth_mbps", [1000.0])
+    if bw_range:
+        bw = _range(src, k + "worker_type_bandwidth_mbps", bw, lo=1e-6)
+    else:
+        if not isinstance(bw, list | tuple) or not bw:
+            _fail(src, k + "worker_type_bandwidth_mbps", f"expected a list of bandwidths, got {bw!r}")
+        bw = tuple(_num(src, k + "worker_type_bandwidth_mbps", x, lo=0, strict_lo=True) for x in bw)
+        nwt = types["num_worker_types"]
+        if isinstance(nwt, int) and len(bw) != nwt:
+            _fail(src, k + "worker_type_bandwidth_mbps", f"has {len(bw)} entries, num_worker_types is {nwt}")
+    explicit = {}
+    for name in ("worker_types", "ps_types"):
+        v = c.get(name)
+        if v is not None:
+            if not isinstance(v, list | tuple):
+                _fail(src, k + name, f"expected a list of type indices, got {v!r}")
+            explicit[name] = tuple(_num(src, k + name, x, lo=0, integer=True) for x in v)
+        else:
+            explicit[name] = None
+    cloud = c.get("cloud", True)
+    if not isinstance(cloud, bool):
+        _fail(src, k + "cloud", f"expected true/false, got {cloud!r}")
+    return ClusterConfig(
+        num_edge_servers=S,
+        workers_per_server=wps,
+        ps_per_server=pps,
+        num_worker_types=types["num_worker_types"],
+        num_ps_types=types["num_ps_types"],
+        worker_types=explicit["worker_types"],
+        ps_types=explicit["ps_types"],
+        worker_type_bandwidth_mbps=bw,
+        bandwidth_range=bw_range,
+        cloud=cloud,
+    )
+
+
+_JOB_KEYS = {
+    "arrival_slots": (0, None, False),
+    "num_chunks": (1, None, True),
+    "batches_per_chunk": (1, None, True),
+    "epochs": (1, None, True),
+    "minibatch_time_h": (0, None, False),
+    "ps_update_ms": (0, None, False),
+    "grad_size_mb": (0, None, False),
+    "worker_type": (0, None, True),
+    "ps_type": (0, None, True),
+    "num_gpus": (1, None, True),
+    "upload_delay_cloud_slots": (0, None, False),
+}
+
+
+def _check_workload(c: dict, src: str, num_servers: int) -> WorkloadConfig:
+    k = "workload."
+    source = c.get("source", "synthetic")
+    if source not in WORKLOAD_SOURCES:
+        _fail(src, k + "source", f"unknown source {source!r} (valid: {', '.join(WORKLOAD_SOURCES)})")
+    jobs = c.get("jobs", [])
+    if source == "inline":
+        if not isinstance(jobs, list) or not jobs:
+            _fail(src, k + "jobs", "source 'inline' needs a non-empty list of jobs")
+        checked = []
+        for i, job in enumerate(jobs):
+            if not isinstance(job, dict):
+                _fail(src, f"{k}jobs[{i}]", f"expected a mapping, got {job!r}")
+            extra = set(job) - set(_JOB_KEYS) - {"upload_delay_edge_slots"}
+            if extra:
+                _fail(src, f"{k}jobs[{i}].{sorted(extra)[0]}", "unknown key")
+            row = {}
+            for name, (lo, hi, integer) in _JOB_KEYS.items():
+                if name not in job:
+                    _fail(src, f"{k}jobs[{i}].{name}", "missing")
+                row[name] = _num(src, f"{k}jobs[{i}].{name}", job[name], lo=lo, hi=hi, integer=integer)
+            d = job.get("upload_delay_edge_slots")
+            if not isinstance(d, list | tuple) or len(d) != num_servers:
+                _fail(src, f"{k}jobs[{i}].upload_delay_edge_slots", f"expected {num_servers} values, got {d!r}")
+            row["upload_delay_edge_slots"] = tuple(
+                _num(src, f"{k}jobs[{i}].upload_delay_edge_slots", x, lo=0) for x in d
+            )
+            checked.append(row)
+        jobs = tuple(checked)
+        num_jobs = len(jobs)
+    else:
+        if jobs:
+            _fail(src, k + "jobs", f"only allowed with source 'inline' (source is {source!r})")
+        jobs = ()
+        num_jobs = _num(src, k + "num_jobs", c.get("num_jobs", 30), lo=1, integer=True)
+    h = c.get("horizon_slots", 100.0)
+    h = None if h is None else _num(src, k + "horizon_slots", h, lo=0, strict_lo=True)
+    window = c.get("window", "random")
+    if window != "random":
+        window = _num(src, k + "window", window, lo=0, integer=True)
+    path = c.get("path")
+    if source == "csv" and not path:
+        _fail(src, k + "path", "source 'csv' needs a path")
+    if path is not None and not isinstance(path, str):
+        _fail(src, k + "path", f"expected a string, got {path!r}")
+    tc = c.get("trace_cluster")
+    if tc is not None and not isinstance(tc, str):
+        _fail(src, k + "trace_cluster", f"expected a string, got {tc!r}")
+    return WorkloadConfig(source, num_jobs, h, window, path, tc, jobs)
+
+
+def _check_job_model(c: dict, src: str) -> JobModelConfig:
+    k = "job_model."
+    d = JobModelConfig()
+    return JobModelConfig(
+        epochs=_range(src, k + "epochs", c.get("epochs", d.epochs), lo=1, integer=True),
+        minibatch_time_h=_range(src, k + "minibatch_time_h", c.get("minibatch_time_h", d.minibatch_time_h), lo=1e-12),
+        ps_update_ms=_range(src, k + "ps_update_ms", c.get("ps_update_ms", d.ps_update_ms), lo=0),
+        grad_size_mb=_range(src, k + "grad_size_mb", c.get("grad_size_mb", d.grad_size_mb), lo=0),
+        edge_upload_delay_slots=_range(
+            src, k + "edge_upload_delay_slots", c.get("edge_upload_delay_slots", d.edge_upload_delay_slots), lo=0, integer=True
+        ),
+        cloud_upload_delay_slots=_range(
+            src, k + "cloud_upload_delay_slots", c.get("cloud_upload_delay_slots", d.cloud_upload_delay_slots), lo=0, integer=True
+        ),
+    )
+
+
+def _check_env(c: dict, src: str) -> EnvConfig:
+    k = "env."
+    mode = c.get("action_mode", "server_proportions")
+    if mode not in ACTION_MODES:
+        _fail(src, k + "action_mode", f"unknown mode {mode!r} (valid: {', '.join(ACTION_MODES)})")
+    disc = c.get("discipline", "paper")
+    if disc not in DISCIPLINES:
+        _fail(src, k + "discipline", f"unknown discipline {disc!r} (valid: {', '.join(DISCIPLINES)})")
+    flags = {}
+    for name, default in (("slotted", False), ("use_cloud", True)):
+        v = c.get(name, default)
+        if not isinstance(v, bool):
+            _fail(src, k + name, f"expected true/false, got {v!r}")
+        flags[name] = v
+    mes = c.get("max_edge_servers")
+    mes = None if mes is None else _num(src, k + "max_edge_servers", mes, lo=0, integer=True)
+    return EnvConfig(
+        action_mode=mode,
+        discipline=disc,
+        reward_scale=_num(src, k + "reward_scale", c.get("reward_scale", 1000.0), lo=0, strict_lo=True),
+        speed=_num(src, k + "speed", c.get("speed", 1.0), lo=0, strict_lo=True, hi=100),
+        slotted=flags["slotted"],
+        use_cloud=flags["use_cloud"],
+        max_edge_servers=mes,
+        max_chunks=_num(src, k + "max_chunks", c.get("max_chunks", 115), lo=1, integer=True),
+        max_types=_num(src, k + "max_types", c.get("max_types", 10), lo=1, integer=True),
+    )
+
+
+def preset_from_dict(data: dict, source: str = "<dict>") -> Preset:
+    """Validate a preset mapping (as read from YAML) and build a :class:`Preset`."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: a preset must be a mapping, got {type(data).__name__}")
+    for key in data:
+        if key not in _TOP and key not in _SECTIONS:
+            raise ValueError(f"{source}: unknown key '{key}' (valid: {', '.join(list(_TOP) + list(_SECTIONS))})")
+    for sec, cls in _SECTIONS.items():
+        sub = data.get(sec) or {}
+        if not isinstance(sub, dict):
+            _fail(source, sec, f"expected a mapping, got {sub!r}")
+        valid = {f.name for f in dataclasses.fields(cls)}
+        for key in sub:
+            if key not in valid:
+                _fail(source, f"{sec}.{key}", f"unknown key (valid: {', '.join(sorted(valid))})")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        _fail(source, "name", f"expected a non-empty string, got {name!r}")
+    cluster = _check_cluster(data.get("cluster") or {}, source)
+    env = _check_env(data.get("env") or {}, source)
+    if env.max_edge_servers is not None and env.max_edge_servers < cluster.num_edge_servers:
+        _fail(source, "env.max_edge_servers", f"must be >= cluster.num_edge_servers ({cluster.num_edge_servers})")
+    if not cluster.cloud and env.use_cloud and env.action_mode == "cloud_split":
+        pass  # the cloud row is simply masked
+    return Preset(
+        name=name,
+        family=str(data.get("family", "EdgeCloudML")),
+        version=_num(source, "version", data.get("version", 0), lo=0, integer=True),
+        description=str(data.get("description", "")),
+        cluster=cluster,
+        workload=_check_workload(data.get("workload") or {}, source, cluster.num_edge_servers),
+        job_model=_check_job_model(data.get("job_model") or {}, source),
+        env=env,
+        source_file=source,
+    )
+
+
+def to_dict(preset: Preset) -> dict:
+    """The preset as a plain mapping (the inverse of :func:`preset_from_dict`)."""
+
+    def plain(x):
+        if isinstance(x, tuple):
+            return [plain(v) for v in x]
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        return x
+
+    out: dict[str, Any] = {k: getattr(preset, k) for k in _TOP}
+    for sec in _SECTIONS:
+        obj = getattr(preset, sec)
+        out[sec] = {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    return out
+
+
+def _preset_dir():
+    return resources.files("envs_config")
+
+
+def list_presets() -> list[str]:
+    """Names of the presets shipped in ``envs_config`` (package data)."""
+    return sorted(p.name[:-5] for p in _preset_dir().iterdir() if p.name.endswith(".yaml"))
+
+
+def load_preset(name_or_path: str | Path) -> Preset:
+    """Load a shipped preset by name (``"tiny"``) or any YAML file by path."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") and p.exists():
+        text, src = p.read_text(), str(p)
+    else:
+        res = _preset_dir() / f"{name_or_path}.yaml"
+        if not res.is_file():
+            raise ValueError(f"unknown preset {str(name_or_path)!r} (shipped: {', '.join(list_presets())})")
+        text, src = res.read_text(), f"envs_config/{name_or_path}.yaml"
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError(f"{src}: not valid YAML: {e}") from e
+    return preset_from_dict(data, source=src)

@@ -1,0 +1,525 @@
+"""Event-driven simulator of paper 000's edge-cloud model: fixed chunk placement + preemptive HAPRF.
+
+Source: ``shared/papers/000_385e96ffddeaa74a.txt`` (Wang et al., JSAC 2022), restated in
+``shared/specs/000_preemptive_edge_cloud.md`` §2-§3. This module has no decisions in it: a caller
+(the env, a reference policy, a test) places each arriving job's chunks; the simulator executes.
+
+Time model (spec §7 A5, the resolutions chosen here):
+
+* Continuous time, event-driven. Arrivals r_j and upload delays Δ are whatever the job set says (integer
+  slots in the shipped presets); processing times p are real (or rounded up to whole slots with
+  ``slotted=True``, which makes every event fall on an integer slot and matches the time-indexed model).
+* Jobs are placed one at a time in job-set order (several arrivals in one slot are separate zero-time
+  placements, in trace order). Placing job j happens at time r_j: the clock never goes back.
+* An edge worker runs, at every instant, the released (ρ ≤ t), unfinished chunk with the smallest key
+  ``(D_j·p_j, seq)``: highest average processing rate first (HAPRF), ties to the earlier dispatch (spec
+  §3.0). ``D_j·p_j`` is compared after rounding to 12 significant digits, so that the "≥ γ" of Eq. (5)
+  and the execution order agree on near-ties.
+* A chunk completes when it has received p slots of service; c_jd is that instant (the end of its last
+  piece of service), c_j = max_d c_jd.
+* Cloud chunks each get a dedicated worker: they start at r_j + Δ_{j,c} and never wait or get preempted.
+* Because execution between arrivals is deterministic, each worker keeps a *plan*: its projected HAPRF
+  schedule with no further arrivals. Advancing time executes a prefix of the plan; placing a chunk
+  re-plans the workers it touched. Hence "plan = execution" (spec T8) holds by construction.
+* A_ps (PS assignment, spec §3.5) never changes a processing time in this model, so it runs as one sweep
+  over the executed trace when the episode drains (``assign_ps``): a job holds a PS while any of its chunks
+  is being trained, keeps it while it runs without a break (sticky), and draws a free qualified PS uniformly
+  at random (edge PSs of its type if ζ_j = 0, the cloud if ζ_j = 1, the cloud as a fallback, spec A11).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .metrics import ScheduleOutcome
+from .rates import chunk_time_slots, iteration_time_h
+from .types import Cluster, JobSet
+
+__all__ = ["Candidates", "PaperSimulator", "greedy_placement", "haprf_key", "water_fill"]
+
+_TOL = 1e-9
+_INF = math.inf
+
+
+def haprf_key(num_chunks: float, chunk_time: float) -> float:
+    """HAPRF priority key D_j·p_j (smaller = higher priority), rounded to 12 significant digits."""
+    return float(f"{num_chunks * chunk_time:.12g}")
+
+
+def water_fill(q: np.ndarray, step: float, count: int, order: np.ndarray | None = None) -> np.ndarray:
+    """Place ``count`` chunks one at a time on the candidate with minimum ``q[i] + k_i·step``.
+
+    This is the within-server (and A_greedy's) Q-min rule of spec §3.3 with the exact O(1) update of
+    §3.2: the k-th extra chunk of a job on a worker costs ``step = p/D_j`` more. Ties are broken by
+    ``order`` (default: the index), i.e. lexicographic (Q, order). Entries with ``q = inf`` are never used.
+
+    Returns the number of chunks given to each candidate.                              # (n,) int
+    """
+    q = np.asarray(q, dtype=float)
+    n = q.size
+    order = np.arange(n) if order is None else np.asarray(order)
+    counts = np.zeros(n, dtype=np.int64)
+    heap = [(float(q[i]), order[i], i) for i in range(n) if np.isfinite(q[i])]
+    if count > 0 and not heap:
+        raise ValueError("water_fill: no finite candidate to place chunks on")
+    heapq.heapify(heap)
+    for _ in range(count):
+        _, _, i = heapq.heappop(heap)
+        counts[i] += 1
+        heapq.heappush(heap, (float(q[i]) + counts[i] * step, order[i], i))
+    return counts
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """The candidate table C_j of an arriving job (spec §3.2-§3.3), one entry per edge worker.
+
+    Unqualified workers have ``q = inf``. All arrays are (W,) unless stated.
+    """
+
+    job: int
+    p_edge: float  # p_j^(0), slots
+    p_cloud: float  # p_j^(1) (ζ_j = 1), slots
+    q: np.ndarray  # Q_w^(0) of Eq. (5)
+    t_star: np.ndarray  # t*_w = t0 + wait
+    wait: np.ndarray  # Σ_{A1} p̂(t0)
+    a2_weight: np.ndarray  # Σ_{A2} 1/D_{j'}
+    a2_count: np.ndarray  # |A2|
+    backlog: np.ndarray  # Σ of all queued remaining work at t0
+    qc0: float  # cloud Q with ζ = 0 (inf if no cloud)
+    qc1: float  # cloud Q with ζ = 1 (inf if no cloud)
+
+
+class PaperSimulator:
+    """Paper 000's simulator: chunks placed once per arrival, HAPRF-preemptive edge workers, a cloud.
+
+    Args:
+        cluster: the edge servers, workers, PSs and cloud.
+        jobs: the episode's jobs, sorted by arrival.
+        speed: speed factor (1+ε) dividing every processing time (spec §3.9).
+        slotted: round processing times up to whole slots (spec A5).
+        rng: generator for A_ps's random PS choices (the only random draw of the simulator).
+    """
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        jobs: JobSet,
+        *,
+        speed: float = 1.0,
+        slotted: bool = False,
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        if jobs.num_edge_servers != cluster.num_edge_servers:
+            raise ValueError(
+                f"job set has upload delays for {jobs.num_edge_servers} edge servers, "
+                f"cluster has {cluster.num_edge_servers}"
+            )
+        self.cluster = cluster
+        self.jobs = jobs
+        self.speed = float(speed)
+        self.slotted = bool(slotted)
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        J = jobs.num_jobs
+        tau0 = iteration_time_h(jobs.minibatch_time_h, jobs.ps_update_ms, jobs.grad_size_mb, jobs.bandwidth_mbps, False)
+        tau1 = iteration_time_h(jobs.minibatch_time_h, jobs.ps_update_ms, jobs.grad_size_mb, jobs.bandwidth_mbps, True)
+        self.p_edge = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau0, self.speed, self.slotted)  # (J,)
+        self.p_cloud = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau1, self.speed, self.slotted)  # (J,)
+        D = jobs.num_chunks
+        self.offsets = np.concatenate([[0], np.cumsum(D)]).astype(np.int64)  # (J+1,)
+        N = int(self.offsets[-1])
+        self.chunk_job = np.repeat(np.arange(J), D)  # (N,)
+        # per-chunk state (valid once placed)
+        self.chunk_worker = np.full(N, -2, dtype=np.int64)  # -2 unplaced, -1 cloud, else edge worker
+        self.chunk_rho = np.zeros(N)  # release time on its worker
+        self.chunk_rem = np.zeros(N)  # remaining service at its worker's sync time
+        self.chunk_key = np.zeros(N)  # HAPRF key D·p
+        self.chunk_seq = np.zeros(N, dtype=np.int64)
+        self.chunk_end = np.full(N, _INF)  # projected (later: actual) completion c_jd
+        self.chunk_alpha = np.zeros(N)  # α_jd recorded at dispatch
+        self.job_end = np.full(J, _INF)  # projected / actual c_j
+        self.job_zeta = np.zeros(J, dtype=bool)
+        self.job_edge_chunks = np.zeros(J, dtype=np.int64)
+        self.job_cloud_chunks = np.zeros(J, dtype=np.int64)
+        W = cluster.num_workers
+        # qualified workers per worker type, ordered by (server, worker index) for tie-breaks
+        self._qualified = {}
+        for wt in range(cluster.num_worker_types):
+            idx = np.flatnonzero(cluster.worker_type == wt)
+            self._qualified[wt] = idx[np.lexsort((idx, cluster.worker_server[idx]))]
+        self.worker_queue: list[list[int]] = [[] for _ in range(W)]
+        self.worker_sync = np.zeros(W)  # time up to which each worker's execution is logged
+        self.worker_plan: list[list[list]] = [[] for _ in range(W)]  # [start, end, chunk]
+        self.worker_log: list[list[list]] = [[] for _ in range(W)]  # executed [start, end, chunk]
+        self.now = float(jobs.arrival_slots[0]) if J else 0.0
+        self.num_placed = 0
+        self._seq = 0
+        self.postponed_chunks = 0
+        self.fallbacks = 0
+        self._phi = 0.0  # Σ over placed jobs of (ĉ_j − r_j)
+        self._drained = False
+        self.ps_log: np.ndarray | None = None
+        self.ps_switches = 0
+        self.ps_fallbacks = 0
+
+    # ------------------------------------------------------------------ time
+    def advance_to(self, t: float) -> None:
+        """Move the clock to ``t`` (never backwards), executing every worker's plan up to ``t``."""
+        if t < self.now - _TOL:
+            raise ValueError(f"the clock never goes back: now={self.now}, asked for {t}")
+        self.now = max(self.now, float(t))
+
+    def _sync(self, w: int, t: float) -> None:
+        """Execute worker ``w``'s plan up to time ``t`` (log it, update remaining times, drop finished)."""
+        if t <= self.worker_sync[w]:
+            return
+        plan, log = self.worker_plan[w], self.worker_log[w]
+        rem, end = self.chunk_rem, self.chunk_end
+        k = 0
+        while k < len(plan) and plan[k][0] < t:
+            s, e, c = plan[k]
+            e_exec = min(e, t)
+            if log and log[-1][2] == c and abs(log[-1][1] - s) <= _TOL:
+                log[-1][1] = e_exec
+            else:
+                log.append([s, e_exec, c])
+            rem[c] = 0.0 if e_exec >= end[c] else rem[c] - (e_exec - s)
+            if e <= t:
+                k += 1
+            else:
+                plan[k][0] = t
+                break
+        del plan[:k]
+        self.worker_sync[w] = t
+        q = self.worker_queue[w]
+        if q:
+            self.worker_queue[w] = [c for c in q if end[c] > t]
+
+    def _replan(self, w: int) -> None:
+        """Recompute worker ``w``'s HAPRF plan from its sync time, with no further arrivals."""
+        t = self.worker_sync[w]
+        q = self.worker_queue[w]
+        rho, key, seq = self.chunk_rho, self.chunk_key, self.chunk_seq
+        rem = {c: self.chunk_rem[c] for c in q}
+        pending = sorted(q, key=lambda c: (rho[c], key[c], seq[c]))
+        plan: list[list] = []
+        heap: list = []
+        i, n = 0, len(pending)
+        while heap or i < n:
+            while i < n and rho[pending[i]] <= t + _TOL:
+                c = pending[i]
+                heapq.heappush(heap, (key[c], seq[c], c))
+                i += 1
+            if not heap:
+                t = max(t, rho[pending[i]])
+                continue
+            c = heap[0][2]
+            nxt = rho[pending[i]] if i < n else _INF
+            fin = t + rem[c]
+            if fin <= nxt + _TOL:
+                seg_end = fin
+                heapq.heappop(heap)
+                self.chunk_end[c] = fin
+            else:
+                seg_end = nxt
+                rem[c] -= nxt - t
+            if plan and plan[-1][2] == c and abs(plan[-1][1] - t) <= _TOL:
+                plan[-1][1] = seg_end
+            else:
+                plan.append([t, seg_end, c])
+            t = seg_end
+        self.worker_plan[w] = plan
+
+    def _remaining_at(self, w: int, t0: float) -> tuple[list[int], np.ndarray]:
+        """Projected remaining service of each chunk queued on ``w`` at time ``t0`` (spec A4)."""
+        q = self.worker_queue[w]
+        if not q:
+            return q, np.zeros(0)
+        served: dict[int, float] = {}
+        for s, e, c in self.worker_plan[w]:
+            if s >= t0:
+                break
+            served[c] = served.get(c, 0.0) + (min(e, t0) - s)
+        rem = np.array([0.0 if self.chunk_end[c] <= t0 + _TOL else self.chunk_rem[c] - served.get(c, 0.0) for c in q])
+        return q, np.maximum(rem, 0.0)
+
+    # ------------------------------------------------------------ decisions
+    def next_job(self) -> int:
+        """Index of the next job to place (== number placed so far)."""
+        return self.num_placed
+
+    def qualified_workers(self, j: int) -> np.ndarray:
+        """Edge workers qualified for job ``j`` (type match), ordered by (server, index)."""
+        return self._qualified.get(int(self.jobs.worker_type[j]), np.zeros(0, dtype=np.int64))
+
+    def candidates(self, j: int) -> Candidates:
+        """CALCULATEQ (spec §3.2) on every qualified edge worker, plus the cloud's Qc0 and Qc1."""
+        jobs = self.jobs
+        W = self.cluster.num_workers
+        D = float(jobs.num_chunks[j])
+        p0, p1 = float(self.p_edge[j]), float(self.p_cloud[j])
+        key_new = haprf_key(D, p0)
+        r = float(jobs.arrival_slots[j])
+        q = np.full(W, _INF)
+        t_star = np.full(W, _INF)
+        wait = np.zeros(W)
+        a2w = np.zeros(W)
+        a2n = np.zeros(W, dtype=np.int64)
+        backlog = np.zeros(W)
+        inv_d = 1.0 / jobs.num_chunks[self.chunk_job] if self.chunk_job.size else np.zeros(0)
+        delta = jobs.upload_delay_edge_slots[j]
+        for w in self.qualified_workers(j):
+            t0 = r + float(delta[self.cluster.worker_server[w]])
+            chunks, rem = self._remaining_at(w, t0)
+            if chunks:
+                live = rem > _TOL
+                keys = self.chunk_key[chunks]
+                a1 = live & (keys <= key_new)
+                a2 = live & (keys > key_new)
+                wait[w] = float(rem[a1].sum())
+                a2w[w] = float(inv_d[np.asarray(chunks)[a2]].sum())
+                a2n[w] = int(a2.sum())
+                backlog[w] = float(rem.sum())
+            t0d = t0 - r
+            q[w] = (t0d + wait[w] + p0) / D + p0 * a2w[w]
+            t_star[w] = t0 + wait[w]
+        if self.cluster.has_cloud:
+            dc = float(jobs.upload_delay_cloud_slots[j])
+            qc0, qc1 = (dc + p0) / D, (dc + p1) / D
+        else:
+            qc0 = qc1 = _INF
+        return Candidates(j, p0, p1, q, t_star, wait, a2w, a2n, backlog, qc0, qc1)
+
+    def place(self, j: int, worker_counts: np.ndarray, num_cloud: int, cand: Candidates | None = None) -> dict:
+        """Dispatch job ``j``'s chunks once and for all: ``worker_counts[w]`` chunks on edge worker ``w`` and
+        ``num_cloud`` in the cloud (ζ_j = 1 iff all chunks go to the cloud). Must be called in job order;
+        the clock moves to r_j. Returns a record of the placement (counts, ζ_j, α_jd, postponed chunks).
+        """
+        if self._drained:
+            raise RuntimeError("the simulator has drained; no more placements")
+        if j != self.num_placed:
+            raise ValueError(f"jobs must be placed in order: expected job {self.num_placed}, got {j}")
+        jobs, cl = self.jobs, self.cluster
+        D = int(jobs.num_chunks[j])
+        counts = np.asarray(worker_counts, dtype=np.int64).reshape(-1)
+        if counts.size != cl.num_workers:
+            raise ValueError(f"worker_counts has {counts.size} entries, the cluster has {cl.num_workers} workers")
+        if counts.min(initial=0) < 0 or num_cloud < 0 or int(counts.sum()) + int(num_cloud) != D:
+            raise ValueError(f"placement of job {j} must put its {D} chunks somewhere exactly once")
+        used = np.flatnonzero(counts)
+        if used.size and np.any(cl.worker_type[used] != jobs.worker_type[j]):
+            raise ValueError(f"job {j} placed on a worker of the wrong type")
+        if num_cloud and not cl.has_cloud:
+            raise ValueError("this cluster has no cloud")
+        r = float(jobs.arrival_slots[j])
+        self.advance_to(r)
+        if cand is None or cand.job != j:
+            cand = self.candidates(j)
+        p0 = float(self.p_edge[j])
+        zeta = num_cloud == D
+        self.job_zeta[j] = zeta
+        c = int(self.offsets[j])
+        # cloud chunks: dedicated workers, immediate start after upload
+        if num_cloud:
+            p = float(self.p_cloud[j]) if zeta else p0
+            start = r + float(jobs.upload_delay_cloud_slots[j])
+            alpha = cand.qc1 if zeta else cand.qc0
+            for _ in range(int(num_cloud)):
+                self.chunk_worker[c] = -1
+                self.chunk_rho[c] = start
+                self.chunk_end[c] = start + p
+                self.chunk_alpha[c] = alpha
+                c += 1
+        key = haprf_key(D, p0)
+        affected = {j}
+        for w in used:
+            w = int(w)
+            self._sync(w, r)
+            rho = r + float(jobs.upload_delay_edge_slots[j, cl.worker_server[w]])
+            for k in range(int(counts[w])):
+                self.chunk_worker[c] = w
+                self.chunk_rho[c] = rho
+                self.chunk_rem[c] = p0
+                self.chunk_key[c] = key
+                self.chunk_seq[c] = self._seq
+                self.chunk_alpha[c] = cand.q[w] + k * p0 / D
+                self._seq += 1
+                self.worker_queue[w].append(c)
+                c += 1
+            self.postponed_chunks += int(counts[w]) * int(cand.a2_count[w])
+            affected.update(int(x) for x in self.chunk_job[self.worker_queue[w]])
+            self._replan(w)
+        self.job_edge_chunks[j] = int(counts.sum())
+        self.job_cloud_chunks[j] = int(num_cloud)
+        off = self.offsets
+        for a in affected:
+            self.job_end[a] = float(self.chunk_end[off[a] : off[a + 1]].max())
+        self.num_placed += 1
+        n = self.num_placed
+        phi_before = self._phi
+        self._phi = math.fsum(self.job_end[:n]) - math.fsum(jobs.arrival_slots[:n])
+        return {
+            "job": j,
+            "zeta": bool(zeta),
+            "edge_chunks": int(counts.sum()),
+            "cloud_chunks": int(num_cloud),
+            "alpha": self.chunk_alpha[off[j] : off[j + 1]].copy(),
+            "projected_jct": float(self.job_end[j] - r),
+            "delta_phi": self._phi - phi_before,
+        }
+
+    @property
+    def projected_total_jct(self) -> float:
+        """Φ: Σ over placed jobs of projected (or actual) c_j − r_j, assuming no further arrivals."""
+        return self._phi
+
+    # --------------------------------------------------------------- drain
+    def drain(self) -> ScheduleOutcome:
+        """Run every worker to completion (after the last placement) and return the outcome."""
+        if self.num_placed != self.jobs.num_jobs:
+            raise RuntimeError(f"drain() before all jobs were placed ({self.num_placed}/{self.jobs.num_jobs})")
+        if not self._drained:
+            for w in range(self.cluster.num_workers):
+                self._sync(w, _INF)
+            self._drained = True
+            self.now = float(self.job_end.max()) if self.jobs.num_jobs else self.now
+            self.assign_ps()
+        return self.outcome()
+
+    def segments(self) -> np.ndarray:
+        """Executed edge work so far: rows ``[worker, start, end, job]``.                 # (N, 4)"""
+        rows = [
+            (w, s, e, self.chunk_job[c])
+            for w, log in enumerate(self.worker_log)
+            for s, e, c in log
+        ]
+        return np.array(rows, dtype=float).reshape(-1, 4)
+
+    def chunk_segments(self) -> np.ndarray:
+        """Executed edge work so far per chunk: rows ``[worker, start, end, chunk]``.     # (N, 4)"""
+        rows = [(w, s, e, c) for w, log in enumerate(self.worker_log) for s, e, c in log]
+        return np.array(rows, dtype=float).reshape(-1, 4)
+
+    def preemptions(self) -> int:
+        """Times a started, unfinished chunk stopped for another chunk: Σ_chunks (executed runs − 1)."""
+        runs = np.zeros(self.chunk_job.size, dtype=np.int64)
+        for log in self.worker_log:
+            for _, _, c in log:
+                runs[c] += 1
+        return int(np.sum(np.maximum(runs - 1, 0)))
+
+    def outcome(self) -> ScheduleOutcome:
+        """The :class:`ScheduleOutcome` of a drained episode."""
+        return ScheduleOutcome(
+            completion_slots=self.job_end.copy(),
+            segments=self.segments(),
+            preemptions=self.preemptions(),
+            edge_chunks=self.job_edge_chunks.copy(),
+            cloud_chunks=self.job_cloud_chunks.copy(),
+            extra={
+                "postponed_chunks": int(self.postponed_chunks),
+                "ps_switches": int(self.ps_switches),
+                "ps_fallbacks": int(self.ps_fallbacks),
+            },
+        )
+
+    # ------------------------------------------------------------------ A_ps
+    def _running_intervals(self) -> list[list[tuple[float, float]]]:
+        """Per job, the maximal intervals during which at least one of its chunks is trained."""
+        J = self.jobs.num_jobs
+        per_job: list[list[tuple[float, float]]] = [[] for _ in range(J)]
+        for log in self.worker_log:
+            for s, e, c in log:
+                per_job[self.chunk_job[c]].append((s, e))
+        cloud = np.flatnonzero(self.chunk_worker == -1)
+        for c in cloud:
+            per_job[self.chunk_job[c]].append((self.chunk_rho[c], self.chunk_end[c]))
+        merged = []
+        for iv in per_job:
+            iv.sort()
+            out: list[list[float]] = []
+            for s, e in iv:
+                if out and s <= out[-1][1] + _TOL:
+                    out[-1][1] = max(out[-1][1], e)
+                else:
+                    out.append([s, e])
+            merged.append([(s, e) for s, e in out])
+        return merged
+
+    def assign_ps(self) -> np.ndarray:
+        """A_ps (spec §3.5, corrected per A3/A11) as one sweep over the executed trace.
+
+        Returns and stores ``ps_log``: rows ``[ps, start, end, job]`` where ``ps`` is an edge PS index, or
+        ``-1`` for a cloud PS (unlimited).                                                   # (M, 4)
+        """
+        cl, jobs = self.cluster, self.jobs
+        events = []  # (time, kind 0=release 1=acquire, job, interval end)
+        for j, ivs in enumerate(self._running_intervals()):
+            for s, e in ivs:
+                events.append((s, 1, j, e))
+                events.append((e, 0, j, e))
+        events.sort(key=lambda x: (x[0], x[1], x[2]))
+        free = np.ones(cl.num_ps, dtype=bool)
+        held: dict[int, tuple[int, float]] = {}
+        rows = []
+        for t, kind, j, _e in events:
+            if kind == 0:
+                ps, start = held.pop(j)
+                rows.append((ps, start, t, j))
+                if ps >= 0:
+                    free[ps] = True
+                continue
+            ps = -1
+            if not self.job_zeta[j]:
+                pool = np.flatnonzero(free & (cl.ps_type == jobs.ps_type[j]))
+                if pool.size:
+                    ps = int(pool[self.rng.integers(pool.size)])
+                    free[ps] = False
+                else:
+                    self.ps_fallbacks += 1
+            held[j] = (ps, t)
+            self.ps_switches += 1
+        self.ps_log = np.array(rows, dtype=float).reshape(-1, 4)
+        return self.ps_log
+
+
+def greedy_placement(
+    q: np.ndarray, order: np.ndarray, num_chunks: int, p_edge: float, qc0: float, qc1: float
+) -> tuple[np.ndarray, int]:
+    """A_greedy's dispatch of one job (spec §3.3, paper Alg. 2 with fixes A1/A2), as a pure function.
+
+    ``q`` is the candidate table's Q_w^(0) per edge worker (inf = not qualified), ``order`` the tie-break
+    rank of each worker (its (server, index) position). The cloud is off when ``qc0 = qc1 = inf``.
+
+    * If no edge worker qualifies, or ``Qc1 < min_w Q_w``, the whole job goes to the cloud (ζ_j = 1).
+    * Otherwise chunks are water-filled: each goes to the worker with minimum ``Q_w + k_w·p/D_j``
+      (ties: lexicographic (Q, order)), unless the cloud's ``Qc0`` is strictly smaller (cloud loses exact ties).
+
+    Returns ``(worker_counts (W,), num_cloud)``.
+    """
+    q = np.asarray(q, dtype=float)
+    D = int(num_chunks)
+    counts = np.zeros(q.size, dtype=np.int64)
+    finite = np.isfinite(q)
+    if not finite.any():
+        if not np.isfinite(qc1):
+            raise ValueError("no qualified edge worker and no cloud: the job cannot be placed")
+        return counts, D
+    q_best = float(q[finite].min())
+    if qc1 < q_best:
+        return counts, D
+    step = p_edge / D
+    heap = [(float(q[i]), order[i], i) for i in np.flatnonzero(finite)]
+    heapq.heapify(heap)
+    for d in range(D):
+        qe, _, i = heap[0]
+        if qc0 < qe:
+            return counts, D - d
+        heapq.heappop(heap)
+        counts[i] += 1
+        heapq.heappush(heap, (float(q[i]) + counts[i] * step, order[i], i))
+    return counts, 0

@@ -1,0 +1,462 @@
+"""``EdgeCloudML``: paper 000's edge-cloud model as a Gymnasium env, one step per arriving job.
+
+Spec: ``shared/specs/000_preemptive_edge_cloud.md`` §8. At each step the agent decides how the arriving
+job's D_j data chunks are split over the edge servers and the cloud; within a server, chunks go to
+workers by the paper's own Q-min rule (water-filling, spec §3.3), and workers run HAPRF preemptively.
+
+Reward (spec §8.4, potential-based marginal cost): ``-(Φ_after − Φ_before) / reward_scale`` where Φ is
+the projected total JCT of the placed jobs with no further arrivals. Execution between arrivals matches
+the projection exactly, so the undiscounted return is ``-Σ_j (c_j − r_j) / reward_scale``.
+
+Job-level baselines (``discipline`` ∈ {srtf, tiresias_l, batchsche}) decide everything inside the
+simulator; the action space is then ``Discrete(1)`` and the reward is the time integral of the number of
+jobs in the system between arrivals (spec §8.4 alternative), which sums to the same objective.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..builders import build_instance
+from ..config import Preset, load_preset
+from ..core.engine import Candidates, PaperSimulator, greedy_placement, water_fill
+from ..core.metrics import ScheduleOutcome, episode_metrics
+from ..core.types import Cluster, JobSet
+
+__all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder"]
+
+_ROW_FEATURES = 8
+_GLOBAL_FEATURES = 5
+_JOB_BASE_FEATURES = 9
+
+
+def largest_remainder(weights: np.ndarray, total: int) -> np.ndarray:
+    """Integer counts summing to ``total``, proportional to ``weights`` (largest-remainder rounding).
+
+    Ties in the remainder go to the lower index (so the cloud, the last row, loses exact ties).
+    """
+    w = np.asarray(weights, dtype=float)
+    x = w / w.sum() * total
+    base = np.floor(x + 1e-9).astype(np.int64)
+    short = total - int(base.sum())
+    if short > 0:
+        frac = x - base
+        order = np.lexsort((np.arange(w.size), -np.round(frac, 9)))
+        order = [i for i in order if w[i] > 0][:short]
+        base[order] += 1
+    elif short < 0:  # floating excess: take from the smallest remainders
+        frac = x - base
+        for i in np.lexsort((-np.arange(w.size), np.round(frac, 9)))[: -short]:
+            base[i] -= 1
+    return base
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCloudView:
+    """Read-only view of the simulator at a decision point (numpy copies and scalars, never live objects).
+
+    Reference policies read it through ``env.unwrapped.view()``; every array is a copy.
+    """
+
+    now: float
+    job: int
+    num_chunks: int
+    p_edge: float
+    p_cloud: float
+    q: np.ndarray  # (W,) Q_w^(0) of the arriving job, inf where not qualified
+    t_star: np.ndarray  # (W,)
+    a2_count: np.ndarray  # (W,)
+    qc0: float
+    qc1: float
+    worker_server: np.ndarray  # (W,)
+    worker_order: np.ndarray  # (W,) tie-break rank: position in (server, index) order
+    server_eligible: np.ndarray  # (S_max + 1,) bool, last = cloud
+    use_cloud: bool
+    has_cloud: bool
+    num_edge_servers: int
+    max_edge_servers: int
+    action_mode: str
+    max_chunks: int
+
+
+class EdgeCloudMLEnv(gym.Env):
+    """Paper 000's edge-cloud ML cluster, one step per arriving job.
+
+    Args:
+        preset: a :class:`~edgegym.config.Preset`, a shipped preset name (``"tiny"``, ``"testbed"``,
+            ``"sim100"``) or a path to a YAML preset.
+        config: overrides per section, e.g. ``{"env": {"action_mode": "cloud_split"}}``, validated like a file.
+        instance: a fixed ``(Cluster, JobSet)`` to run instead of drawing one from the preset at reset.
+        render_mode: only ``None`` is supported for now.
+
+    Observation: ``Box`` float32 of ``job features | (S_max+1) server rows × 8 | 5 global features``
+    (padded rows are zero and masked). Action: ``server_proportions`` Box(0, 1, (S_max+1,)) or
+    ``cloud_split`` Discrete(max_chunks+1); ``action_masks()`` gives the legal rows / values.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        preset: Preset | str = "sim100",
+        config: dict | None = None,
+        instance: tuple[Cluster, JobSet] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None:
+            raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None)")
+        self.render_mode = render_mode
+        p = preset if isinstance(preset, Preset) else load_preset(preset)
+        if config:
+            p = p.replace(**config)
+        self.preset = p
+        self._instance = instance
+        ecfg = p.env
+        S = instance[0].num_edge_servers if instance else p.cluster.num_edge_servers
+        self.num_edge_servers = S
+        self.max_edge_servers = ecfg.max_edge_servers if ecfg.max_edge_servers is not None else S
+        if S > self.max_edge_servers:
+            raise ValueError(f"instance has {S} edge servers, env.max_edge_servers is {self.max_edge_servers}")
+        self.action_mode = ecfg.action_mode
+        self.discipline = ecfg.discipline
+        self.use_cloud = ecfg.use_cloud
+        self.max_types = ecfg.max_types
+        self.max_chunks = ecfg.max_chunks
+        self.reward_scale = ecfg.reward_scale
+        rows = self.max_edge_servers + 1
+        self._job_dim = _JOB_BASE_FEATURES + 2 * self.max_types
+        obs_dim = self._job_dim + rows * _ROW_FEATURES + _GLOBAL_FEATURES
+        self.observation_space = spaces.Box(0.0, np.inf, shape=(obs_dim,), dtype=np.float32)
+        if self.discipline != "paper":
+            self.action_space = spaces.Discrete(1)
+        elif self.action_mode == "server_proportions":
+            self.action_space = spaces.Box(0.0, 1.0, shape=(rows,), dtype=np.float32)
+        else:
+            self.action_space = spaces.Discrete(self.max_chunks + 1)
+        self.sim: PaperSimulator | None = None
+        self.cluster: Cluster | None = None
+        self.jobs: JobSet | None = None
+        self._cand: Candidates | None = None
+        self._outcome: ScheduleOutcome | None = None
+        self._return = 0.0
+
+    # ----------------------------------------------------------- episode
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Draw (or take) the cluster and the job set, then stop at the first arrival."""
+        super().reset(seed=seed)
+        rng = self.np_random
+        if self._instance is not None:
+            self.cluster, self.jobs = self._instance
+        else:
+            self.cluster, self.jobs = build_instance(self.preset, rng)
+        cl, jobs = self.cluster, self.jobs
+        if cl.num_edge_servers > self.max_edge_servers:
+            raise ValueError(f"cluster has {cl.num_edge_servers} edge servers > max_edge_servers {self.max_edge_servers}")
+        if cl.num_worker_types > self.max_types or cl.num_ps_types > self.max_types:
+            raise ValueError(f"the cluster has more worker/PS types than env.max_types={self.max_types}")
+        if jobs.num_chunks.max() > self.max_chunks:
+            raise ValueError(f"a job has {jobs.num_chunks.max()} chunks > env.max_chunks={self.max_chunks}")
+        ps_rng = np.random.default_rng(rng.integers(2**63))
+        self.sim = PaperSimulator(
+            cl, jobs, speed=self.preset.env.speed, slotted=self.preset.env.slotted, rng=ps_rng
+        )
+        order = np.empty(cl.num_workers, dtype=np.int64)
+        order[np.lexsort((np.arange(cl.num_workers), cl.worker_server))] = np.arange(cl.num_workers)
+        self._order = order
+        self._outcome = None
+        self._return = 0.0
+        self._fallbacks = 0
+        self._illegal = 0
+        if self.discipline != "paper":
+            from ..core.disciplines import DISCIPLINES
+
+            self._outcome = DISCIPLINES[self.discipline](
+                cl, jobs, speed=self.preset.env.speed, rng=np.random.default_rng(rng.integers(2**63))
+            )
+        self._k = 0
+        self._prepare_step()
+        return self._observation(), {"job": 0, "action_mask": self.action_masks()}
+
+    def _prepare_step(self) -> None:
+        j = self._k
+        if j < self.jobs.num_jobs:
+            self.sim.advance_to(float(self.jobs.arrival_slots[j]))
+            self._cand = self.sim.candidates(j) if self.discipline == "paper" else None
+
+    def step(self, action):
+        """Place the current job per ``action``, advance to the next arrival, return the reward."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before step()")
+        if self._k >= self.jobs.num_jobs:
+            raise RuntimeError("the episode has terminated; call reset()")
+        j = self._k
+        info: dict = {"job": j}
+        if self.discipline == "paper":
+            counts, n_cloud, server_counts = self.decode_action(action)
+            rec = self.sim.place(j, counts, n_cloud, self._cand)
+            reward = -rec["delta_phi"] / self.reward_scale
+            info.update(
+                placement=server_counts,
+                zeta=rec["zeta"],
+                alpha=rec["alpha"],
+                projected_jct=rec["projected_jct"],
+                reward_projected_jct_increase=rec["delta_phi"],
+            )
+        else:
+            self._check_discrete(action)
+            reward = -self._integral_reward(j) / self.reward_scale
+        self._return += reward
+        self._k += 1
+        terminated = self._k >= self.jobs.num_jobs
+        if terminated:
+            if self.discipline == "paper":
+                self._outcome = self.sim.drain()
+            metrics = episode_metrics(self.jobs.arrival_slots, self._outcome, self.cluster.num_workers)
+            metrics["objective"] = metrics["total_jct"]
+            metrics["fallbacks"] = self._fallbacks + int(self._outcome.extra.get("fallbacks", 0))
+            metrics["illegal_actions"] = self._illegal
+            metrics["reward_scale"] = self.reward_scale
+            info["episode_metrics"] = metrics
+            obs = np.zeros(self.observation_space.shape, dtype=np.float32)
+        else:
+            self._prepare_step()
+            obs = self._observation()
+        info["action_mask"] = self.action_masks() if not terminated else None
+        return obs, float(reward), terminated, False, info
+
+    def _integral_reward(self, j: int) -> float:
+        """∫ over [r_j, r_{j+1}) (or [r_J, ∞) at the last job) of the number of jobs in the system."""
+        r = self.jobs.arrival_slots
+        c = self._outcome.completion_slots
+        lo = float(r[j])
+        hi = float(r[j + 1]) if j + 1 < r.size else math.inf
+        arrived = slice(0, j + 1)
+        overlap = np.minimum(c[arrived], hi) - np.maximum(r[arrived], lo)
+        return float(np.sum(np.maximum(overlap, 0.0)))
+
+    # ------------------------------------------------------------ actions
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the current step: eligible rows (``server_proportions``: edge servers with a
+        qualified worker, then the cloud) or legal cloud counts (``cloud_split``)."""
+        if self.discipline != "paper":
+            return np.ones(1, dtype=bool)
+        rows = self._eligible_rows()
+        if self.action_mode == "server_proportions":
+            return rows
+        mask = np.zeros(self.max_chunks + 1, dtype=bool)
+        if self._k >= self.jobs.num_jobs:
+            mask[0] = True
+            return mask
+        D = int(self.jobs.num_chunks[self._k])
+        edge_ok = rows[:-1].any()
+        if not edge_ok:
+            mask[D] = True
+        elif rows[-1]:
+            mask[: D + 1] = True
+        else:
+            mask[0] = True
+        return mask
+
+    def _eligible_rows(self) -> np.ndarray:
+        rows = np.zeros(self.max_edge_servers + 1, dtype=bool)
+        if self._k >= self.jobs.num_jobs or self._cand is None:
+            rows[-1] = self.cluster.has_cloud
+            return rows
+        q = self._cand.q
+        finite = np.isfinite(q)
+        rows[np.unique(self.cluster.worker_server[finite])] = True
+        rows[-1] = self.cluster.has_cloud and (self.use_cloud or not finite.any())
+        return rows
+
+    def _check_discrete(self, action) -> int:
+        try:
+            a = int(np.asarray(action).reshape(()))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"action {action!r} is not in the action space {self.action_space}") from e
+        if not self.action_space.contains(a) or np.asarray(action).size != 1:
+            raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
+        return a
+
+    def decode_action(self, action) -> tuple[np.ndarray, int, np.ndarray]:
+        """Decode an action into ``(worker_counts (W,), num_cloud, server_counts (S_max+1,))``.
+
+        ``server_proportions``: weights on ineligible rows are ignored; all-zero weights fall back to
+        A_greedy's placement (counted in ``fallbacks``); counts by largest remainder; within each server the
+        Q-min water-filling rule. ``cloud_split``: ``action`` chunks to the cloud (a masked value is mapped
+        to the nearest legal one and counted in ``illegal_actions``), the rest water-filled over all
+        qualified edge workers. Raises ``ValueError`` for an action outside the action space.
+        """
+        cand, cl = self._cand, self.cluster
+        j = self._k
+        D = int(self.jobs.num_chunks[j])
+        rows = self._eligible_rows()
+        W = cl.num_workers
+        counts = np.zeros(W, dtype=np.int64)
+        if self.action_mode == "server_proportions":
+            a = np.asarray(action, dtype=np.float64)
+            if a.shape != self.action_space.shape or not np.all(np.isfinite(a)) or a.min() < -1e-6 or a.max() > 1 + 1e-6:
+                raise ValueError(
+                    f"action must be a finite array of shape {self.action_space.shape} in [0, 1] "
+                    f"(action_mode 'server_proportions'), got {np.asarray(action)!r}"
+                )
+            wts = np.clip(a, 0.0, 1.0) * rows
+            if wts.sum() <= 0:
+                self._fallbacks += 1
+                counts, n_cloud = self._greedy(cand, D)
+                server_counts = self._server_counts(counts, n_cloud)
+                return counts, n_cloud, server_counts
+            server_counts = largest_remainder(wts, D)
+            n_cloud = int(server_counts[-1])
+            step = cand.p_edge / D
+            for s in np.flatnonzero(server_counts[:-1]):
+                ws = np.flatnonzero((cl.worker_server == s) & np.isfinite(cand.q))
+                counts[ws] = water_fill(cand.q[ws], step, int(server_counts[s]), self._order[ws])
+            return counts, n_cloud, server_counts
+        a = self._check_discrete(action)
+        legal = np.flatnonzero(self.action_masks())
+        if a not in legal:
+            self._illegal += 1
+            a = int(legal[np.argmin(np.abs(legal - a))])
+        n_cloud = min(a, D)
+        if D - n_cloud:
+            ws = np.flatnonzero(np.isfinite(cand.q))
+            counts[ws] = water_fill(cand.q[ws], cand.p_edge / D, D - n_cloud, self._order[ws])
+        return counts, n_cloud, self._server_counts(counts, n_cloud)
+
+    def _greedy(self, cand: Candidates, D: int) -> tuple[np.ndarray, int]:
+        cloud_on = self.cluster.has_cloud and self.use_cloud
+        qc0, qc1 = (cand.qc0, cand.qc1) if cloud_on else (math.inf, math.inf)
+        if not np.isfinite(cand.q).any():
+            return np.zeros(self.cluster.num_workers, dtype=np.int64), D
+        return greedy_placement(cand.q, self._order, D, cand.p_edge, qc0, qc1)
+
+    def _server_counts(self, counts: np.ndarray, n_cloud: int) -> np.ndarray:
+        sc = np.zeros(self.max_edge_servers + 1, dtype=np.int64)
+        sc[: self.num_edge_servers] = np.bincount(
+            self.cluster.worker_server, weights=counts, minlength=self.num_edge_servers
+        ).astype(np.int64)
+        sc[-1] = n_cloud
+        return sc
+
+    def encode_placement(self, worker_counts: np.ndarray, num_cloud: int):
+        """The action of the current action mode that decodes to this placement, when one exists.
+
+        ``server_proportions``: counts per server / D_j; ``cloud_split``: the number of cloud chunks.
+        Used by reference policies to act through the action space.
+        """
+        D = int(self.jobs.num_chunks[self._k])
+        sc = self._server_counts(np.asarray(worker_counts), int(num_cloud))
+        if self.action_mode == "server_proportions":
+            return (sc / D).astype(np.float32)
+        return int(num_cloud)
+
+    # -------------------------------------------------------- observation
+    def view(self) -> EdgeCloudView:
+        """A read-only view of the current decision point (see :class:`EdgeCloudView`)."""
+        if self.sim is None or self._k >= self.jobs.num_jobs:
+            raise RuntimeError("view() needs a pending job: call reset() and do not step past the last job")
+        c = self._cand
+        if c is None:
+            raise RuntimeError(f"view() is only available with discipline 'paper' (this env: {self.discipline!r})")
+        return EdgeCloudView(
+            now=float(self.sim.now),
+            job=self._k,
+            num_chunks=int(self.jobs.num_chunks[self._k]),
+            p_edge=c.p_edge,
+            p_cloud=c.p_cloud,
+            q=c.q.copy(),
+            t_star=c.t_star.copy(),
+            a2_count=c.a2_count.copy(),
+            qc0=c.qc0,
+            qc1=c.qc1,
+            worker_server=self.cluster.worker_server.copy(),
+            worker_order=self._order.copy(),
+            server_eligible=self._eligible_rows(),
+            use_cloud=self.use_cloud,
+            has_cloud=self.cluster.has_cloud,
+            num_edge_servers=self.num_edge_servers,
+            max_edge_servers=self.max_edge_servers,
+            action_mode=self.action_mode,
+            max_chunks=self.max_chunks,
+        )
+
+    def _observation(self) -> np.ndarray:
+        jobs, cl, sim = self.jobs, self.cluster, self.sim
+        j = self._k
+        obs = np.zeros(self.observation_space.shape, dtype=np.float64)
+        D = float(jobs.num_chunks[j])
+        p0, p1 = float(sim.p_edge[j]), float(sim.p_cloud[j])
+        dc = float(jobs.upload_delay_cloud_slots[j])
+        qual = np.flatnonzero(cl.worker_type == jobs.worker_type[j])
+        f = obs[: self._job_dim]
+        f[0] = D / self.max_chunks
+        f[1] = math.log1p(float(jobs.epochs[j] * jobs.batches_per_chunk[j])) / 10
+        f[2] = math.log1p(p0) / 6
+        f[3] = math.log1p(p1) / 6
+        f[4] = math.log1p(D * p0) / 10
+        f[5] = (p0 - p1) / p0 if p0 > 0 else 0.0
+        f[6] = qual.size / max(cl.num_workers, 1)
+        f[7] = math.log1p(dc) / 3
+        f[8] = math.log1p(qual.size) / 5
+        f[_JOB_BASE_FEATURES + min(int(jobs.worker_type[j]), self.max_types - 1)] = 1.0
+        f[_JOB_BASE_FEATURES + self.max_types + min(int(jobs.ps_type[j]), self.max_types - 1)] = 1.0
+        rows = obs[self._job_dim : self._job_dim + (self.max_edge_servers + 1) * _ROW_FEATURES].reshape(
+            self.max_edge_servers + 1, _ROW_FEATURES
+        )
+        eligible = self._eligible_rows()
+        S = self.num_edge_servers
+        backlog_total = 0.0
+        if self._cand is not None and qual.size:
+            c = self._cand
+            srv = cl.worker_server[qual]
+            rows[:S, 0] = np.log1p(jobs.upload_delay_edge_slots[j]) / 3
+            nq = np.bincount(srv, minlength=S)
+            idle = np.bincount(srv, weights=(c.backlog[qual] <= 0).astype(float), minlength=S)
+            rows[:S, 1] = np.log1p(nq) / 3
+            rows[:S, 2] = np.log1p(idle) / 3
+            for col, vals in ((3, c.wait[qual]), (4, p0 * c.a2_weight[qual]), (5, c.q[qual])):
+                m = np.full(S, np.inf)
+                np.minimum.at(m, srv, vals)
+                rows[:S, col] = np.where(np.isfinite(m), np.log1p(np.where(np.isfinite(m), m, 0.0)), 0.0) / 6
+            rows[:S, 6] = np.log1p(np.bincount(srv, weights=c.backlog[qual], minlength=S)) / 8
+            backlog_total = float(c.backlog[qual].sum())
+        if self._cand is not None and cl.has_cloud:
+            rows[-1, 0] = math.log1p(dc) / 3
+            rows[-1, 5] = math.log1p((dc + p0) / D) / 6
+            rows[-1, 6] = math.log1p((dc + p1) / D) / 6
+        rows[:, 7] = eligible
+        g = obs[-_GLOBAL_FEATURES:]
+        g[0] = math.log1p(max(sim.now, 0.0)) / 8
+        in_system = np.sum(sim.job_end[: sim.num_placed] > sim.now)
+        g[1] = in_system / jobs.num_jobs
+        g[2] = math.log1p(backlog_total) / 10
+        g[3] = (jobs.num_jobs - j) / jobs.num_jobs
+        g[4] = self._busy_fraction()
+        return obs.astype(np.float32)
+
+    def _busy_fraction(self) -> float:
+        sim = self.sim
+        W = self.cluster.num_workers
+        if W == 0:
+            return 0.0
+        now = sim.now
+        busy = 0
+        for plan in sim.worker_plan:
+            for s, e, _ in plan:
+                if s > now:
+                    break
+                if e > now:
+                    busy += 1
+                    break
+        return busy / W
+
+    @property
+    def episode_return(self) -> float:
+        """Undiscounted return accumulated so far in this episode."""
+        return self._return
