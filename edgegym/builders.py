@@ -138,8 +138,8 @@ def build_jobs(
         minibatch_time_h=jcfg.minibatch_time_h,
         ps_update_ms=jcfg.ps_update_ms,
         grad_size_mb=jcfg.grad_size_mb,
-        edge_upload_delay_slots=jcfg.edge_upload_delay_slots,
-        cloud_upload_delay_slots=jcfg.cloud_upload_delay_slots,
+        upload_delay_edge_slots=jcfg.edge_upload_delay_slots,
+        upload_delay_cloud_slots=jcfg.cloud_upload_delay_slots,
     )
     return wl.build_jobset(
         table,
