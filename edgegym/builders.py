@@ -113,9 +113,7 @@ def _inline_jobs(cfg: WorkloadConfig, cluster: Cluster) -> JobSet:
     )
 
 
-def build_jobs(
-    wcfg: WorkloadConfig, jcfg: JobModelConfig, cluster: Cluster, rng: np.random.Generator
-) -> JobSet:
+def build_jobs(wcfg: WorkloadConfig, jcfg: JobModelConfig, cluster: Cluster, rng: np.random.Generator) -> JobSet:
     """The episode's jobs: inline, synthetic (Philly-calibrated) or a seeded window of a trace."""
     from . import workloads as wl
 

@@ -307,10 +307,18 @@ def _check_job_model(c: dict, src: str) -> JobModelConfig:
         ps_update_ms=_range(src, k + "ps_update_ms", c.get("ps_update_ms", d.ps_update_ms), lo=0),
         grad_size_mb=_range(src, k + "grad_size_mb", c.get("grad_size_mb", d.grad_size_mb), lo=0),
         edge_upload_delay_slots=_range(
-            src, k + "edge_upload_delay_slots", c.get("edge_upload_delay_slots", d.edge_upload_delay_slots), lo=0, integer=True
+            src,
+            k + "edge_upload_delay_slots",
+            c.get("edge_upload_delay_slots", d.edge_upload_delay_slots),
+            lo=0,
+            integer=True,
         ),
         cloud_upload_delay_slots=_range(
-            src, k + "cloud_upload_delay_slots", c.get("cloud_upload_delay_slots", d.cloud_upload_delay_slots), lo=0, integer=True
+            src,
+            k + "cloud_upload_delay_slots",
+            c.get("cloud_upload_delay_slots", d.cloud_upload_delay_slots),
+            lo=0,
+            integer=True,
         ),
     )
 

@@ -392,11 +392,7 @@ class PaperSimulator:
 
     def segments(self) -> np.ndarray:
         """Executed edge work so far: rows ``[worker, start, end, job]``.                 # (N, 4)"""
-        rows = [
-            (w, s, e, self.chunk_job[c])
-            for w, log in enumerate(self.worker_log)
-            for s, e, c in log
-        ]
+        rows = [(w, s, e, self.chunk_job[c]) for w, log in enumerate(self.worker_log) for s, e, c in log]
         return np.array(rows, dtype=float).reshape(-1, 4)
 
     def chunk_segments(self) -> np.ndarray:

@@ -15,7 +15,9 @@ SECONDS_PER_HOUR = 3600.0
 
 def comm_time_h(grad_size_mb, bandwidth_mbps):
     """Worker-PS communication time of one iteration, 2 q_j / b_j, in hours (push + pull)."""
-    return 2.0 * np.asarray(grad_size_mb, dtype=float) * 8.0 / np.asarray(bandwidth_mbps, dtype=float) / SECONDS_PER_HOUR
+    return (
+        2.0 * np.asarray(grad_size_mb, dtype=float) * 8.0 / np.asarray(bandwidth_mbps, dtype=float) / SECONDS_PER_HOUR
+    )
 
 
 def iteration_time_h(minibatch_time_h, ps_update_ms, grad_size_mb, bandwidth_mbps, all_in_cloud):
@@ -33,7 +35,12 @@ def chunk_time_slots(epochs, batches_per_chunk, iteration_h, speed: float = 1.0,
     """
     if speed <= 0:
         raise ValueError(f"speed must be > 0, got {speed}")
-    p = np.asarray(epochs, dtype=float) * np.asarray(batches_per_chunk, dtype=float) * np.asarray(iteration_h, dtype=float) / speed
+    p = (
+        np.asarray(epochs, dtype=float)
+        * np.asarray(batches_per_chunk, dtype=float)
+        * np.asarray(iteration_h, dtype=float)
+        / speed
+    )
     if slotted:
         p = np.ceil(p - 1e-9)
         p = np.maximum(p, 1.0)

@@ -51,7 +51,7 @@ def largest_remainder(weights: np.ndarray, total: int) -> np.ndarray:
         base[order] += 1
     elif short < 0:  # floating excess: take from the smallest remainders
         frac = x - base
-        for i in np.lexsort((-np.arange(w.size), np.round(frac, 9)))[: -short]:
+        for i in np.lexsort((-np.arange(w.size), np.round(frac, 9)))[:-short]:
             base[i] -= 1
     return base
 
@@ -157,15 +157,15 @@ class EdgeCloudMLEnv(gym.Env):
             self.cluster, self.jobs = build_instance(self.preset, rng)
         cl, jobs = self.cluster, self.jobs
         if cl.num_edge_servers > self.max_edge_servers:
-            raise ValueError(f"cluster has {cl.num_edge_servers} edge servers > max_edge_servers {self.max_edge_servers}")
+            raise ValueError(
+                f"cluster has {cl.num_edge_servers} edge servers > max_edge_servers {self.max_edge_servers}"
+            )
         if cl.num_worker_types > self.max_types or cl.num_ps_types > self.max_types:
             raise ValueError(f"the cluster has more worker/PS types than env.max_types={self.max_types}")
         if jobs.num_chunks.max() > self.max_chunks:
             raise ValueError(f"a job has {jobs.num_chunks.max()} chunks > env.max_chunks={self.max_chunks}")
         ps_rng = np.random.default_rng(rng.integers(2**63))
-        self.sim = PaperSimulator(
-            cl, jobs, speed=self.preset.env.speed, slotted=self.preset.env.slotted, rng=ps_rng
-        )
+        self.sim = PaperSimulator(cl, jobs, speed=self.preset.env.speed, slotted=self.preset.env.slotted, rng=ps_rng)
         order = np.empty(cl.num_workers, dtype=np.int64)
         order[np.lexsort((np.arange(cl.num_workers), cl.worker_server))] = np.arange(cl.num_workers)
         self._order = order
@@ -300,7 +300,12 @@ class EdgeCloudMLEnv(gym.Env):
         counts = np.zeros(W, dtype=np.int64)
         if self.action_mode == "server_proportions":
             a = np.asarray(action, dtype=np.float64)
-            if a.shape != self.action_space.shape or not np.all(np.isfinite(a)) or a.min() < -1e-6 or a.max() > 1 + 1e-6:
+            if (
+                a.shape != self.action_space.shape
+                or not np.all(np.isfinite(a))
+                or a.min() < -1e-6
+                or a.max() > 1 + 1e-6
+            ):
                 raise ValueError(
                     f"action must be a finite array of shape {self.action_space.shape} in [0, 1] "
                     f"(action_mode 'server_proportions'), got {np.asarray(action)!r}"

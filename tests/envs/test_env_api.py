@@ -67,7 +67,7 @@ def test_seeded_determinism(env_id, mode):
     oa, ra, ia = _rollout(a, seed=7)
     ob, rb, ib = _rollout(b, seed=7)
     assert len(oa) == len(ob)
-    for x, y in zip(oa, ob):
+    for x, y in zip(oa, ob, strict=True):
         np.testing.assert_array_equal(x, y)
     assert ra == rb
     assert ia[-1]["episode_metrics"] == ib[-1]["episode_metrics"]
@@ -99,7 +99,7 @@ def test_pickle_round_trip_mid_episode():
                 out.append(info["episode_metrics"])
                 break
     assert len(rest_a) == len(rest_b)
-    for x, y in zip(rest_a, rest_b):
+    for x, y in zip(rest_a, rest_b, strict=True):
         if isinstance(x, dict):
             assert x == y
         else:

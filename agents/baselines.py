@@ -1,0 +1,45 @@
+"""Trivial placement baselines for ``EdgeCloudML`` (spec 000 §8.6): all-cloud, all-edge least-loaded."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .policy import Policy
+from .reference.aonline import encode_action
+
+__all__ = ["AllCloud", "AllEdgeLeastLoaded"]
+
+
+class AllCloud(Policy):
+    """Every job entirely in the cloud (ζ_j = 1); edge-only clusters fall back to the edge (water-filled)."""
+
+    def act(self, obs):
+        view = self.unwrapped.view()
+        if not view.has_cloud:
+            return encode_action(view, *_edge_fill(view))
+        return encode_action(view, np.zeros(view.q.size, dtype=np.int64), view.num_chunks)
+
+
+def _edge_fill(view):
+    from edgegym.core import water_fill
+
+    counts = water_fill(view.q, view.p_edge / view.num_chunks, view.num_chunks, view.worker_order)
+    return counts, 0
+
+
+class AllEdgeLeastLoaded(Policy):
+    """All of a job's chunks on the one edge server whose qualified workers can start it earliest
+    (minimum over its workers of the HAPRF start t*), water-filled within that server; cloud if none qualify."""
+
+    def act(self, obs):
+        view = self.unwrapped.view()
+        finite = np.isfinite(view.q)
+        if not finite.any():
+            return encode_action(view, np.zeros(view.q.size, dtype=np.int64), view.num_chunks)
+        best_w = min(np.flatnonzero(finite), key=lambda w: (view.t_star[w], view.worker_order[w]))
+        server = view.worker_server[best_w]
+        from edgegym.core import water_fill
+
+        q = np.where(view.worker_server == server, view.q, np.inf)
+        counts = water_fill(q, view.p_edge / view.num_chunks, view.num_chunks, view.worker_order)
+        return encode_action(view, counts, 0)

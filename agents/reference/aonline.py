@@ -1,0 +1,80 @@
+"""Paper 000's online algorithm ``A_online`` = ``A_greedy`` + ``A_ps``, and its edge-only variant ``A_online-E``.
+
+Paper: ``shared/papers/000_385e96ffddeaa74a.txt`` (Wang et al., "Preemptive Scheduling for Distributed
+Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 40(8), 2022), Algorithms 1-5; restated with
+corrections in ``shared/specs/000_preemptive_edge_cloud.md`` §3.
+
+What this policy decides, per arriving job (the env step): where each of its D_j chunks goes, by
+``A_greedy`` (spec §3.3): CALCULATEQ (Eq. (5)) on every qualified edge worker, the whole job to the
+cloud if ``Qc1 < min_w Q_w``, otherwise chunk-by-chunk water-filling on ``Q_w + k_w·p/D_j`` against the
+cloud's ``Qc0``. It reads the env's read-only view (the Q table is computed by the simulator from the
+projected HAPRF plans) and acts **through the env's action space**: its placement is encoded as the
+``server_proportions`` action ``counts_s / D_j`` or the ``cloud_split`` action ``x_cloud``; the env's
+decoder (within-server Q-min water-filling, the same tie-breaks) reproduces it exactly (tested).
+HAPRF execution, preemption (postponement of A2 chunks) and ``A_ps`` are deterministic rules the
+simulator runs between arrivals, whoever decides the placement.
+
+Deviations from the paper (all from the spec's resolutions, §7):
+
+* A1: a chunk is committed with the selected candidate's (Q, t*, A2), then the candidate's Q is updated
+  by the exact O(1) rule Q += p/D_j (the paper's line order would use the next chunk's values).
+* A2: ζ is passed explicitly: Qc1 decides only the first chunk; after that the cloud candidate is Qc0.
+* A3: A_ps runs over all arrived, unfinished jobs, not only the new arrivals.
+* A4: remaining times at t0 = r_j + Δ_js come from projecting the current plan forward with no new
+  arrivals; "pending" includes dispatched chunks not yet released.
+* A5: continuous, event-driven time (arrivals and Δ on integer slots); c_jd is the end of service.
+* A6: HAPRF simulation is the ground truth for execution; the paper's slot-plan shifting is not stored.
+* A8: ties are broken lexicographically by (Q, server index, worker index); the cloud loses exact ties.
+* A10 (A_online-E): a job with no qualified edge worker falls back to the whole-job cloud (ζ = 1),
+  counted in the env's ``fallbacks`` metric.
+* A11: when no qualified PS is free, the job gets a cloud PS (never changes timing).
+* A_ps runs as one sweep over the executed trace at the end of the episode, since a PS never changes
+  a processing time in this model (see ``edgegym.core.engine``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from edgegym.core import greedy_placement
+from edgegym.envs.edge_cloud import EdgeCloudView
+
+from ..policy import Policy
+
+__all__ = ["AOnline", "a_greedy", "encode_action"]
+
+
+def a_greedy(view: EdgeCloudView, edge_only: bool = False) -> tuple[np.ndarray, int]:
+    """A_greedy's placement of the pending job: ``(worker_counts (W,), num_cloud)`` (spec §3.3)."""
+    cloud_on = view.has_cloud and view.use_cloud and not edge_only
+    qc0, qc1 = (view.qc0, view.qc1) if cloud_on else (math.inf, math.inf)
+    if not np.isfinite(view.q).any():  # no qualified edge worker: whole job to the cloud (A10)
+        return np.zeros(view.q.size, dtype=np.int64), view.num_chunks
+    return greedy_placement(view.q, view.worker_order, view.num_chunks, view.p_edge, qc0, qc1)
+
+
+def encode_action(view: EdgeCloudView, worker_counts: np.ndarray, num_cloud: int):
+    """The action of ``view.action_mode`` that the env decodes back to this placement."""
+    if view.action_mode == "cloud_split":
+        return int(num_cloud)
+    sc = np.zeros(view.max_edge_servers + 1)
+    sc[: view.num_edge_servers] = np.bincount(
+        view.worker_server, weights=worker_counts, minlength=view.num_edge_servers
+    )
+    sc[-1] = num_cloud
+    return (sc / view.num_chunks).astype(np.float32)
+
+
+class AOnline(Policy):
+    """``A_online`` (``edge_only=False``) or ``A_online-E`` (``edge_only=True``) on an ``EdgeCloudML`` env."""
+
+    def __init__(self, env, edge_only: bool = False) -> None:
+        super().__init__(env)
+        self.edge_only = edge_only
+
+    def act(self, obs):
+        view = self.unwrapped.view()
+        counts, n_cloud = a_greedy(view, self.edge_only)
+        return encode_action(view, counts, n_cloud)

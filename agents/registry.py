@@ -1,0 +1,90 @@
+"""Policy registry: a new policy plugs in with :func:`register_policy`, not by editing the harness."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["PolicySpec", "POLICIES", "register_policy", "make_policy", "policy_names"]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySpec:
+    """How to build a policy and which env families it supports.
+
+    ``env_config``: preset overrides the env needs (e.g. ``{"env": {"discipline": "srtf"}}`` for baselines
+    that decide inside the simulator).
+    """
+
+    name: str
+    factory: Callable
+    families: tuple[str, ...]
+    description: str
+    env_config: dict = field(default_factory=dict)
+
+
+POLICIES: dict[str, PolicySpec] = {}
+
+
+def register_policy(spec: PolicySpec) -> None:
+    """Add a policy (its name must be new)."""
+    if spec.name in POLICIES:
+        raise ValueError(f"policy {spec.name!r} is already registered")
+    POLICIES[spec.name] = spec
+
+
+def policy_names() -> list[str]:
+    """Registered policy names."""
+    return sorted(POLICIES)
+
+
+def make_policy(name: str, env, seed: int = 0):
+    """Build the named policy for ``env`` (which must already carry the policy's ``env_config``)."""
+    if name not in POLICIES:
+        raise KeyError(f"unknown policy {name!r} (valid: {', '.join(policy_names())})")
+    return POLICIES[name].factory(env, seed)
+
+
+def _register_builtin() -> None:
+    from .baselines import AllCloud, AllEdgeLeastLoaded
+    from .policy import NoOpPolicy, RandomPolicy
+    from .reference.aonline import AOnline
+
+    fam = ("EdgeCloudML",)
+    for spec in (
+        PolicySpec("aonline", lambda env, seed: AOnline(env), fam, "Paper 000's A_online (A_greedy + A_ps)"),
+        PolicySpec("aonline-e", lambda env, seed: AOnline(env, edge_only=True), fam, "A_online-E (edge only)"),
+        PolicySpec(
+            "srtf",
+            lambda env, seed: NoOpPolicy(env),
+            fam,
+            "SRTF, job-level, gang, edge-only (spec §5.3)",
+            {"env": {"discipline": "srtf"}},
+        ),
+        PolicySpec(
+            "tiresias-l",
+            lambda env, seed: NoOpPolicy(env),
+            fam,
+            "Tiresias-L, 2-queue LAS (spec §5.3)",
+            {"env": {"discipline": "tiresias_l"}},
+        ),
+        PolicySpec(
+            "batchsche",
+            lambda env, seed: NoOpPolicy(env),
+            fam,
+            "BatchSche, batched, edge+cloud (spec §5.3)",
+            {"env": {"discipline": "batchsche"}},
+        ),
+        PolicySpec("random", lambda env, seed: RandomPolicy(env, seed), fam, "uniformly random legal action"),
+        PolicySpec("all-cloud", lambda env, seed: AllCloud(env), fam, "every job entirely in the cloud"),
+        PolicySpec(
+            "all-edge",
+            lambda env, seed: AllEdgeLeastLoaded(env),
+            fam,
+            "every job on the edge server that can start it earliest",
+        ),
+    ):
+        register_policy(spec)
+
+
+_register_builtin()
