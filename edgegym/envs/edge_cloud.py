@@ -92,14 +92,14 @@ class EdgeCloudMLEnv(gym.Env):
             ``"sim100"``) or a path to a YAML preset.
         config: overrides per section, e.g. ``{"env": {"action_mode": "cloud_split"}}``, validated like a file.
         instance: a fixed ``(Cluster, JobSet)`` to run instead of drawing one from the preset at reset.
-        render_mode: only ``None`` is supported for now.
+        render_mode: ``None`` or ``"rgb_array"`` (a Gantt chart of the edge workers, needs ``edgegym[plot]``).
 
     Observation: ``Box`` float32 of ``job features | (S_max+1) server rows × 8 | 5 global features``
     (padded rows are zero and masked). Action: ``server_proportions`` Box(0, 1, (S_max+1,)) or
     ``cloud_split`` Discrete(max_chunks+1); ``action_masks()`` gives the legal rows / values.
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["rgb_array"]}
 
     def __init__(
         self,
@@ -109,8 +109,8 @@ class EdgeCloudMLEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        if render_mode is not None:
-            raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None)")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
         self.render_mode = render_mode
         p = preset if isinstance(preset, Preset) else load_preset(preset)
         if config:
@@ -460,6 +460,14 @@ class EdgeCloudMLEnv(gym.Env):
                     busy += 1
                     break
         return busy / W
+
+    def render(self):
+        """``rgb_array``: a Gantt chart (H, W, 3) uint8 of what each edge worker ran so far (lazy matplotlib)."""
+        if self.render_mode != "rgb_array":
+            return None
+        from .rendering import render_gantt
+
+        return render_gantt(self)
 
     @property
     def episode_return(self) -> float:
