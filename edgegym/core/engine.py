@@ -136,10 +136,15 @@ class PaperSimulator:
         # per-chunk state (valid once placed)
         self.chunk_worker = np.full(N, -2, dtype=np.int64)  # -2 unplaced, -1 cloud, else edge worker
         self.chunk_rho = np.zeros(N)  # release time on its worker
-        self.chunk_rem = np.zeros(N)  # remaining service at its worker's sync time
         self.chunk_key = np.zeros(N)  # HAPRF key D·p
         self.chunk_seq = np.zeros(N, dtype=np.int64)
         self.chunk_end = np.full(N, _INF)  # projected (later: actual) completion c_jd
+        # Python-list mirrors of per-chunk fields read one element at a time on the hot path
+        self._rho_l = [0.0] * N
+        self._key_l = [0.0] * N
+        self._seq_l = [0] * N
+        self._end_l = [_INF] * N
+        self._rem_l = [0.0] * N
         self.chunk_alpha = np.zeros(N)  # α_jd recorded at dispatch
         self.job_end = np.full(J, _INF)  # projected / actual c_j
         self.job_zeta = np.zeros(J, dtype=bool)
@@ -155,6 +160,7 @@ class PaperSimulator:
         self.worker_sync = np.zeros(W)  # time up to which each worker's execution is logged
         self.worker_plan: list[list[list]] = [[] for _ in range(W)]  # [start, end, chunk]
         self.worker_log: list[list[list]] = [[] for _ in range(W)]  # executed [start, end, chunk]
+        self._active: set[int] = set()  # workers with a non-empty plan
         self.now = float(jobs.arrival_slots[0]) if J else 0.0
         self.num_placed = 0
         self._seq = 0
@@ -172,14 +178,18 @@ class PaperSimulator:
         if t < self.now - _TOL:
             raise ValueError(f"the clock never goes back: now={self.now}, asked for {t}")
         self.now = max(self.now, float(t))
+        now = self.now
+        for w in [w for w in self._active if self.worker_sync[w] < now]:
+            self._sync(w, now)
 
     def _sync(self, w: int, t: float) -> None:
         """Execute worker ``w``'s plan up to time ``t`` (log it, update remaining times, drop finished)."""
         if t <= self.worker_sync[w]:
             return
         plan, log = self.worker_plan[w], self.worker_log[w]
-        rem, end = self.chunk_rem, self.chunk_end
+        rem, end = self._rem_l, self._end_l
         k = 0
+        finished = False
         while k < len(plan) and plan[k][0] < t:
             s, e, c = plan[k]
             e_exec = min(e, t)
@@ -187,43 +197,51 @@ class PaperSimulator:
                 log[-1][1] = e_exec
             else:
                 log.append([s, e_exec, c])
-            rem[c] = 0.0 if e_exec >= end[c] else rem[c] - (e_exec - s)
+            if e_exec >= end[c]:
+                rem[c] = 0.0
+                finished = True
+            else:
+                rem[c] -= e_exec - s
             if e <= t:
                 k += 1
             else:
                 plan[k][0] = t
                 break
         del plan[:k]
+        if not plan:
+            self._active.discard(w)
         self.worker_sync[w] = t
-        q = self.worker_queue[w]
-        if q:
-            self.worker_queue[w] = [c for c in q if end[c] > t]
+        if finished:
+            self.worker_queue[w] = [c for c in self.worker_queue[w] if end[c] > t]
 
     def _replan(self, w: int) -> None:
         """Recompute worker ``w``'s HAPRF plan from its sync time, with no further arrivals."""
         t = self.worker_sync[w]
+        rho, key, seq = self._rho_l, self._key_l, self._seq_l
         q = self.worker_queue[w]
-        rho, key, seq = self.chunk_rho, self.chunk_key, self.chunk_seq
-        rem = {c: self.chunk_rem[c] for c in q}
-        pending = sorted(q, key=lambda c: (rho[c], key[c], seq[c]))
+        rem = {c: self._rem_l[c] for c in q}
+        pending = sorted([(rho[c], key[c], seq[c], c) for c in q])
         plan: list[list] = []
         heap: list = []
+        done_c, done_t = [], []
+        push, pop = heapq.heappush, heapq.heappop
         i, n = 0, len(pending)
         while heap or i < n:
-            while i < n and rho[pending[i]] <= t + _TOL:
-                c = pending[i]
-                heapq.heappush(heap, (key[c], seq[c], c))
+            while i < n and pending[i][0] <= t + _TOL:
+                _, k_, s_, c = pending[i]
+                push(heap, (k_, s_, c))
                 i += 1
             if not heap:
-                t = max(t, rho[pending[i]])
+                t = max(t, pending[i][0])
                 continue
             c = heap[0][2]
-            nxt = rho[pending[i]] if i < n else _INF
+            nxt = pending[i][0] if i < n else _INF
             fin = t + rem[c]
             if fin <= nxt + _TOL:
                 seg_end = fin
-                heapq.heappop(heap)
-                self.chunk_end[c] = fin
+                pop(heap)
+                done_c.append(c)
+                done_t.append(fin)
             else:
                 seg_end = nxt
                 rem[c] -= nxt - t
@@ -233,6 +251,13 @@ class PaperSimulator:
                 plan.append([t, seg_end, c])
             t = seg_end
         self.worker_plan[w] = plan
+        if plan:
+            self._active.add(w)
+        end_l = self._end_l
+        for c, f in zip(done_c, done_t, strict=True):
+            end_l[c] = f
+        if done_c:
+            self.chunk_end[done_c] = done_t
 
     def _remaining_at(self, w: int, t0: float) -> tuple[list[int], np.ndarray]:
         """Projected remaining service of each chunk queued on ``w`` at time ``t0`` (spec A4)."""
@@ -244,8 +269,14 @@ class PaperSimulator:
             if s >= t0:
                 break
             served[c] = served.get(c, 0.0) + (min(e, t0) - s)
-        rem = np.array([0.0 if self.chunk_end[c] <= t0 + _TOL else self.chunk_rem[c] - served.get(c, 0.0) for c in q])
+        end, rem_l = self._end_l, self._rem_l
+        rem = np.array([0.0 if end[c] <= t0 + _TOL else rem_l[c] - served.get(c, 0.0) for c in q])
         return q, np.maximum(rem, 0.0)
+
+    def busy_workers(self) -> int:
+        """Number of edge workers training a chunk at the current time."""
+        now = self.now
+        return sum(1 for w in self._active if self.worker_plan[w][0][0] <= now)
 
     # ------------------------------------------------------------ decisions
     def next_job(self) -> int:
@@ -332,10 +363,11 @@ class PaperSimulator:
                 self.chunk_worker[c] = -1
                 self.chunk_rho[c] = start
                 self.chunk_end[c] = start + p
+                self._end_l[c] = start + p
                 self.chunk_alpha[c] = alpha
                 c += 1
         key = haprf_key(D, p0)
-        affected = {j}
+        touched: list[int] = []
         for w in used:
             w = int(w)
             self._sync(w, r)
@@ -343,19 +375,20 @@ class PaperSimulator:
             for k in range(int(counts[w])):
                 self.chunk_worker[c] = w
                 self.chunk_rho[c] = rho
-                self.chunk_rem[c] = p0
                 self.chunk_key[c] = key
                 self.chunk_seq[c] = self._seq
+                self._rho_l[c], self._key_l[c], self._seq_l[c], self._rem_l[c] = rho, key, self._seq, p0
                 self.chunk_alpha[c] = cand.q[w] + k * p0 / D
                 self._seq += 1
                 self.worker_queue[w].append(c)
                 c += 1
             self.postponed_chunks += int(counts[w]) * int(cand.a2_count[w])
-            affected.update(int(x) for x in self.chunk_job[self.worker_queue[w]])
+            touched.extend(self.worker_queue[w])
             self._replan(w)
         self.job_edge_chunks[j] = int(counts.sum())
         self.job_cloud_chunks[j] = int(num_cloud)
         off = self.offsets
+        affected = np.unique(np.concatenate([[j], self.chunk_job[touched]])) if touched else [j]
         for a in affected:
             self.job_end[a] = float(self.chunk_end[off[a] : off[a + 1]].max())
         self.num_placed += 1

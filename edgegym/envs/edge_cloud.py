@@ -446,20 +446,8 @@ class EdgeCloudMLEnv(gym.Env):
         return obs.astype(np.float32)
 
     def _busy_fraction(self) -> float:
-        sim = self.sim
         W = self.cluster.num_workers
-        if W == 0:
-            return 0.0
-        now = sim.now
-        busy = 0
-        for plan in sim.worker_plan:
-            for s, e, _ in plan:
-                if s > now:
-                    break
-                if e > now:
-                    busy += 1
-                    break
-        return busy / W
+        return self.sim.busy_workers() / W if W else 0.0
 
     def render(self):
         """``rgb_array``: a Gantt chart (H, W, 3) uint8 of what each edge worker ran so far (lazy matplotlib)."""

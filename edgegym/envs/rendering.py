@@ -1,12 +1,171 @@
-"""Rendering of edgegym envs (lazy matplotlib import; ``pip install edgegym[plot]``)."""
+"""Rendering of edgegym envs (lazy matplotlib import; ``pip install edgegym[plot]``).
+
+:func:`render_gantt` draws a Gantt chart of what the simulator did: one lane per edge worker (grouped by
+edge server, one colour per job), executed work solid and, before the episode ends, the work already
+planned for later lighter, plus a band of cloud lanes (one bar per job's cloud chunks, packed into as few
+lanes as do not overlap) and a dashed line at the current time. It reads the env duck-typed (``cluster``,
+``jobs``, ``sim`` and the discipline outcome), so it works under every scheduling discipline.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["render_gantt"]
+__all__ = ["gantt_data", "gantt_figure", "render_gantt", "save_gantt_png"]
+
+
+def gantt_data(env) -> dict:
+    """The numbers a Gantt chart draws, as numpy arrays (no matplotlib needed).
+
+    Returns a dict with ``executed`` and ``planned`` rows ``[worker, start, end, job]`` (N, 4), ``cloud``
+    rows ``[job, start, end]`` (M, 3), ``worker_server`` (W,), ``num_jobs`` and ``now``. Before ``reset()``
+    every array is empty.
+    """
+    u = getattr(env, "unwrapped", env)
+    empty4 = np.zeros((0, 4))
+    cl = getattr(u, "cluster", None)
+    if cl is None or getattr(u, "jobs", None) is None:
+        return {"executed": empty4, "planned": empty4, "cloud": np.zeros((0, 3)),
+                "worker_server": np.zeros(0, dtype=np.int64), "num_jobs": 0, "now": 0.0}
+    sim = getattr(u, "sim", None)
+    outcome = getattr(u, "_outcome", None)
+    jobs = u.jobs
+    discipline = getattr(u, "discipline", "paper")
+    planned = empty4
+    cloud = np.zeros((0, 3))
+    if discipline != "paper" and outcome is not None:
+        # job-level baselines: the whole schedule is known at reset; show what ran up to the current arrival
+        k = int(getattr(u, "_k", jobs.num_jobs))
+        done = k >= jobs.num_jobs
+        now = float(np.max(outcome.completion_slots)) if done else float(jobs.arrival_slots[k])
+        seg = np.asarray(outcome.segments, dtype=float).reshape(-1, 4)
+        executed = seg if done else np.column_stack([seg[:, 0], seg[:, 1], np.minimum(seg[:, 2], now), seg[:, 3]])
+        executed = executed[executed[:, 2] > executed[:, 1]]
+        if not done:
+            later = seg[seg[:, 2] > now]
+            planned = np.column_stack([later[:, 0], np.maximum(later[:, 1], now), later[:, 2], later[:, 3]])
+    else:
+        now = float(sim.now)
+        executed = sim.segments()
+        rows = [(w, s, e, sim.chunk_job[c]) for w, plan in enumerate(sim.worker_plan) for s, e, c in plan]
+        planned = np.array(rows, dtype=float).reshape(-1, 4)
+        if len(planned):
+            planned[:, 1] = np.maximum(planned[:, 1], now)
+            planned = planned[planned[:, 2] > planned[:, 1]]
+        on_cloud = np.flatnonzero(sim.chunk_worker == -1)
+        if on_cloud.size:
+            job = sim.chunk_job[on_cloud]
+            rows = []
+            for j in np.unique(job):
+                m = job == j
+                rows.append((j, float(np.min(sim.chunk_rho[on_cloud[m]])), float(np.max(sim.chunk_end[on_cloud[m]]))))
+            cloud = np.array(rows, dtype=float).reshape(-1, 3)
+    return {
+        "executed": executed,
+        "planned": planned,
+        "cloud": cloud,
+        "worker_server": np.asarray(cl.worker_server),
+        "num_jobs": int(jobs.num_jobs),
+        "now": now,
+    }
+
+
+def _cloud_lanes(cloud: np.ndarray) -> np.ndarray:
+    """Greedy interval partitioning: the lane of each cloud bar so that bars in one lane never overlap."""
+    lanes_end: list[float] = []
+    lane = np.zeros(len(cloud), dtype=np.int64)
+    for i in np.argsort(cloud[:, 1], kind="stable"):
+        s, e = cloud[i, 1], cloud[i, 2]
+        for k, end in enumerate(lanes_end):
+            if end <= s:
+                lane[i], lanes_end[k] = k, e
+                break
+        else:
+            lane[i] = len(lanes_end)
+            lanes_end.append(e)
+    return lane
+
+
+def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
+    """A matplotlib ``Figure`` of the Gantt chart (see the module docstring).
+
+    Args:
+        env: an ``EdgeCloudML`` env (wrapped or not), after ``reset()``.
+        title: the figure title (default: the preset name and the current time).
+        max_lanes: refuse charts with more worker lanes than this (they are unreadable), ``ValueError``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    d = gantt_data(env)
+    ws = d["worker_server"]
+    W = ws.size
+    if W > max_lanes:
+        raise ValueError(f"the Gantt chart needs one lane per edge worker: {W} > max_lanes={max_lanes}; "
+                         "render a smaller preset (e.g. EdgeCloudML-testbed-v0)")
+    cloud = d["cloud"]
+    lane = _cloud_lanes(cloud) if len(cloud) else np.zeros(0, dtype=np.int64)
+    n_cloud = int(lane.max()) + 1 if lane.size else 0
+    n_lanes = W + (n_cloud + 1 if n_cloud else 0)
+    height = min(2.0 + 0.28 * n_lanes, 30.0)
+    fig = Figure(figsize=(11, height), dpi=90)
+    ax = fig.add_subplot(1, 1, 1)
+    cmap = matplotlib.colormaps["tab20"]
+    J = max(d["num_jobs"], 1)
+
+    def colour(j):
+        return cmap(int(j) % 20)
+
+    # worker lanes top to bottom in (server, index) order; y = lane index
+    order = np.lexsort((np.arange(W), ws))
+    y_of = np.empty(W, dtype=np.int64)
+    y_of[order] = np.arange(W)
+    for rows, alpha, hatch in ((d["executed"], 1.0, None), (d["planned"], 0.35, "//")):
+        for w, s, e, j in rows:
+            ax.barh(y_of[int(w)], e - s, left=s, height=0.8, color=colour(j), alpha=alpha, hatch=hatch,
+                    edgecolor="black" if hatch is None else "grey", linewidth=0.3)
+    for (j, s, e), k in zip(cloud, lane, strict=True):
+        ax.barh(W + 1 + k, e - s, left=s, height=0.8, color=colour(j), edgecolor="black", linewidth=0.3)
+    labels = [f"s{ws[w]}/w{w}" for w in order]
+    ticks = list(range(W))
+    if n_cloud:
+        ticks += [W + 1 + k for k in range(n_cloud)]
+        labels += [f"cloud {k}" for k in range(n_cloud)]
+        ax.axhline(W, color="black", linewidth=0.8)
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(labels, fontsize=6 if n_lanes > 40 else 8)
+    ax.invert_yaxis()
+    # server separators
+    for y in np.flatnonzero(np.diff(ws[order]) != 0):
+        ax.axhline(y + 0.5, color="grey", linewidth=0.4)
+    if d["now"] > 0:
+        ax.axvline(d["now"], color="red", linestyle="--", linewidth=0.8)
+    ax.set_xlabel("time (slots)")
+    ax.set_xlim(left=0)
+    u = getattr(env, "unwrapped", env)
+    name = getattr(getattr(u, "preset", None), "name", "env")
+    ax.set_title(title or f"{name}: {J} jobs, t = {d['now']:.1f} (colour = job; hatched = planned)", fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def render_gantt(env) -> np.ndarray:
-    """Gantt chart of the executed (and, before the end, planned) work on each edge worker, as RGB uint8."""
-    raise NotImplementedError("render_gantt is being implemented")
+    """Gantt chart of the executed (and, before the end, planned) work on each edge worker, as RGB uint8.
+
+    Returns an ``(H, W, 3)`` array (the env's ``render()`` for ``render_mode="rgb_array"``).
+    """
+    fig = gantt_figure(env)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    return np.ascontiguousarray(rgba[:, :, :3])
+
+
+def save_gantt_png(env, path, title: str | None = None) -> None:
+    """Write the Gantt chart of ``env`` to ``path`` as a PNG."""
+    fig = gantt_figure(env, title=title)
+    fig.savefig(path)
