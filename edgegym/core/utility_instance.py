@@ -1,0 +1,153 @@
+"""Instance generation for paper 003 (spec §5): Table I processing times, delays, utility mixes, estimation
+errors and bursty release times. numpy only; every draw takes an explicit ``np.random.Generator``.
+
+Trace release times are read by :mod:`edgegym.envs.edge_utility` (which may use pandas) and passed in
+as an array; :func:`bursty_release_times` is the offline stand-in calibrated to the Google 2011 trace.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .utility import UtilityJobs
+from .utility_fn import FAMILIES, UtilityFn, aon, linear, sigmoid
+
+__all__ = [
+    "DEVICE_TYPES",
+    "TABLE_I_MODELS",
+    "TABLE_I_MEAN_MS",
+    "TABLE_I_STD_MS",
+    "GOOGLE_BURST_QUANTILES",
+    "build_utility_jobs",
+    "bursty_release_times",
+    "rescale_release_times",
+    "sample_utility",
+]
+
+# Table I of the paper (MXNet v1.8.0 inference time, ms): rows = models, columns = (Jetson Nano, Raspberry Pi 4b)
+TABLE_I_MODELS = (
+    "DenseNet-121",
+    "DenseNet-169",
+    "MobileNet 0.25",
+    "MobileNet 0.5",
+    "MobileNetV2 0.25",
+    "MobileNetV2 0.5",
+    "ResNet-18 V1",
+    "ResNet-18 V2",
+    "SqueezeNet 1.0",
+)
+DEVICE_TYPES = ("jetson_nano", "raspberry_pi_4b")
+TABLE_I_MEAN_MS = np.array(
+    [[245, 141], [317, 195], [84, 37], [81, 35], [125, 59], [124, 59], [71, 29], [70, 28], [73, 29]], dtype=float
+)  # (9, 2)
+TABLE_I_STD_MS = np.array(
+    [[60, 2], [74, 6], [24, 10], [21, 1], [30, 1], [32, 1], [17, 1], [23, 1], [17, 1]], dtype=float
+)  # (9, 2)
+
+# Task-level burst sizes of the Google 2011 window table (tasks submitted at one instant = num_tasks of a
+# job, capped at 300): the 0, 5, ..., 100 % quantiles, measured with
+# ``np.quantile(np.minimum(load_google2011().num_gpus, 300), np.linspace(0, 1, 21))``.
+GOOGLE_BURST_QUANTILES = np.array(
+    [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 10, 18, 100, 300], dtype=float
+)
+
+
+def sample_utility(rng: np.random.Generator, family: str, aon_inclusive: bool = False) -> UtilityFn:
+    """One utility function with the paper's experiment parameters (spec §2.3; uniform draws)."""
+    if family == "linear":
+        return linear(rng.uniform(10, 20), rng.uniform(20, 100))
+    if family == "aon":
+        return aon(rng.uniform(1, 100), rng.uniform(0.5, 5), inclusive=aon_inclusive)
+    if family == "sigmoid":
+        return sigmoid(rng.uniform(1, 10), rng.uniform(50, 100), rng.uniform(0.5, 5))
+    raise ValueError(f"cannot sample utility family {family!r} (valid: linear, aon, sigmoid)")
+
+
+def rescale_release_times(times_s: np.ndarray, rate_per_s: float) -> np.ndarray:
+    """Shift to start at 0 and rescale so the mean rate ``(n − 1)/span`` equals ``rate_per_s`` (spec A18)."""
+    t = np.sort(np.asarray(times_s, dtype=float))
+    t = t - t[0]
+    span = t[-1] if t.size else 0.0
+    if t.size < 2 or span <= 0:
+        return np.arange(t.size) / rate_per_s
+    return t * ((t.size - 1) / rate_per_s / span)
+
+
+def bursty_release_times(rng: np.random.Generator, n: int, rate_per_s: float,
+                         burst_quantiles: np.ndarray = GOOGLE_BURST_QUANTILES) -> np.ndarray:
+    """Compound-Poisson release times (spec A18's offline generator): bursts of simultaneous releases whose
+    sizes follow the Google trace's task-burst distribution (inverse CDF through ``burst_quantiles``),
+    burst epochs Poisson; rescaled so that the mean rate is ``rate_per_s``."""
+    q = np.asarray(burst_quantiles, dtype=float)
+    levels = np.linspace(0, 1, q.size)
+    sizes = []
+    total = 0
+    while total < n:
+        s = int(max(1, round(float(np.interp(rng.random(), levels, q)))))
+        sizes.append(s)
+        total += s
+    gaps = rng.exponential(1.0, size=len(sizes))
+    epochs = np.cumsum(gaps) - gaps[0]
+    t = np.repeat(epochs, sizes)[:n]
+    return rescale_release_times(t, rate_per_s)
+
+
+def build_utility_jobs(
+    rng: np.random.Generator,
+    release_s: np.ndarray,
+    server_type: np.ndarray,
+    has_cloud: bool,
+    *,
+    families=("linear", "aon", "sigmoid"),
+    edge_delay_ms=(5.0, 50.0),
+    cloud_delay_ms=(100.0, 200.0),
+    cloud_time_factor: float = 0.5,
+    min_fraction: float = 0.2,
+    time_scale: float = 1.0,
+    delta: float = 0.0,
+    aon_inclusive: bool = False,
+) -> UtilityJobs:
+    """Draw one episode's jobs (spec §5.2, A16, A17, A20).
+
+    Per job: a Table I model (uniform), a utility family (uniform over ``families``) and its parameters.
+    Per (job, edge server): processing time ~ Normal(mean, std) of the server's device type, truncated below at
+    ``min_fraction·mean`` (clipped), times ``time_scale``; Δ↑ = Δ↓ ~ U(edge_delay_ms). Cloud: p =
+    ``cloud_time_factor`` × the faster device's mean, Δ↑ = Δ↓ ~ U(cloud_delay_ms). These are the nominal
+    values = the scheduler's estimates; the truth is ``estimate × (1 + δ·z)``, z ~ U(−1, 1) independent per
+    (job, server, quantity). The noise ``z`` is drawn whatever δ is, so one seed gives the same nominal
+    instance for every δ.
+    """
+    r = np.asarray(release_s, dtype=float)
+    J = r.size
+    st = np.asarray(server_type, dtype=np.int64)
+    S = st.size
+    M = S + int(has_cloud)
+    fams = tuple(families)
+    for f in fams:
+        if f not in FAMILIES[:3]:
+            raise ValueError(f"utility family {f!r} cannot be sampled (valid: linear, aon, sigmoid)")
+    model = rng.integers(0, TABLE_I_MODELS.__len__(), size=J)
+    fam_idx = rng.integers(0, len(fams), size=J)
+    utilities = tuple(sample_utility(rng, fams[k], aon_inclusive) for k in fam_idx)
+    mean = TABLE_I_MEAN_MS[model][:, st] / 1000.0  # (J, S)
+    std = TABLE_I_STD_MS[model][:, st] / 1000.0
+    p = np.maximum(rng.normal(mean, std), min_fraction * mean) * time_scale
+    up = rng.uniform(edge_delay_ms[0], edge_delay_ms[1], size=(J, S)) / 1000.0
+    if has_cloud:
+        pc = cloud_time_factor * TABLE_I_MEAN_MS[model].min(axis=1) / 1000.0 * time_scale
+        uc = rng.uniform(cloud_delay_ms[0], cloud_delay_ms[1], size=J) / 1000.0
+        p = np.column_stack([p, pc])
+        up = np.column_stack([up, uc])
+    down = up.copy()
+    z = rng.uniform(-1.0, 1.0, size=(3, J, M))
+    return UtilityJobs(
+        release_s=r,
+        p_s=p * (1 + delta * z[0]),
+        up_s=up * (1 + delta * z[1]),
+        down_s=down * (1 + delta * z[2]),
+        p_est_s=p,
+        up_est_s=up,
+        down_est_s=down,
+        utilities=utilities,
+        model=model,
+    )
