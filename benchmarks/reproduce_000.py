@@ -502,11 +502,11 @@ def write_report(args, source, df, dJ, gJ, gS, pJ, pS, util, cr, elastic, elapse
     w("## Actual competitive ratio (Figs 12-13)\n")
     w(
         "Small instances in the paper's model (5 edge servers × 2 workers, 2 worker types, J jobs with D_j ≤ 4, "
-        "whole-slot chunk times 1-6, Δ_edge ∈ [1, 2], Δ_cloud ∈ [4, 6]); A_online runs in slotted mode with every "
+        "whole-slot chunk times 1-6, Δ_edge ∈ [1, 2], Δ_cloud ∈ [4, 6]); A_online runs with every "
         "processing time divided by (1+ε); the bound is the LP relaxation of ILP (4) at speed 1 with the paper's "
         "ζ_j = 1 simplification (spec T9), solved with SciPy's HiGHS. With whole-slot data the ε = 0 run is slot-aligned "
         "(the setting the bound is proved for); at ε > 0 the online side runs in continuous time with p/(1+ε). "
-      "`job_max` is a sound, tighter variant "
+        "`job_max` is a sound, tighter variant "
         "(see `agents/reference/lower_bound.py`).\n"
     )
     t = (
