@@ -62,7 +62,11 @@ mapped schedule, so LP <= MILP <= Σ_j (c_j − r_j). □
 ``objective="job_max"`` (sound strengthening, not in the paper): minimise Σ_j C_j subject to
 ``C_j >= Σ_{w,t} a[c,w,t] y[c,w,t]`` for every chunk c of j and ``C_j >= trivial_j`` (below). By (*) and
 c_jd <= c_j the mapped schedule satisfies these with ``C_j = c_j − r_j``; the max over chunks is at least
-the paper's average over chunks, so this bound dominates the default one.
+the paper's average over chunks, so this bound dominates the default one. Note: the chunks of a job are
+interchangeable, so averaging an LP solution over permutations of them equalises their Σ a·y; the LP
+("job_max", fractional) therefore gains only from the per-job trivial floor, i.e. it returns
+Σ_j max(avg_j, trivial_j) instead of max(Σ_j avg_j, Σ_j trivial_j). With ``integer=True`` it is genuinely
+stronger (and slower).
 
 Trivial bound. Every job needs at least one chunk fully processed after its upload, so
 ``c_j − r_j >= trivial_j = min_{options}(ceil(r_j + Δ) + p) − r̂_j``. The returned ``value`` is
@@ -193,9 +197,7 @@ def _options(cluster: Cluster, jobs: JobSet, zeta_one: bool):
     o_job, o_worker, o_rel, o_p = o_job[order], o_worker[order], o_rel[order], o_p[order]
     missing = np.setdiff1d(np.arange(J), o_job)
     if missing.size:
-        raise ValueError(
-            f"job(s) {missing.tolist()} have no qualified edge worker and the cluster has no cloud"
-        )
+        raise ValueError(f"job(s) {missing.tolist()} have no qualified edge worker and the cluster has no cloud")
     return o_job, o_worker, o_rel, o_p
 
 
@@ -336,9 +338,7 @@ def lp_lower_bound(
         lb = np.zeros(n_y)
         ub = np.ones(n_y)
 
-    A = sparse.csr_matrix(
-        (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(n_rows, n_var)
-    )
+    A = sparse.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(n_rows, n_var))
     b = np.concatenate(b_ub)
 
     t0 = time.perf_counter()
@@ -365,8 +365,7 @@ def lp_lower_bound(
 
     if res.status == 2:
         raise ValueError(
-            f"time-indexed LP infeasible with horizon {T} slots (safe horizon is {safe_T}); "
-            "horizon_slots too short?"
+            f"time-indexed LP infeasible with horizon {T} slots (safe horizon is {safe_T}); horizon_slots too short?"
         )
     x = res.x if res.status == 0 else None
     if integer:
@@ -394,9 +393,7 @@ def lp_lower_bound(
     per_chunk = None
     if x is not None:
         chunk_bound = np.bincount(v_chunk, weights=a * x[:n_y], minlength=C)
-        per_chunk = tuple(
-            (int(j), int(d), float(v)) for j, d, v in zip(chunk_job, chunk_d, chunk_bound, strict=True)
-        )
+        per_chunk = tuple((int(j), int(d), float(v)) for j, d, v in zip(chunk_job, chunk_d, chunk_bound, strict=True))
     value = trivial_value if math.isnan(lp_value) else max(lp_value, trivial_value)
     return LowerBoundResult(
         value=float(value),

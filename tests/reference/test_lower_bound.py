@@ -104,6 +104,9 @@ def test_single_chunk_is_tight():
     # A non-integer p (2.2 h of compute + 0.3 h of comm) rounds up to 3 slots as well.
     jb2 = make_jobs([0], [1], [2.2], [0.3], [0], [[1]], [10])
     assert lp_lower_bound(cl, jb2).value == pytest.approx(4.0)
+    # Non-integer arrival and delay: release slot ceil(0.5 + 0.5) = 1, JCT measured from ceil(0.5) = 1.
+    jb3 = make_jobs([0.5], [1], [2.0], [1.0], [0], [[0.5]], [10])
+    assert lp_lower_bound(cl, jb3).value == pytest.approx(3.0)
 
 
 # (2) two single-chunk jobs, one worker, release 0: optimum is SPT, 1 + (1 + 3) = 5.
@@ -202,9 +205,7 @@ def test_integer_dominates_lp_and_zeta_one_is_weaker(seed):
 # (6) cloud only: each chunk has its own worker, so the bound is exactly Σ_j (Δ_c + p1).
 def test_cloud_only_is_exact():
     cl = make_cluster([], [], 0, has_cloud=True)
-    jb = make_jobs(
-        [0, 1, 3], [1, 3, 2], [2.0, 1.0, 4.0], [1.0, 0.0, 1.0], [0, 1, 0], np.zeros((3, 0)), [10, 12, 11]
-    )
+    jb = make_jobs([0, 1, 3], [1, 3, 2], [2.0, 1.0, 4.0], [1.0, 0.0, 1.0], [0, 1, 0], np.zeros((3, 0)), [10, 12, 11])
     expected = (10 + 2) + (12 + 1) + (11 + 4)
     for integer in (False, True):
         for objective in ("chunk_average", "job_max"):
