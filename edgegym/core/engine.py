@@ -160,7 +160,8 @@ class PaperSimulator:
         self.worker_sync = np.zeros(W)  # time up to which each worker's execution is logged
         self.worker_plan: list[list[list]] = [[] for _ in range(W)]  # [start, end, chunk]
         self.worker_log: list[list[list]] = [[] for _ in range(W)]  # executed [start, end, chunk]
-        self._active: set[int] = set()  # workers with a non-empty plan
+        self._head_start = np.full(W, _INF)  # start of each worker's first planned segment (inf: idle)
+        self._head_end = np.full(W, _INF)  # end of each worker's first planned segment
         self.now = float(jobs.arrival_slots[0]) if J else 0.0
         self.num_placed = 0
         self._seq = 0
@@ -178,9 +179,9 @@ class PaperSimulator:
         if t < self.now - _TOL:
             raise ValueError(f"the clock never goes back: now={self.now}, asked for {t}")
         self.now = max(self.now, float(t))
-        now = self.now
-        for w in [w for w in self._active if self.worker_sync[w] < now]:
-            self._sync(w, now)
+        # execute plan heads that end by now; a head still running at `now` is logged later, in one piece
+        for w in np.flatnonzero(self._head_end <= self.now).tolist():
+            self._sync(w, self.now)
 
     def _sync(self, w: int, t: float) -> None:
         """Execute worker ``w``'s plan up to time ``t`` (log it, update remaining times, drop finished)."""
@@ -208,11 +209,17 @@ class PaperSimulator:
                 plan[k][0] = t
                 break
         del plan[:k]
-        if not plan:
-            self._active.discard(w)
+        self._set_head(w)
         self.worker_sync[w] = t
         if finished:
             self.worker_queue[w] = [c for c in self.worker_queue[w] if end[c] > t]
+
+    def _set_head(self, w: int) -> None:
+        plan = self.worker_plan[w]
+        if plan:
+            self._head_start[w], self._head_end[w] = plan[0][0], plan[0][1]
+        else:
+            self._head_start[w] = self._head_end[w] = _INF
 
     def _replan(self, w: int) -> None:
         """Recompute worker ``w``'s HAPRF plan from its sync time, with no further arrivals."""
@@ -251,8 +258,7 @@ class PaperSimulator:
                 plan.append([t, seg_end, c])
             t = seg_end
         self.worker_plan[w] = plan
-        if plan:
-            self._active.add(w)
+        self._set_head(w)
         end_l = self._end_l
         for c, f in zip(done_c, done_t, strict=True):
             end_l[c] = f
@@ -275,8 +281,7 @@ class PaperSimulator:
 
     def busy_workers(self) -> int:
         """Number of edge workers training a chunk at the current time."""
-        now = self.now
-        return sum(1 for w in self._active if self.worker_plan[w][0][0] <= now)
+        return int(np.count_nonzero(self._head_start <= self.now))
 
     # ------------------------------------------------------------ decisions
     def next_job(self) -> int:
