@@ -373,6 +373,7 @@ class PaperSimulator:
                 c += 1
         key = haprf_key(D, p0)
         touched: list[int] = []
+        postponed_before = self.postponed_chunks
         for w in used:
             w = int(w)
             self._sync(w, r)
@@ -407,6 +408,7 @@ class PaperSimulator:
             "cloud_chunks": int(num_cloud),
             "alpha": self.chunk_alpha[off[j] : off[j + 1]].copy(),
             "projected_jct": float(self.job_end[j] - r),
+            "postponed_chunks": self.postponed_chunks - postponed_before,
             "delta_phi": self._phi - phi_before,
         }
 

@@ -8,6 +8,9 @@ Reward (spec §8.4, potential-based marginal cost): ``-(Φ_after − Φ_before) 
 the projected total JCT of the placed jobs with no further arrivals. Execution between arrivals matches
 the projection exactly, so the undiscounted return is ``-Σ_j (c_j − r_j) / reward_scale``.
 
+Episodes end (``terminated``) after the last job is placed; the simulator then drains analytically (no
+time loop), so ``truncated`` is never set.
+
 Job-level baselines (``discipline`` ∈ {srtf, tiresias_l, batchsche}) decide everything inside the
 simulator; the action space is then ``Discrete(1)`` and the reward is the time integral of the number of
 jobs in the system between arrivals (spec §8.4 alternative), which sums to the same objective.
@@ -206,6 +209,7 @@ class EdgeCloudMLEnv(gym.Env):
                 zeta=rec["zeta"],
                 alpha=rec["alpha"],
                 projected_jct=rec["projected_jct"],
+                postponed_chunks=rec["postponed_chunks"],
                 reward_projected_jct_increase=rec["delta_phi"],
             )
         else:

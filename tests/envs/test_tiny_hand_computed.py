@@ -40,6 +40,7 @@ def test_hand_computed_jcts_with_preemption():
     assert m["preemptions"] == 1  # A's chunk on w0, once
     assert m["postponed_chunks"] == 1  # B's chunk postponed A's chunk on w0 (|A2| = 1)
     assert infos[2]["zeta"] is True
+    assert [i["postponed_chunks"] for i in infos] == [0, 1, 0]
     assert m["cloud_jobs"] == 1
     # utilisation: busy 6 + 4 = 10 worker-slots over 2 workers × makespan 7
     assert m["utilisation"] == pytest.approx(10 / 14)
