@@ -1,6 +1,6 @@
 """Arrival-steps per second of each registered edgegym env (random legal action) vs CartPole-v1.
 
-Usage: ``python benchmarks/steps_per_second.py [--seconds 5]``. Prints one line per env and the ratio to
+Usage: ``python benchmarks/steps_per_second.py [--seconds 5] [--scaling]``. Prints one line per env and the ratio to
 CartPole (both through ``gym.make``, same process, same machine).
 """
 
@@ -15,8 +15,8 @@ import numpy as np
 import edgegym
 
 
-def steps_per_second(env_id: str, seconds: float, seed: int = 0) -> tuple[float, int]:
-    env = gym.make(env_id)
+def steps_per_second(env_id: str, seconds: float, seed: int = 0, config: dict | None = None) -> tuple[float, int]:
+    env = gym.make(env_id, config=config) if config else gym.make(env_id)
     env.action_space.seed(seed)
     masked = hasattr(env.unwrapped, "action_masks")
     rng = np.random.default_rng(seed)
@@ -41,6 +41,7 @@ def steps_per_second(env_id: str, seconds: float, seed: int = 0) -> tuple[float,
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seconds", type=float, default=5.0, help="wall time per env")
+    ap.add_argument("--scaling", action="store_true", help="also: sim100 steps/s vs edge servers and jobs")
     args = ap.parse_args()
     cart, _ = steps_per_second("CartPole-v1", args.seconds)
     print(f"{'env':<28} {'steps/s':>10} {'episodes':>9} {'vs CartPole':>12}")
@@ -48,6 +49,14 @@ def main() -> None:
     for env_id in edgegym.registered_ids():
         sps, eps = steps_per_second(env_id, args.seconds)
         print(f"{env_id:<28} {sps:>10.0f} {eps:>9d} {sps / cart:>12.4f}")
+    if args.scaling:
+        print("\nscaling (EdgeCloudML-sim100-v0, random legal action; horizon scaled with J for a constant load)")
+        print(f"{'edge servers':>12} {'jobs':>6} {'steps/s':>10}")
+        for S in (25, 50, 100):
+            for J in (100, 300):
+                cfg = {"cluster": {"num_edge_servers": S}, "workload": {"num_jobs": J, "horizon_slots": 2500 * J / 300}}
+                sps, _ = steps_per_second("EdgeCloudML-sim100-v0", args.seconds, config=cfg)
+                print(f"{S:>12} {J:>6} {sps:>10.0f}")
 
 
 if __name__ == "__main__":
