@@ -27,12 +27,9 @@ def _env_ids() -> list[str]:
 
 
 def _env_family(env_id: str) -> str:
-    import gymnasium as gym
+    from edgegym.envs import env_info
 
-    from edgegym.config import load_preset
-
-    preset = gym.spec(env_id).kwargs.get("preset")
-    return load_preset(preset).family
+    return env_info(env_id).family
 
 
 def check_env_policy(env_id: str, policy: str) -> None:
@@ -61,7 +58,7 @@ def run_episode(env_id: str, policy: str, seed: int, env_config: dict | None = N
     from .registry import POLICIES, make_policy
 
     spec = POLICIES[policy]
-    config = {k: dict(v) for k, v in spec.env_config.items()}
+    config = {k: dict(v) for k, v in spec.config_for(_env_family(env_id)).items()}
     for sec, over in (env_config or {}).items():
         config.setdefault(sec, {}).update(over)
     env = gym.make(env_id, config=config or None)
@@ -88,6 +85,18 @@ def run_episode(env_id: str, policy: str, seed: int, env_config: dict | None = N
     return rec
 
 
+# metrics shown (when present) on the one-line text summary of an episode; --json prints them all
+_SUMMARY_KEYS = (
+    "avg_jct",
+    "makespan",
+    "preemptions",
+    "edge_fraction",
+    "total_utility",
+    "deadline_miss_rate",
+    "avg_response_time",
+)
+
+
 def _cmd_run(args) -> int:
     check_env_policy(args.env, args.policy)
     if args.episodes < 1:
@@ -98,11 +107,11 @@ def _cmd_run(args) -> int:
         if args.json:
             print(json.dumps(rec, default=_json_default))
         else:
+            shown = [f"{k} {rec[k]:.4g}" for k in _SUMMARY_KEYS if k in rec]
             print(
-                f"[{rec['env']} | {rec['policy']} | seed {rec['seed']}] objective (total JCT) "
-                f"{rec['objective']:.2f}  avg JCT {rec['avg_jct']:.2f}  makespan {rec['makespan']:.2f}  "
-                f"preemptions {rec['preemptions']}  edge fraction {rec['edge_fraction']:.3f}  "
-                f"return {rec['episode_return']:.4f}  ({rec['wall_s']:.2f} s)"
+                f"[{rec['env']} | {rec['policy']} | seed {rec['seed']}] objective {rec['objective']:.2f}  "
+                + "  ".join(shown)
+                + f"  return {rec['episode_return']:.4f}  ({rec['wall_s']:.2f} s)"
             )
     return 0
 
@@ -116,17 +125,15 @@ def _json_default(x):
 
 
 def _listing() -> dict:
-    import gymnasium as gym
-
-    from edgegym.config import load_preset
+    from edgegym.envs import env_info
     from edgegym.workloads import TRACE_LOADERS
 
     from .registry import POLICIES
 
     envs = []
     for env_id in _env_ids():
-        preset = load_preset(gym.spec(env_id).kwargs["preset"])
-        envs.append({"id": env_id, "family": preset.family, "preset": preset.name, "description": preset.description})
+        info = env_info(env_id)
+        envs.append({"id": env_id, "family": info.family, "preset": info.preset, "description": info.description})
     policies = [{"name": s.name, "families": list(s.families), "description": s.description} for s in POLICIES.values()]
     traces = [{"name": n, "description": getattr(v, "description", str(v))} for n, v in TRACE_LOADERS.items()]
     return {"envs": envs, "policies": policies, "trace_loaders": traces}
@@ -139,7 +146,7 @@ def _cmd_list(args) -> int:
         return 0
     print("Environments:")
     for e in data["envs"]:
-        print(f"  {e['id']:<28} preset {e['preset']:<10} {e['description']}")
+        print(f"  {e['id']:<28} preset {e['preset']:<16} {e['description']}")
     print("Policies:")
     for p in data["policies"]:
         print(f"  {p['name']:<12} [{', '.join(p['families'])}] {p['description']}")

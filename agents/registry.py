@@ -13,7 +13,7 @@ class PolicySpec:
     """How to build a policy and which env families it supports.
 
     ``env_config``: preset overrides the env needs (e.g. ``{"env": {"discipline": "srtf"}}`` for baselines
-    that decide inside the simulator).
+    that decide inside the simulator); ``env_config_by_family`` overrides it for particular families.
     """
 
     name: str
@@ -21,6 +21,11 @@ class PolicySpec:
     families: tuple[str, ...]
     description: str
     env_config: dict = field(default_factory=dict)
+    env_config_by_family: dict = field(default_factory=dict)  # family -> overrides, when they differ by family
+
+    def config_for(self, family: str) -> dict:
+        """The preset overrides this policy needs on an env of ``family``."""
+        return self.env_config_by_family.get(family, self.env_config)
 
 
 POLICIES: dict[str, PolicySpec] = {}
@@ -42,7 +47,7 @@ def make_policy(name: str, env, seed: int = 0):
     """Build the named policy for ``env`` (which must already carry the policy's ``env_config``)."""
     if name not in POLICIES:
         raise KeyError(f"unknown policy {name!r} (valid: {', '.join(policy_names())})")
-    return POLICIES[name].factory(env, seed)
+    return POLICIES[name].factory(env, seed)  # the env must already carry spec.config_for(family)
 
 
 def _register_builtin() -> None:
@@ -75,13 +80,47 @@ def _register_builtin() -> None:
             "BatchSche, batched, edge+cloud (spec §5.3)",
             {"env": {"discipline": "batchsche"}},
         ),
-        PolicySpec("random", lambda env, seed: RandomPolicy(env, seed), fam, "uniformly random legal action"),
+        PolicySpec(
+            "random",
+            lambda env, seed: RandomPolicy(env, seed),
+            fam + ("EdgeUtility",),
+            "uniformly random legal action (EdgeUtility: servers run highest potential utility, as paper 003)",
+            env_config_by_family={"EdgeUtility": {"scheduler": {"discipline": "hpu"}}},
+        ),
         PolicySpec("all-cloud", lambda env, seed: AllCloud(env), fam, "every job entirely in the cloud"),
         PolicySpec(
             "all-edge",
             lambda env, seed: AllEdgeLeastLoaded(env),
             fam,
             "every job on the edge server that can start it earliest",
+        ),
+    ):
+        register_policy(spec)
+    from .reference.o4a import DO4A, O4A
+    from .reference.utility_baselines import OnDisc
+
+    ufam = ("EdgeUtility",)
+    for spec in (
+        PolicySpec(
+            "o4a",
+            lambda env, seed: O4A(env),
+            ufam,
+            "Paper 003's O4A (PLAN + earliest tentative finish)",
+            {"scheduler": {"discipline": "o4a"}},
+        ),
+        PolicySpec(
+            "do4a",
+            lambda env, seed: DO4A(env, k=5),
+            ufam,
+            "Paper 003's DO4A (k=5 candidates + cloud)",
+            {"scheduler": {"discipline": "o4a"}},
+        ),
+        PolicySpec(
+            "ondisc",
+            lambda env, seed: OnDisc(env),
+            ufam,
+            "OnDisc: least JRT increase, SRPT servers",
+            {"scheduler": {"discipline": "srpt"}},
         ),
     ):
         register_policy(spec)

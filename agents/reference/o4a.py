@@ -1,0 +1,92 @@
+"""Paper 003's ``O4A`` (Algorithms 1–2) and ``DO4A`` (Algorithm 3) as dispatch policies of ``EdgeUtility``.
+
+Paper: ``shared/papers/003_1ae99deb3a86f353.txt`` (Zhang et al., "Online Approximation Scheme for Scheduling
+Heterogeneous Utility Jobs in Edge Computing", IEEE/ACM ToN 2023), Sec. IV; restated with corrections in
+``shared/specs/003_o4a_utility.md`` §3.
+
+Split of responsibilities: the per-server half of O4A (PLAN at commit, fixed executable sets and
+power-of-two densities, highest-density-in-set run rule with the practical fallback) is the env's ``o4a``
+scheduling discipline (:class:`edgegym.core.utility.O4AScheduler`), which these policies require
+(``{"scheduler": {"discipline": "o4a"}}``; on another discipline they dispatch by that discipline's
+estimate, which is *not* the paper's algorithm). The dispatch half is here: it reads the env's oracle
+``query_finish(rows)`` (the tentative finish time f† that PLAN gives on each queried server, without
+committing) and acts **through the env's action space** (a ``Discrete`` row index).
+
+Deviations from the paper (spec §7 resolutions; defaults first, the literal reading as an option):
+
+* A1: the executable-set length is ``p† = (1+βε)·p/s`` (``scheduler.tentative_mode: speed_consistent``,
+  default); the paper's ``(1+βε)/(1+ε)·p`` is ``tentative_mode: paper_literal``. Equal at s = 1+ε.
+* A2: when no job is inside its executable set the server runs the highest-density ready job (then earliest
+  d†, then id) — ``scheduler.fallback: density`` (default); ``none`` is the theory-literal idle rule,
+  ``potential_density`` the alternative of spec §3.5.
+* A3/A4/A7/A8: upload delay before, download delay after; existing jobs keep their own densities; the set
+  is ``[a, d†) \\ B`` (bounded).
+* A5/A6/A9: γ enumerates distinct density levels; γ = 0 is always feasible; feasibility ``u > α·u_γ``; among
+  feasible γ the earliest d† wins, ties to the smaller γ.
+* A10: dispatch = argmin tentative finish f† = d† + Δ↓; ties → smaller planned p, then smaller row index.
+* A11: λ ranges over all integers; g = 0 gives density 0; times in seconds; floating guard on log2.
+* A13: AoN uses ``t < c`` (``workload.aon_inclusive`` switches to ``<=``).
+* A14: the cloud is an infinite-capacity delay server estimated by ``r + Δ̂↑ + p̂/s + Δ̂↓`` for both O4A
+  and DO4A (``scheduler.cloud: same`` makes it a single processor planned with PLAN by O4A).
+* A19: jobs with equal release times are dispatched in trace order (one env step each).
+* A20: estimation errors are independent uniform per (job, server, quantity); the conservative variant
+  (``estimation.conservative``) plans with ``(1+δ)×`` every estimate (PLAN, cloud estimate, DO4A's ranking).
+* A21: DO4A's query latency ℓ is ``env.dispatch_latency_s``: candidates are evaluated on the state at
+  r_i, the chosen server commits (re-plans) at r_i + ℓ with ready time r_i + ℓ + Δ↑.
+* A28: a completed job's future intervals are freed at once (no lazy timeline scrolling).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..policy import Policy
+
+__all__ = ["O4A", "DO4A", "argmin_finish"]
+
+
+def argmin_finish(finish: np.ndarray, p_plan: np.ndarray, rows) -> int:
+    """Row with the earliest finish among ``rows``; ties → smaller planned p, then smaller row index."""
+    rows = [int(r) for r in rows]
+    return min(rows, key=lambda r: (finish[r], p_plan[r], r))
+
+
+class O4A(Policy):
+    """O4A's dispatcher (Algorithm 2): query PLAN on every server, send the job to the earliest tentative
+    finish time f† (ties: smaller planned p, then index). See the module docstring for deviations."""
+
+    def act(self, obs):
+        env = self.unwrapped
+        view = env.view()
+        rows = np.flatnonzero(view.valid)
+        finish = env.query_finish(rows)
+        return argmin_finish(finish, view.p_plan_s, rows)
+
+
+class DO4A(Policy):
+    """DO4A (Algorithm 3): the k edge servers with the smallest ``Δ̂↑ + p̂/s + Δ̂↓`` (ties: index) are
+    queried (PLAN, no commit); the cloud is estimated locally with no queueing; the job goes to the earliest
+    finish among them (ties as O4A). With ``k ≥`` the number of edge servers, zero latency and the default
+    infinite cloud it makes exactly O4A's decisions (tested). Messages per job: ``2k`` (``self.messages``)."""
+
+    def __init__(self, env, k: int = 5) -> None:
+        super().__init__(env)
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        self.k = int(k)
+        self.messages = 0
+
+    def act(self, obs):
+        env = self.unwrapped
+        view = env.view()
+        S = view.num_edge_servers
+        lb = view.lb_s[:S]
+        cand = [int(r) for r in np.lexsort((np.arange(S), lb))[: self.k]]
+        finish = env.query_finish(cand) if cand else np.full(view.valid.size, np.inf)
+        self.messages += 2 * len(cand)
+        rows = list(cand)
+        if view.has_cloud:
+            finish = finish.copy()
+            finish[-1] = view.release_s + view.lb_s[-1]  # local estimate: no queueing (Alg. 3 line 2)
+            rows.append(view.valid.size - 1)
+        return argmin_finish(finish, view.p_plan_s, rows)

@@ -1,0 +1,37 @@
+"""Paper 003's baselines for ``EdgeUtility`` (spec §5.4): ``OnDisc``, ``Random`` (re-exported) and the
+offline Upper Bound on total utility.
+
+* ``OnDisc`` (paper refs [4]/[28]): dispatch to the server whose planned total JRT increases least when the
+  job is added (``env.jrt_increase()``: what-if preemptive SRPT with the current remaining work and no
+  future arrivals; the cloud: Δ̂↑ + p̂ + Δ̂↓); servers run preemptive SRPT — the env's ``srpt`` discipline,
+  which the policy's registry entry sets. Unit weights (spec A32). Ties → smaller row index.
+* ``Random``: :class:`agents.policy.RandomPolicy` (uniform over the legal rows, i.e. all edge servers and the
+  cloud if present); the paper's server rule "highest potential utility" is the env's ``hpu`` discipline.
+* Upper Bound: ``Σ_i max_j g_i(p_ij/s + Δ↑_ij + Δ↓_ij)`` with the true values (no queueing), which bounds the
+  offline optimum at the same speed (spec A30).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgegym.core.utility import upper_bound
+
+from ..policy import Policy, RandomPolicy
+
+__all__ = ["OnDisc", "RandomPolicy", "upper_bound_total"]
+
+
+class OnDisc(Policy):
+    """OnDisc: least increase of the planned total job response time; servers run SRPT."""
+
+    def act(self, obs):
+        env = self.unwrapped
+        inc = env.jrt_increase()
+        return int(np.argmin(inc))
+
+
+def upper_bound_total(env) -> float:
+    """The paper's Upper Bound on total utility for the env's current episode (call after ``reset``)."""
+    u = env.unwrapped
+    return float(upper_bound(u.jobs, u.preset.servers.speed).sum())

@@ -1,0 +1,798 @@
+"""``EdgeUtility``: paper 003's heterogeneous-utility dispatch as a Gymnasium env, one step per released job.
+
+Spec: ``shared/specs/003_o4a_utility.md`` §8. At each step the agent picks the edge server (or the cloud,
+the last row; or ``reject`` when ``env.allow_reject``) that gets the pending job. Per-server scheduling is
+the configured discipline (``scheduler.discipline``: ``o4a`` — O4A's executable sets and densities — or
+``fifo``, ``srpt``, ``edf``, ``hpu``, ``hrdf``); the cloud is an infinite-capacity delay server by default.
+
+Reward: the utility ``g_q(C_q + Δ↓ − r_q)`` of every job whose result comes back in ``(r_i, r_{i+1}]``,
+divided by ``env.reward_scale`` (default 1); after the last job the simulator drains, so the undiscounted
+return equals the total utility Σ_i g_i(c_i) exactly. ``info["completed"]`` lists each completion as
+``(job, server, utility, jrt_s, dispatch_step)``; ``info["episode_metrics"]`` at the last step.
+
+Presets live in ``envs_config/utility/*.yaml`` and are validated by :func:`load_utility_preset` (unknown key
+or out-of-range value → ``ValueError`` naming the key and the file). Each registers as
+``EdgeUtility-<name>-v<version>``; ``EdgeUtility-v0`` runs ``testbed``.
+
+Version history: v0 — first version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import yaml
+from gymnasium import spaces
+
+from ..core.utility import DISCIPLINES, FALLBACKS, O4AParams, UtilityJobs, UtilitySimulator, upper_bound
+from ..core.utility_fn import FAMILY_CODES
+from ..core.utility_instance import DEVICE_TYPES, build_utility_jobs, bursty_release_times, rescale_release_times
+
+__all__ = [
+    "EdgeUtilityEnv",
+    "UtilityPreset",
+    "UtilityView",
+    "list_utility_presets",
+    "load_utility_preset",
+    "register_utility_envs",
+    "utility_preset_from_dict",
+]
+
+FLAGSHIP = "testbed"
+_G_POINTS = np.geomspace(0.01, 10.0, 16)
+_JOB_FEATURES = 4 + _G_POINTS.size + 2
+_ROW_FEATURES = 9
+_GLOBAL_FEATURES = 3
+
+
+# ============================================================================================ presets
+@dataclass(frozen=True, slots=True)
+class ServersConfig:
+    """Edge servers by device type (``edge_types[k]`` × ``edge_counts[k]``), the cloud, the speed s."""
+
+    edge_types: tuple = ("jetson_nano", "raspberry_pi_4b")
+    edge_counts: tuple = (10, 10)
+    cloud: bool = False
+    speed: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkConfig:
+    """Δ↑ = Δ↓ ranges in ms (uniform per job and server) and the cloud's processing-time factor (A16)."""
+
+    edge_delay_ms: tuple = (5.0, 50.0)
+    cloud_delay_ms: tuple = (100.0, 200.0)
+    cloud_time_factor: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadConfig:
+    """Release times and job draws (spec §5, A17, A18).
+
+    ``source``: ``google2011`` (task-level SUBMIT bursts of the Google 2011 window table, each job's tasks
+    capped at ``max_burst``, a seeded random window of ``num_jobs`` tasks), ``bursty`` (compound Poisson with
+    the trace's burst sizes) or ``poisson``. Times are rescaled so the mean rate is
+    ``rate_per_s × load_scale``. ``offline_fallback``: ``bursty`` (use the generator when the trace folder is
+    absent; recorded in ``info["episode_metrics"]["workload_source"]``) or ``none`` (raise).
+    """
+
+    source: str = "google2011"
+    num_jobs: int = 1000
+    rate_per_s: float = 15.0
+    load_scale: float = 1.0
+    max_burst: int = 300
+    offline_fallback: str = "bursty"
+    utility_mix: tuple = ("linear", "aon", "sigmoid")
+    aon_inclusive: bool = False
+    min_fraction: float = 0.2
+    time_scale: float = 1.0
+    trace_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EstimationConfig:
+    """Estimation error bound δ (truth = estimate × U(1−δ, 1+δ)) and the conservative variant (plan with
+    (1+δ)·estimates), spec §3.7."""
+
+    delta: float = 0.0
+    conservative: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerConfig:
+    """Per-server discipline and O4A's knobs (spec §3.1, §8.1)."""
+
+    discipline: str = "o4a"
+    cloud: str = "infinite"
+    eps: float = 0.02
+    alpha: float | None = None
+    beta: float = 0.8
+    tentative_mode: str = "speed_consistent"
+    fallback: str = "density"
+
+
+@dataclass(frozen=True, slots=True)
+class UEnvConfig:
+    """Gym-side options (spec §8.2–§8.4)."""
+
+    allow_reject: bool = False
+    max_edge_servers: int | None = None
+    dispatch_latency_s: float = 0.0
+    obs_estimates: bool = True
+    reward_scale: float = 1.0
+    mask: str = "all"
+    do4a_k: int = 5
+
+
+_SECTIONS = {
+    "servers": ServersConfig,
+    "network": NetworkConfig,
+    "workload": WorkloadConfig,
+    "estimation": EstimationConfig,
+    "scheduler": SchedulerConfig,
+    "env": UEnvConfig,
+}
+_TOP = ("name", "family", "version", "description")
+
+
+@dataclass(frozen=True, slots=True)
+class UtilityPreset:
+    """A validated EdgeUtility preset (one YAML file of ``envs_config/utility``)."""
+
+    name: str
+    family: str = "EdgeUtility"
+    version: int = 0
+    description: str = ""
+    servers: ServersConfig = field(default_factory=ServersConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    estimation: EstimationConfig = field(default_factory=EstimationConfig)
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
+    env: UEnvConfig = field(default_factory=UEnvConfig)
+    source_file: str = "<dict>"
+
+    @property
+    def env_id(self) -> str:
+        """The Gymnasium id, e.g. ``EdgeUtility-testbed-v0``."""
+        return f"{self.family}-{self.name}-v{self.version}"
+
+    @property
+    def num_edge_servers(self) -> int:
+        """Total number of edge servers."""
+        return int(sum(self.servers.edge_counts))
+
+    def to_dict(self) -> dict:
+        """Plain mapping (inverse of :func:`utility_preset_from_dict`)."""
+
+        def plain(x):
+            return [plain(v) for v in x] if isinstance(x, tuple) else x
+
+        out: dict[str, Any] = {k: getattr(self, k) for k in _TOP}
+        for sec in _SECTIONS:
+            obj = getattr(self, sec)
+            out[sec] = {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return out
+
+    def replace(self, **sections: dict) -> UtilityPreset:
+        """A copy with some keys overridden, validated like a file: ``replace(workload={"num_jobs": 50})``."""
+        data = self.to_dict()
+        for sec, over in sections.items():
+            if sec not in _SECTIONS:
+                raise ValueError(f"{self.source_file} (with overrides): unknown section '{sec}' "
+                                 f"(valid: {', '.join(_SECTIONS)})")
+            if not isinstance(over, dict):
+                raise ValueError(f"{self.source_file} (with overrides): section '{sec}' must be a mapping")
+            data[sec] = {**data[sec], **over}
+        return utility_preset_from_dict(data, source=f"{self.source_file} (with overrides)")
+
+
+def _fail(src, key, msg):
+    raise ValueError(f"{src}: key '{key}': {msg}")
+
+
+def _num(src, key, v, lo=None, hi=None, integer=False, strict_lo=False):
+    if isinstance(v, bool) or not isinstance(v, int | float) or (isinstance(v, float) and not math.isfinite(v)):
+        _fail(src, key, f"expected a finite number, got {v!r}")
+    if integer and int(v) != v:
+        _fail(src, key, f"expected an integer, got {v!r}")
+    if lo is not None and (v <= lo if strict_lo else v < lo):
+        _fail(src, key, f"must be {'>' if strict_lo else '>='} {lo}, got {v!r}")
+    if hi is not None and v > hi:
+        _fail(src, key, f"must be <= {hi}, got {v!r}")
+    return int(v) if integer else float(v)
+
+
+def _bool(src, key, v):
+    if not isinstance(v, bool):
+        _fail(src, key, f"expected true or false, got {v!r}")
+    return v
+
+
+def _choice(src, key, v, valid):
+    if v not in valid:
+        _fail(src, key, f"must be one of {', '.join(map(str, valid))}, got {v!r}")
+    return v
+
+
+def _pair(src, key, v, lo=0.0):
+    if not isinstance(v, list | tuple) or len(v) != 2:
+        _fail(src, key, f"expected a [low, high] pair, got {v!r}")
+    a, b = (_num(src, key, x, lo=lo) for x in v)
+    if a > b:
+        _fail(src, key, f"low > high in {v!r}")
+    return (a, b)
+
+
+def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPreset:
+    """Validate a preset mapping (as read from YAML) and build a :class:`UtilityPreset`."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: a preset must be a mapping, got {type(data).__name__}")
+    for key in data:
+        if key not in _TOP and key not in _SECTIONS:
+            raise ValueError(f"{source}: unknown key '{key}' (valid: {', '.join(list(_TOP) + list(_SECTIONS))})")
+    raw = {}
+    for sec, cls in _SECTIONS.items():
+        sub = data.get(sec) or {}
+        if not isinstance(sub, dict):
+            _fail(source, sec, f"expected a mapping, got {sub!r}")
+        valid = {f.name for f in dataclasses.fields(cls)}
+        for key in sub:
+            if key not in valid:
+                _fail(source, f"{sec}.{key}", f"unknown key (valid: {', '.join(sorted(valid))})")
+        raw[sec] = {**{f.name: getattr(cls(), f.name) for f in dataclasses.fields(cls)}, **sub}
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        _fail(source, "name", f"expected a non-empty string, got {name!r}")
+    family = data.get("family", "EdgeUtility")
+    if family != "EdgeUtility":
+        _fail(source, "family", f"must be 'EdgeUtility', got {family!r}")
+    s = raw["servers"]
+    types = s["edge_types"]
+    counts = s["edge_counts"]
+    if not isinstance(types, list | tuple) or not types:
+        _fail(source, "servers.edge_types", f"expected a non-empty list, got {types!r}")
+    for t in types:
+        _choice(source, "servers.edge_types", t, DEVICE_TYPES)
+    if not isinstance(counts, list | tuple) or len(counts) != len(types):
+        _fail(source, "servers.edge_counts", "expected one count per entry of servers.edge_types")
+    counts = tuple(_num(source, "servers.edge_counts", c, lo=0, integer=True) for c in counts)
+    cloud = _bool(source, "servers.cloud", s["cloud"])
+    if sum(counts) == 0 and not cloud:
+        _fail(source, "servers.edge_counts", "no edge server and no cloud")
+    speed = _num(source, "servers.speed", s["speed"], lo=0, strict_lo=True)
+    servers = ServersConfig(tuple(types), counts, cloud, speed)
+    n = raw["network"]
+    network = NetworkConfig(
+        _pair(source, "network.edge_delay_ms", n["edge_delay_ms"]),
+        _pair(source, "network.cloud_delay_ms", n["cloud_delay_ms"]),
+        _num(source, "network.cloud_time_factor", n["cloud_time_factor"], lo=0, strict_lo=True),
+    )
+    w = raw["workload"]
+    mix = w["utility_mix"]
+    if not isinstance(mix, list | tuple) or not mix:
+        _fail(source, "workload.utility_mix", f"expected a non-empty list, got {mix!r}")
+    for f in mix:
+        _choice(source, "workload.utility_mix", f, ("linear", "aon", "sigmoid"))
+    td = w["trace_dir"]
+    if td is not None and not isinstance(td, str):
+        _fail(source, "workload.trace_dir", f"expected a path or null, got {td!r}")
+    workload = WorkloadConfig(
+        source=_choice(source, "workload.source", w["source"], ("google2011", "bursty", "poisson")),
+        num_jobs=_num(source, "workload.num_jobs", w["num_jobs"], lo=1, integer=True),
+        rate_per_s=_num(source, "workload.rate_per_s", w["rate_per_s"], lo=0, strict_lo=True),
+        load_scale=_num(source, "workload.load_scale", w["load_scale"], lo=0, strict_lo=True),
+        max_burst=_num(source, "workload.max_burst", w["max_burst"], lo=1, integer=True),
+        offline_fallback=_choice(source, "workload.offline_fallback", w["offline_fallback"], ("bursty", "none")),
+        utility_mix=tuple(mix),
+        aon_inclusive=_bool(source, "workload.aon_inclusive", w["aon_inclusive"]),
+        min_fraction=_num(source, "workload.min_fraction", w["min_fraction"], lo=0, hi=1, strict_lo=True),
+        time_scale=_num(source, "workload.time_scale", w["time_scale"], lo=0, strict_lo=True),
+        trace_dir=td,
+    )
+    e = raw["estimation"]
+    estimation = EstimationConfig(
+        _num(source, "estimation.delta", e["delta"], lo=0, hi=0.9),
+        _bool(source, "estimation.conservative", e["conservative"]),
+    )
+    c = raw["scheduler"]
+    alpha = c["alpha"]
+    scheduler = SchedulerConfig(
+        discipline=_choice(source, "scheduler.discipline", c["discipline"], DISCIPLINES),
+        cloud=_choice(source, "scheduler.cloud", c["cloud"], ("infinite", "same")),
+        eps=_num(source, "scheduler.eps", c["eps"], lo=0, hi=1),
+        alpha=None if alpha is None else _num(source, "scheduler.alpha", alpha, lo=1),
+        beta=_num(source, "scheduler.beta", c["beta"], lo=0, hi=1),
+        tentative_mode=_choice(source, "scheduler.tentative_mode", c["tentative_mode"],
+                               ("speed_consistent", "paper_literal")),
+        fallback=_choice(source, "scheduler.fallback", c["fallback"], FALLBACKS),
+    )
+    v = raw["env"]
+    mes = v["max_edge_servers"]
+    if mes is not None:
+        mes = _num(source, "env.max_edge_servers", mes, lo=sum(counts), integer=True)
+    env = UEnvConfig(
+        allow_reject=_bool(source, "env.allow_reject", v["allow_reject"]),
+        max_edge_servers=mes,
+        dispatch_latency_s=_num(source, "env.dispatch_latency_s", v["dispatch_latency_s"], lo=0),
+        obs_estimates=_bool(source, "env.obs_estimates", v["obs_estimates"]),
+        reward_scale=_num(source, "env.reward_scale", v["reward_scale"], lo=0, strict_lo=True),
+        mask=_choice(source, "env.mask", v["mask"], ("all", "do4a")),
+        do4a_k=_num(source, "env.do4a_k", v["do4a_k"], lo=1, integer=True),
+    )
+    return UtilityPreset(
+        name=name,
+        family="EdgeUtility",
+        version=_num(source, "version", data.get("version", 0), lo=0, integer=True),
+        description=str(data.get("description", "")),
+        servers=servers,
+        network=network,
+        workload=workload,
+        estimation=estimation,
+        scheduler=scheduler,
+        env=env,
+        source_file=source,
+    )
+
+
+def _preset_dir():
+    return resources.files("envs_config") / "utility"
+
+
+def list_utility_presets() -> list[str]:
+    """Names of the shipped EdgeUtility presets (``envs_config/utility/*.yaml``)."""
+    return sorted(p.name[:-5] for p in _preset_dir().iterdir() if p.name.endswith(".yaml"))
+
+
+def load_utility_preset(name_or_path: str | Path) -> UtilityPreset:
+    """Load a shipped preset by name (``"testbed"`` or ``"utility/testbed"``) or any YAML file by path."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") and p.exists():
+        text, src = p.read_text(), str(p)
+    else:
+        name = str(name_or_path).removeprefix("utility/")
+        res = _preset_dir() / f"{name}.yaml"
+        if not res.is_file():
+            raise ValueError(f"unknown EdgeUtility preset {str(name_or_path)!r} "
+                             f"(shipped: {', '.join(list_utility_presets())})")
+        text, src = res.read_text(), f"envs_config/utility/{name}.yaml"
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError(f"{src}: not valid YAML: {e}") from e
+    return utility_preset_from_dict(data, source=src)
+
+
+_registered: list[str] = []
+
+
+def register_utility_envs() -> list[str]:
+    """Register every preset of ``envs_config/utility`` as ``EdgeUtility-<name>-v<version>`` and
+    ``EdgeUtility-v0`` (the flagship, ``testbed``); idempotent. Returns the ids.
+
+    kwargs of each id: ``{"preset": "utility/<name>"}`` (what :class:`EdgeUtilityEnv` takes)."""
+    if _registered:
+        return list(_registered)
+    entry = "edgegym.envs.edge_utility:EdgeUtilityEnv"
+    for name in list_utility_presets():
+        preset = load_utility_preset(name)
+        if preset.env_id not in gym.registry:
+            gym.register(id=preset.env_id, entry_point=entry, kwargs={"preset": f"utility/{name}"})
+        _registered.append(preset.env_id)
+    if "EdgeUtility-v0" not in gym.registry:
+        gym.register(id="EdgeUtility-v0", entry_point=entry, kwargs={"preset": f"utility/{FLAGSHIP}"})
+    _registered.append("EdgeUtility-v0")
+    return list(_registered)
+
+
+# ============================================================================================ env
+@dataclass(frozen=True, slots=True)
+class UtilityView:
+    """Read-only view of a decision point (numpy copies and scalars; ``utility`` is an immutable value).
+
+    Row index = action index: edge servers ``0..S-1`` (padded up to ``max_edge_servers``), then the cloud.
+    Times are absolute seconds; ``lb_s`` are offsets (Δ̂↑ + p̂/s + Δ̂↓, DO4A's "minimum possible finish").
+    """
+
+    now: float
+    job: int
+    release_s: float
+    utility: Any
+    num_edge_servers: int
+    max_edge_servers: int
+    has_cloud: bool
+    valid: np.ndarray  # (N,) bool: row exists
+    lb_s: np.ndarray  # (N,) planned no-queue JRT (inf where invalid)
+    p_plan_s: np.ndarray  # (N,) planned processing time (speed 1)
+    queue_length: np.ndarray  # (N,) int
+    discipline: str
+    allow_reject: bool
+    reject_action: int | None
+    dispatch_latency_s: float
+
+
+def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.ndarray | None:
+    """Task-level release times of a random window of the Google 2011 trace (spec A18), or None if absent."""
+    from ..workloads import load_google2011
+
+    try:
+        table = load_google2011(trace_dir=cfg.trace_dir) if cfg.trace_dir else load_google2011()
+    except FileNotFoundError:
+        return None
+    submit = table["submit_time_s"].to_numpy(dtype=float)
+    tasks = np.minimum(table["num_gpus"].to_numpy(dtype=np.int64), cfg.max_burst)
+    order = np.argsort(submit, kind="stable")
+    submit, tasks = submit[order], tasks[order]
+    cum = np.cumsum(tasks)
+    n = cfg.num_jobs
+    ok = np.flatnonzero(cum[-1] - np.concatenate([[0], cum[:-1]]) >= n)
+    start = int(rng.choice(ok)) if ok.size else 0
+    t = np.repeat(submit[start:], tasks[start:])[:n]
+    return t
+
+
+class EdgeUtilityEnv(gym.Env):
+    """Paper 003's edge-cloud system, one step per released job (see the module docstring).
+
+    Args:
+        preset: a :class:`UtilityPreset`, a shipped preset name (``"testbed"``, ``"utility/sim300"``) or a
+            YAML path.
+        config: overrides per section, e.g. ``{"scheduler": {"discipline": "srpt"}}``, validated like a file.
+        instance: fixed jobs (:class:`~edgegym.core.utility.UtilityJobs`) to run instead of drawing them; their
+            server columns must match the preset's servers (edge servers, then the cloud if any).
+        server_type: device type index per edge server when ``instance`` is given (default from the preset).
+        record: keep executed segments on every server (invariant tests).
+
+    Observation: ``Box`` float32 = job block (family one-hot (4), g at 16 log-spaced JRTs / g(0), log g(0),
+    fraction of jobs left) | N rows × 9 (log1p of p̂, Δ̂↑, Δ̂↓, LB, est. finish − r; g(LB)/g(0), g(est)/g(0);
+    log1p queue length; valid) | 3 global features. ``N = max_edge_servers + 1`` (cloud last, zero and masked
+    when absent). Action: ``Discrete(N)`` or ``Discrete(N + 1)`` with ``allow_reject`` (last = reject).
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, preset: UtilityPreset | str = FLAGSHIP, config: dict | None = None,
+                 instance: UtilityJobs | None = None, render_mode: str | None = None, record: bool = False) -> None:
+        super().__init__()
+        if render_mode is not None:
+            raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None)")
+        self.render_mode = render_mode
+        p = preset if isinstance(preset, UtilityPreset) else load_utility_preset(preset)
+        if config:
+            p = p.replace(**config)
+        self.preset = p
+        self._instance = instance
+        self.record = record
+        S = p.num_edge_servers
+        self.num_edge_servers = S
+        self.has_cloud = p.servers.cloud
+        self.max_edge_servers = p.env.max_edge_servers if p.env.max_edge_servers is not None else S
+        self.server_type = np.repeat(
+            [DEVICE_TYPES.index(t) for t in p.servers.edge_types], p.servers.edge_counts
+        ).astype(np.int64)
+        if instance is not None and instance.num_servers != S + int(self.has_cloud):
+            raise ValueError(f"instance has {instance.num_servers} server columns, the preset has {S} edge "
+                             f"servers{' + the cloud' if self.has_cloud else ''}")
+        self.N = self.max_edge_servers + 1
+        self.allow_reject = p.env.allow_reject
+        self.reward_scale = p.env.reward_scale
+        self.action_space = spaces.Discrete(self.N + int(self.allow_reject))
+        dim = _JOB_FEATURES + self.N * _ROW_FEATURES + _GLOBAL_FEATURES
+        self.observation_space = spaces.Box(0.0, np.inf, shape=(dim,), dtype=np.float32)
+        self.sim: UtilitySimulator | None = None
+        self.jobs: UtilityJobs | None = None
+        self._k = 0
+        self._return = 0.0
+
+    # ----------------------------------------------------------------- helpers
+    def _row_of_server(self, k: int) -> int:
+        return k if k < self.num_edge_servers else self.N - 1
+
+    def _server_of_row(self, row: int) -> int | None:
+        if row < self.num_edge_servers:
+            return row
+        if row == self.N - 1 and self.has_cloud:
+            return self.num_edge_servers
+        return None
+
+    def _draw_jobs(self, rng: np.random.Generator) -> UtilityJobs:
+        w = self.preset.workload
+        rate = w.rate_per_s * w.load_scale
+        self._workload_source = w.source
+        if w.source == "google2011":
+            t = _trace_release_times(w, rng)
+            if t is None:
+                if w.offline_fallback == "none":
+                    raise FileNotFoundError("the Google 2011 trace is absent and workload.offline_fallback is 'none'")
+                self._workload_source = "bursty (trace absent)"
+                release = bursty_release_times(rng, w.num_jobs, rate)
+            else:
+                release = rescale_release_times(t, rate)
+        elif w.source == "bursty":
+            release = bursty_release_times(rng, w.num_jobs, rate)
+        else:
+            release = np.cumsum(rng.exponential(1.0 / rate, size=w.num_jobs))
+            release -= release[0]
+        net = self.preset.network
+        return build_utility_jobs(
+            rng, release, self.server_type, self.has_cloud,
+            families=w.utility_mix, edge_delay_ms=net.edge_delay_ms, cloud_delay_ms=net.cloud_delay_ms,
+            cloud_time_factor=net.cloud_time_factor, min_fraction=w.min_fraction, time_scale=w.time_scale,
+            delta=self.preset.estimation.delta, aon_inclusive=w.aon_inclusive,
+        )
+
+    # ----------------------------------------------------------------- episode
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Draw (or take) the jobs, reset the servers, stop at the first release."""
+        super().reset(seed=seed)
+        if self._instance is not None:
+            self.jobs = self._instance
+            self._workload_source = "instance"
+        else:
+            self.jobs = self._draw_jobs(self.np_random)
+        p = self.preset
+        sc = p.scheduler
+        est = p.estimation
+        self.sim = UtilitySimulator(
+            self.jobs, self.num_edge_servers, self.has_cloud, discipline=sc.discipline,
+            cloud="infinite" if sc.cloud == "infinite" else sc.discipline, speed=p.servers.speed,
+            o4a=O4AParams(sc.eps, sc.alpha, sc.beta, sc.tentative_mode, sc.fallback),
+            plan_scale=1.0 + est.delta if est.conservative else 1.0, record=self.record,
+        )
+        self._k = 0
+        self._return = 0.0
+        self._rejected = np.zeros(self.jobs.num_jobs, dtype=bool)
+        self._illegal = 0
+        self._decisions = np.full(self.jobs.num_jobs, -1, dtype=np.int64)
+        self._prepare()
+        return self._observation(), {"job": 0, "action_mask": self.action_masks()}
+
+    def _prepare(self) -> None:
+        self._est: np.ndarray | None = None
+        self._inc: np.ndarray | None = None
+        self._pending_done = []
+        if self._k < self.jobs.num_jobs:
+            self._pending_done = self.sim.advance_to(float(self.jobs.release_s[self._k]))
+
+    def step(self, action):
+        """Dispatch the pending job per ``action``, advance to the next release, credit completed utility."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before step()")
+        if self._k >= self.jobs.num_jobs:
+            raise RuntimeError("the episode has terminated; call reset()")
+        a = self._check(action)
+        i = self._k
+        mask = self.action_masks()
+        if not mask[a]:  # a masked value: count it, use the legal server with the smallest planned LB
+            self._illegal += 1
+            legal = [r for r in np.flatnonzero(mask) if r < self.N]
+            if legal:
+                lb = self.view().lb_s
+                a = int(min(legal, key=lambda r: (lb[r], r)))
+            else:
+                a = self.N
+        server = None if (self.allow_reject and a == self.N) else self._server_of_row(a)
+        if server is None:
+            self._rejected[i] = True
+        else:
+            self.sim.dispatch(i, server, self.preset.env.dispatch_latency_s)
+        self._decisions[i] = -1 if server is None else server
+        self._k += 1
+        terminated = self._k >= self.jobs.num_jobs
+        done = list(self._pending_done)  # completions at exactly r_i were found before the decision
+        if terminated:
+            done += self.sim.drain()
+        else:
+            self._prepare()
+            done += self._pending_done
+            self._pending_done = []
+        reward = sum(c.utility for c in done) / self.reward_scale
+        self._return += reward
+        info: dict = {
+            "job": i,
+            "server": -1 if server is None else server,
+            "completed": [(c.job, c.server, c.utility, c.jrt_s, c.job) for c in done],
+            "reward_utility": float(sum(c.utility for c in done)),
+        }
+        if terminated:
+            info["episode_metrics"] = self.episode_metrics()
+            obs = np.zeros(self.observation_space.shape, dtype=np.float32)
+            info["action_mask"] = None
+        else:
+            obs = self._observation()
+            info["action_mask"] = self.action_masks()
+        return obs, float(reward), terminated, False, info
+
+    def _check(self, action) -> int:
+        try:
+            arr = np.asarray(action)
+            a = int(arr.reshape(()))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"action {action!r} is not in the action space {self.action_space}") from e
+        if not self.action_space.contains(a):
+            raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
+        return a
+
+    # ----------------------------------------------------------------- masks, view, oracle
+    def action_masks(self) -> np.ndarray:
+        """Legal actions: existing edge servers and the cloud (with ``env.mask == "do4a"`` only DO4A's k
+        candidates and the cloud), plus reject when allowed."""
+        m = np.zeros(self.action_space.n, dtype=bool)
+        m[: self.num_edge_servers] = True
+        m[self.N - 1] = self.has_cloud
+        if self.allow_reject:
+            m[self.N] = True
+        if self.preset.env.mask == "do4a" and self.sim is not None and self._k < self.jobs.num_jobs:
+            cand = self.do4a_candidates(self.preset.env.do4a_k)
+            keep = np.zeros_like(m)
+            keep[cand] = True
+            keep[self.N - 1] = self.has_cloud
+            if self.allow_reject:
+                keep[self.N] = True
+            m &= keep
+        return m
+
+    def do4a_candidates(self, k: int) -> np.ndarray:
+        """Rows of the k edge servers with the smallest planned LB (ties: smaller index), spec §3.6."""
+        lb = self.sim.planned_lb(self._k)[: self.num_edge_servers]
+        order = np.lexsort((np.arange(lb.size), lb))
+        return order[:k]
+
+    def _require_pending(self):
+        if self.sim is None or self._k >= self.jobs.num_jobs:
+            raise RuntimeError("needs a pending job: call reset() and do not step past the last job")
+
+    def query_finish(self, rows=None) -> np.ndarray:
+        """Planned finish time (absolute s) of the pending job on each row if dispatched now: the server's
+        discipline estimate (O4A: f† from PLAN), inf for invalid rows. ``rows``: only these rows (others inf).
+        Cached per step."""
+        self._require_pending()
+        if self._est is None:
+            self._est = np.full(self.N, np.nan)
+        want = range(self.N) if rows is None else rows
+        need = [self._server_of_row(r) for r in want if np.isnan(self._est[r])]
+        need = [s for s in need if s is not None]
+        if need:
+            est = self.sim.estimates(self._k, need)
+            for s in need:
+                self._est[self._row_of_server(s)] = est[s]
+        out = np.where(np.isnan(self._est), np.inf, self._est)
+        if rows is not None:
+            sel = np.full(self.N, np.inf)
+            sel[list(rows)] = out[list(rows)]
+            return sel
+        return out
+
+    def jrt_increase(self) -> np.ndarray:
+        """OnDisc's Inc per row (Σ planned JRT with the job − without; needs a priority discipline such as
+        ``srpt``); inf for invalid rows."""
+        self._require_pending()
+        if self._inc is None:
+            inc = self.sim.jrt_increase(self._k)
+            out = np.full(self.N, np.inf)
+            out[: self.num_edge_servers] = inc[: self.num_edge_servers]
+            if self.has_cloud:
+                out[-1] = inc[-1]
+            self._inc = out
+        return self._inc.copy()
+
+    def view(self) -> UtilityView:
+        """A read-only view of the current decision point (see :class:`UtilityView`)."""
+        self._require_pending()
+        i = self._k
+        S = self.num_edge_servers
+        valid = np.zeros(self.N, dtype=bool)
+        valid[:S] = True
+        valid[-1] = self.has_cloud
+        lb = np.full(self.N, np.inf)
+        pp = np.full(self.N, np.inf)
+        ql = np.zeros(self.N, dtype=np.int64)
+        plb = self.sim.planned_lb(i)
+        pl = self.sim._scale_p[i]
+        lb[:S], pp[:S] = plb[:S], pl[:S]
+        ql[:S] = [s.queue_length for s in self.sim.servers[:S]]
+        if self.has_cloud:
+            lb[-1], pp[-1], ql[-1] = plb[S], pl[S], self.sim.servers[S].queue_length
+        return UtilityView(
+            now=float(self.sim.now), job=i, release_s=float(self.jobs.release_s[i]), utility=self.jobs.utilities[i],
+            num_edge_servers=S, max_edge_servers=self.max_edge_servers, has_cloud=self.has_cloud, valid=valid,
+            lb_s=lb, p_plan_s=pp, queue_length=ql, discipline=self.preset.scheduler.discipline,
+            allow_reject=self.allow_reject, reject_action=self.N if self.allow_reject else None,
+            dispatch_latency_s=self.preset.env.dispatch_latency_s,
+        )
+
+    # ----------------------------------------------------------------- observation, metrics
+    def _observation(self) -> np.ndarray:
+        i = self._k
+        jobs, sim = self.jobs, self.sim
+        obs = np.zeros(self.observation_space.shape, dtype=np.float64)
+        g = jobs.utilities[i]
+        g0 = g.g_max
+        f = obs[:_JOB_FEATURES]
+        f[min(FAMILY_CODES[g.family], 3)] = 1.0
+        if g0 > 0:
+            f[4 : 4 + _G_POINTS.size] = g.vector(_G_POINTS) / g0
+        f[-2] = math.log1p(g0) / 5
+        f[-1] = (jobs.num_jobs - i) / jobs.num_jobs
+        rows = obs[_JOB_FEATURES : _JOB_FEATURES + self.N * _ROW_FEATURES].reshape(self.N, _ROW_FEATURES)
+        r = float(jobs.release_s[i])
+        S = self.num_edge_servers
+        idx = list(range(S)) + ([S] if self.has_cloud else [])
+        ridx = [self._row_of_server(k) for k in idx]
+        lb = sim.planned_lb(i)[idx]
+        rows[ridx, 0] = np.log1p(sim._scale_p[i][idx])
+        rows[ridx, 1] = np.log1p(sim._scale_up[i][idx])
+        rows[ridx, 2] = np.log1p(sim._scale_down[i][idx])
+        rows[ridx, 3] = np.log1p(lb)
+        if g0 > 0:
+            rows[ridx, 5] = g.vector(lb) / g0
+        if self.preset.env.obs_estimates:
+            est = self.query_finish()[ridx] - r
+            rows[ridx, 4] = np.log1p(np.maximum(est, 0.0))
+            if g0 > 0:
+                rows[ridx, 6] = g.vector(est) / g0
+        rows[ridx, 7] = np.log1p([sim.servers[k].queue_length for k in idx])
+        rows[ridx, 8] = 1.0
+        gl = obs[-_GLOBAL_FEATURES:]
+        gl[0] = math.log1p(r) / 10
+        gl[1] = i / jobs.num_jobs
+        lo = max(0, i - 50)
+        span = r - float(jobs.release_s[lo])
+        gl[2] = math.log1p((i - lo) / span) / 5 if span > 0 else 0.0
+        return obs.astype(np.float32)
+
+    def episode_metrics(self) -> dict:
+        """Metrics of the finished episode (``objective`` = ``total_utility``)."""
+        jobs, sim = self.jobs, self.sim
+        J = jobs.num_jobs
+        util = sim.utility
+        fam = jobs.family_codes()
+        aon_mask = fam == FAMILY_CODES["aon"]
+        done = sim.completed
+        jrt = sim.jrt_s[done]
+        ub = upper_bound(jobs, self.preset.servers.speed)
+        total = float(util.sum())
+        dec = self._decisions
+        edge = int(np.sum((dec >= 0) & (dec < self.num_edge_servers)))
+        cloud = int(np.sum(dec == self.num_edge_servers)) if self.has_cloud else 0
+        fin = jobs.release_s[done] + jrt
+        m = {
+            "num_jobs": J,
+            "objective": total,
+            "total_utility": total,
+            "avg_utility": total / J if J else 0.0,
+            "deadline_miss_rate": float(np.mean(util[aon_mask] <= 0)) if aon_mask.any() else 0.0,
+            "aon_jobs": int(aon_mask.sum()),
+            "avg_response_time": float(jrt.mean()) if jrt.size else 0.0,
+            "p95_response_time": float(np.percentile(jrt, 95)) if jrt.size else 0.0,
+            "upper_bound": float(ub.sum()),
+            "ratio_to_upper_bound": total / float(ub.sum()) if ub.sum() > 0 else 0.0,
+            "completed_jobs": int(done.sum()),
+            "never_completed": int(np.sum(~done & ~self._rejected)),
+            "rejected": int(self._rejected.sum()),
+            "preemptions": sim.preemptions,
+            "edge_jobs": edge,
+            "cloud_jobs": cloud,
+            "edge_fraction": edge / J if J else 0.0,
+            "makespan": float(fin.max() - jobs.release_s.min()) if fin.size else 0.0,
+            "illegal_actions": self._illegal,
+            "reward_scale": self.reward_scale,
+            "workload_source": self._workload_source,
+            "discipline": self.preset.scheduler.discipline,
+        }
+        m["avg_jct"] = m["avg_response_time"]  # the CLI's text line prints avg_jct
+        for fname in ("linear", "aon", "sigmoid"):
+            sel = fam == FAMILY_CODES[fname]
+            m[f"utility_{fname}"] = float(util[sel].sum())
+        return m
+
+    @property
+    def episode_return(self) -> float:
+        """Undiscounted return accumulated so far."""
+        return self._return
