@@ -139,48 +139,15 @@ def utilisation_runs(seed, config, bin_slots):
 
 
 # ------------------------------------------------------------------------ competitive ratio (Figs 12-13)
-def small_instance(rng, num_jobs, num_servers=5, workers_per_server=2, num_types=2):
-    """A small instance in paper 000's model for the LP bound: D_j ≤ 4, whole-slot chunk times 1-6."""
-    from edgegym.core import Cluster, JobSet
-
-    W = num_servers * workers_per_server
-    cl = Cluster(
-        num_edge_servers=num_servers,
-        worker_server=np.repeat(np.arange(num_servers), workers_per_server),
-        worker_type=np.tile(np.arange(num_types), W // num_types + 1)[:W],
-        ps_server=np.repeat(np.arange(num_servers), workers_per_server),
-        ps_type=np.zeros(W, dtype=int),
-        worker_type_bandwidth_mbps=np.full(num_types, 100.0),
-    )
-    J = num_jobs
-    wt = rng.integers(0, num_types, size=J)
-    jobs = JobSet(
-        arrival_slots=np.sort(rng.integers(0, max(2, J), size=J)).astype(float),
-        num_chunks=rng.integers(1, 5, size=J),
-        batches_per_chunk=np.ones(J, dtype=int),
-        epochs=np.ones(J, dtype=int),
-        minibatch_time_h=rng.integers(1, 7, size=J).astype(float),  # p1 = m, whole slots
-        ps_update_ms=np.zeros(J),
-        # communication: 2q/b per iteration = 0 or 1 slot (edge slower than an all-cloud job)
-        grad_size_mb=rng.choice([0.0, 22500.0], size=J),
-        bandwidth_mbps=np.full(J, 100.0),
-        worker_type=wt,
-        ps_type=np.zeros(J, dtype=int),
-        num_gpus=np.ones(J, dtype=int),
-        upload_delay_edge_slots=rng.integers(1, 3, size=(J, num_servers)).astype(float),
-        upload_delay_cloud_slots=rng.integers(4, 7, size=J).astype(float),
-    )
-    return cl, jobs
-
-
 def cr_point(args):
     J, seed, eps_list = args
     from agents.reference.aonline import AOnline
     from agents.reference.lower_bound import lp_lower_bound
+    from edgegym.builders import small_lp_instance
     from edgegym.envs import EdgeCloudMLEnv
 
     rng = np.random.default_rng(1000 + seed)
-    cl, jobs = small_instance(rng, J)
+    cl, jobs = small_lp_instance(rng, J)
     t = time.perf_counter()
     lb1 = lp_lower_bound(cl, jobs, zeta_one=True, time_limit_s=300)
     lbm = lp_lower_bound(cl, jobs, objective="job_max", time_limit_s=300)

@@ -12,7 +12,7 @@ import numpy as np
 from .config import ClusterConfig, JobModelConfig, Preset, WorkloadConfig
 from .core.types import Cluster, JobSet
 
-__all__ = ["build_cluster", "build_jobs", "build_instance", "PHILLY_SERVER_GPUS"]
+__all__ = ["build_cluster", "build_jobs", "build_instance", "small_lp_instance", "PHILLY_SERVER_GPUS"]
 
 # Per-server worker counts for ``workers_per_server: philly``. The Pollux copy of the Philly trace has
 # no machine list; the ATC'19 paper's machines have 2 or 8 GPUs (a few 4), so W_s ~ {2: .4, 4: .2, 8: .4}
@@ -157,3 +157,43 @@ def build_instance(preset: Preset, rng: np.random.Generator) -> tuple[Cluster, J
     """Cluster then jobs, both from ``rng`` (in that order)."""
     cluster = build_cluster(preset.cluster, rng)
     return cluster, build_jobs(preset.workload, preset.job_model, cluster, rng)
+
+
+def small_lp_instance(
+    rng: np.random.Generator, num_jobs: int, num_servers: int = 5, workers_per_server: int = 2, num_types: int = 2
+) -> tuple[Cluster, JobSet]:
+    """A small instance of paper 000's model on which the LP bound is tractable (spec §4.2 T9 sizes).
+
+    ``num_servers`` × ``workers_per_server`` edge workers of ``num_types`` types (+ the cloud); jobs with
+    D_j ≤ 4 chunks, whole-slot chunk times p1 ∈ {1..6} (p0 = p1 or p1 + 1: the edge's communication term),
+    arrivals in [0, J), Δ_edge ∈ {1, 2}, Δ_cloud ∈ {4, 5, 6}. Used by the competitive-ratio experiment
+    (``benchmarks/reproduce_000.py``) and the tests.
+    """
+    W = num_servers * workers_per_server
+    cl = Cluster(
+        num_edge_servers=num_servers,
+        worker_server=np.repeat(np.arange(num_servers), workers_per_server),
+        worker_type=np.tile(np.arange(num_types), W // num_types + 1)[:W],
+        ps_server=np.repeat(np.arange(num_servers), workers_per_server),
+        ps_type=np.zeros(W, dtype=int),
+        worker_type_bandwidth_mbps=np.full(num_types, 100.0),
+    )
+    J = num_jobs
+    wt = rng.integers(0, num_types, size=J)
+    jobs = JobSet(
+        arrival_slots=np.sort(rng.integers(0, max(2, J), size=J)).astype(float),
+        num_chunks=rng.integers(1, 5, size=J),
+        batches_per_chunk=np.ones(J, dtype=int),
+        epochs=np.ones(J, dtype=int),
+        minibatch_time_h=rng.integers(1, 7, size=J).astype(float),  # p1 = m, whole slots
+        ps_update_ms=np.zeros(J),
+        # communication: 2q/b per iteration = 0 or 1 slot (edge slower than an all-cloud job)
+        grad_size_mb=rng.choice([0.0, 22500.0], size=J),
+        bandwidth_mbps=np.full(J, 100.0),
+        worker_type=wt,
+        ps_type=np.zeros(J, dtype=int),
+        num_gpus=np.ones(J, dtype=int),
+        upload_delay_edge_slots=rng.integers(1, 3, size=(J, num_servers)).astype(float),
+        upload_delay_cloud_slots=rng.integers(4, 7, size=J).astype(float),
+    )
+    return cl, jobs
