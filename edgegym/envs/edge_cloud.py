@@ -36,6 +36,7 @@ __all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder"]
 _ROW_FEATURES = 8
 _GLOBAL_FEATURES = 5
 _JOB_BASE_FEATURES = 9
+_OBS_HIGH = 10.0
 
 
 def largest_remainder(weights: np.ndarray, total: int) -> np.ndarray:
@@ -135,7 +136,8 @@ class EdgeCloudMLEnv(gym.Env):
         rows = self.max_edge_servers + 1
         self._job_dim = _JOB_BASE_FEATURES + 2 * self.max_types
         obs_dim = self._job_dim + rows * _ROW_FEATURES + _GLOBAL_FEATURES
-        self.observation_space = spaces.Box(0.0, np.inf, shape=(obs_dim,), dtype=np.float32)
+        # every feature is a share, a flag or a scaled log1p of a time: bounded by 10 for any realistic instance
+        self.observation_space = spaces.Box(0.0, _OBS_HIGH, shape=(obs_dim,), dtype=np.float32)
         if self.discipline != "paper":
             self.action_space = spaces.Discrete(1)
         elif self.action_mode == "server_proportions":
@@ -447,7 +449,7 @@ class EdgeCloudMLEnv(gym.Env):
         g[2] = math.log1p(backlog_total) / 10
         g[3] = (jobs.num_jobs - j) / jobs.num_jobs
         g[4] = self._busy_fraction()
-        return obs.astype(np.float32)
+        return np.clip(obs, 0.0, _OBS_HIGH).astype(np.float32)
 
     def _busy_fraction(self) -> float:
         W = self.cluster.num_workers
