@@ -169,6 +169,14 @@ class EdgeCloudMLEnv(gym.Env):
             raise ValueError(f"the cluster has more worker/PS types than env.max_types={self.max_types}")
         if jobs.num_chunks.max() > self.max_chunks:
             raise ValueError(f"a job has {jobs.num_chunks.max()} chunks > env.max_chunks={self.max_chunks}")
+        if not cl.has_cloud:
+            missing = np.flatnonzero(~np.isin(jobs.worker_type, cl.worker_type))
+            if missing.size:
+                j = int(missing[0])
+                raise ValueError(
+                    f"job {j} needs worker type {int(jobs.worker_type[j])}, which no edge worker has, and the "
+                    "cluster has no cloud: the job could never run"
+                )
         ps_rng = np.random.default_rng(rng.integers(2**63))
         self.sim = PaperSimulator(cl, jobs, speed=self.preset.env.speed, slotted=self.preset.env.slotted, rng=ps_rng)
         order = np.empty(cl.num_workers, dtype=np.int64)

@@ -181,3 +181,30 @@ def test_view_is_a_read_only_copy():
     v.q[:] = -1
     assert np.all(env.view().q >= 0)
     assert v.num_chunks == 2 and v.action_mode == "server_proportions"
+
+
+def test_unplaceable_job_is_rejected_at_reset():
+    import dataclasses
+
+    from conftest import random_instance
+
+    cl, jobs = random_instance(np.random.default_rng(0), num_jobs=3, num_types=2)
+    cl = dataclasses.replace(cl, has_cloud=False)
+    jobs = dataclasses.replace(jobs, worker_type=np.array([0, 3, 1]), bandwidth_mbps=np.full(3, 10.0))
+    env = EdgeCloudMLEnv("tiny", config={"env": {"max_types": 4}}, instance=(cl, jobs))
+    with pytest.raises(ValueError, match="job 1 needs worker type 3"):
+        env.reset(seed=0)
+
+
+def test_cloud_only_and_edge_only_clusters():
+    import dataclasses
+
+    from conftest import random_instance
+
+    cl, jobs = random_instance(np.random.default_rng(1), num_jobs=4)
+    edge_only = dataclasses.replace(cl, has_cloud=False)
+    env = EdgeCloudMLEnv("tiny", config={"env": {"max_types": 4}}, instance=(edge_only, jobs))
+    _, rewards, infos = _rollout(env, seed=0)
+    m = infos[-1]["episode_metrics"]
+    assert m["cloud_jobs"] == 0 and m["edge_fraction"] == 1.0
+    assert sum(rewards) == pytest.approx(-m["total_jct"] / m["reward_scale"])
