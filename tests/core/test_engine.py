@@ -127,33 +127,66 @@ def test_alpha_accounting_identity_with_zero_delays(seed):
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10_000))
-def test_alpha_over_counts_with_release_gaps(seed):
-    """T5/T6 in general: Σ α ≥ Σ (c_jd − r_j)/D_j, and Σ(c_jd − r_j)/D_j ≤ Σ JCT (Lemma 1's chain)."""
+def test_lemma1_chain_with_release_gaps(seed):
+    """Lemma 1's chain on executed schedules: Σ_jd (c_jd − r_j)/D_j ≤ Σ_j (c_j − r_j)."""
     rng = np.random.default_rng(seed)
     cluster, jobs = random_instance(rng, num_jobs=int(rng.integers(1, 7)))
     sim, out, *_ = run_episode(cluster, jobs, rng, "greedy")
     per_chunk = np.sum((sim.chunk_end - jobs.arrival_slots[sim.chunk_job]) / jobs.num_chunks[sim.chunk_job])
-    assert sim.chunk_alpha.sum() >= per_chunk - 1e-9
     assert per_chunk <= np.sum(out.completion_slots - jobs.arrival_slots) + 1e-9
+
+
+def test_alpha_can_under_count_with_release_gaps():
+    """Spec T5 says Σ α ≥ Σ (c_jd − r_j)/D_j in general (α over-counts release gaps). It does not hold.
+
+    Counterexample (found by hypothesis, seed 3356 of the instance generator): on worker 1, job 2's chunk
+    (released at 5) does not delay job 1's first chunk, which is projected to finish at 4.62, so job 2's α
+    does not count it. Job 3 then arrives at 4 with Δ = 0 and postpones that chunk past 5, where job 2's
+    chunk now preempts it too. That second delay is charged to no α, so Σ α < Σ (c_jd − r_j)/D_j. With all
+    Δ = 0 (no release gaps) the identity is exact (test above); with gaps neither direction holds in general.
+    """
+    rng = np.random.default_rng(3356)
+    cluster, jobs = random_instance(rng, num_jobs=int(rng.integers(1, 7)))
+    sim, out, *_ = run_episode(cluster, jobs, rng, "greedy")
+    per_chunk = np.sum((sim.chunk_end - jobs.arrival_slots[sim.chunk_job]) / jobs.num_chunks[sim.chunk_job])
+    assert sim.chunk_alpha.sum() < per_chunk - 0.1
 
 
 def _one_worker(jobs_kw, W=1):
     cluster = Cluster(
-        num_edge_servers=1, worker_server=np.zeros(W, int), worker_type=np.zeros(W, int),
-        ps_server=np.zeros(1, int), ps_type=np.zeros(1, int), worker_type_bandwidth_mbps=[10.0],
+        num_edge_servers=1,
+        worker_server=np.zeros(W, int),
+        worker_type=np.zeros(W, int),
+        ps_server=np.zeros(1, int),
+        ps_type=np.zeros(1, int),
+        worker_type_bandwidth_mbps=[10.0],
     )
     J = len(jobs_kw["arrival_slots"])
-    base = dict(batches_per_chunk=np.ones(J, int), epochs=np.ones(J, int), ps_update_ms=np.zeros(J),
-                grad_size_mb=np.zeros(J), bandwidth_mbps=np.full(J, 10.0), worker_type=np.zeros(J, int),
-                ps_type=np.zeros(J, int), num_gpus=np.ones(J, int), upload_delay_cloud_slots=np.full(J, 5.0))
+    base = dict(
+        batches_per_chunk=np.ones(J, int),
+        epochs=np.ones(J, int),
+        ps_update_ms=np.zeros(J),
+        grad_size_mb=np.zeros(J),
+        bandwidth_mbps=np.full(J, 10.0),
+        worker_type=np.zeros(J, int),
+        ps_type=np.zeros(J, int),
+        num_gpus=np.ones(J, int),
+        upload_delay_cloud_slots=np.full(J, 5.0),
+    )
     base.update(jobs_kw)
     return cluster, JobSet(**base)
 
 
 def test_preemption_and_postponement_hand_computed():
     # job 0: one chunk of p=5 at t=0; job 1: one chunk of p=2 at t=1 (higher HAPRF priority: D·p = 2 < 5)
-    cluster, jobs = _one_worker(dict(arrival_slots=[0.0, 1.0], num_chunks=[1, 1], minibatch_time_h=[5.0, 2.0],
-                                     upload_delay_edge_slots=[[0.0], [0.0]]))
+    cluster, jobs = _one_worker(
+        dict(
+            arrival_slots=[0.0, 1.0],
+            num_chunks=[1, 1],
+            minibatch_time_h=[5.0, 2.0],
+            upload_delay_edge_slots=[[0.0], [0.0]],
+        )
+    )
     sim = PaperSimulator(cluster, jobs)
     sim.place(0, np.array([1]), 0)
     assert sim.projected_total_jct == pytest.approx(5.0)
@@ -172,8 +205,14 @@ def test_preemption_and_postponement_hand_computed():
 
 
 def test_equal_priority_waits_behind_earlier_dispatch():
-    cluster, jobs = _one_worker(dict(arrival_slots=[0.0, 0.0], num_chunks=[1, 1], minibatch_time_h=[3.0, 3.0],
-                                     upload_delay_edge_slots=[[1.0], [0.0]]))
+    cluster, jobs = _one_worker(
+        dict(
+            arrival_slots=[0.0, 0.0],
+            num_chunks=[1, 1],
+            minibatch_time_h=[3.0, 3.0],
+            upload_delay_edge_slots=[[1.0], [0.0]],
+        )
+    )
     sim = PaperSimulator(cluster, jobs)
     sim.place(0, np.array([1]), 0)
     cand = sim.candidates(1)

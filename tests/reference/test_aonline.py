@@ -56,7 +56,7 @@ def test_placement_through_action_space_on_testbed(mode):
 
 
 def test_alpha_accounting_identity_through_the_env():
-    """Spec §4 Lemma 4 / T5: with all upload delays 0, Σ α_jd = Σ_jd (c_jd − r_j)/D_j (and ≥ in general)."""
+    """Spec §4 Lemma 4 / T5: with all upload delays 0, Σ α_jd = Σ_jd (c_jd − r_j)/D_j."""
     rng = np.random.default_rng(5)
     cl, jobs = random_instance(rng, num_servers=2, max_workers=2, num_jobs=6, max_chunks=4, zero_delay=True)
     env = EdgeCloudMLEnv("tiny", config={"env": {"max_types": 4}}, instance=(cl, jobs))
@@ -64,13 +64,8 @@ def test_alpha_accounting_identity_through_the_env():
     sim = env.sim
     per_chunk = np.sum((sim.chunk_end - jobs.arrival_slots[sim.chunk_job]) / jobs.num_chunks[sim.chunk_job])
     assert total_alpha == pytest.approx(per_chunk, rel=1e-9)
-    # with upload delays the identity becomes ≥ (α over-counts release gaps)
-    cl2, jobs2 = random_instance(np.random.default_rng(6), num_jobs=6, max_chunks=4)
-    env2 = EdgeCloudMLEnv("tiny", config={"env": {"max_types": 4}}, instance=(cl2, jobs2))
-    _, alpha2 = _episode_with_checks(env2, AOnline(env2))
-    s2 = env2.sim
-    pc2 = np.sum((s2.chunk_end - jobs2.arrival_slots[s2.chunk_job]) / jobs2.num_chunks[s2.chunk_job])
-    assert alpha2 >= pc2 - 1e-9
+    # with upload delays there is no identity (nor an inequality either way): see
+    # tests/core/test_engine.py::test_alpha_can_under_count_with_release_gaps
 
 
 def test_a_greedy_on_tiny_by_hand():
