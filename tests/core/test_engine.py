@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
-from conftest import random_instance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edgegym.core import Cluster, JobSet, PaperSimulator, greedy_placement, haprf_key, water_fill
+from edgegym.testing import random_instance
 
 
 def _random_placement(sim: PaperSimulator, j: int, rng: np.random.Generator):

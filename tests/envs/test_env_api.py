@@ -33,8 +33,13 @@ def _rollout(env, seed, actions=None, action_seed=0):
 
 
 def test_registry_has_the_presets():
-    for i in ("EdgeCloudML-v0", "EdgeCloudML-tiny-v0", "EdgeCloudML-testbed-v0", "EdgeCloudML-sim100-v0",
-              "EdgeUtility-v0"):
+    for i in (
+        "EdgeCloudML-v0",
+        "EdgeCloudML-tiny-v0",
+        "EdgeCloudML-testbed-v0",
+        "EdgeCloudML-sim100-v0",
+        "EdgeUtility-v0",
+    ):
         assert i in IDS and i in gym.registry
     assert env_info("EdgeCloudML-v0").preset == "sim100"
     assert env_info("EdgeUtility-v0").family == "EdgeUtility"
@@ -186,7 +191,7 @@ def test_view_is_a_read_only_copy():
 def test_unplaceable_job_is_rejected_at_reset():
     import dataclasses
 
-    from conftest import random_instance
+    from edgegym.testing import random_instance
 
     cl, jobs = random_instance(np.random.default_rng(0), num_jobs=3, num_types=2)
     cl = dataclasses.replace(cl, has_cloud=False)
@@ -199,7 +204,7 @@ def test_unplaceable_job_is_rejected_at_reset():
 def test_cloud_only_and_edge_only_clusters():
     import dataclasses
 
-    from conftest import random_instance
+    from edgegym.testing import random_instance
 
     cl, jobs = random_instance(np.random.default_rng(1), num_jobs=4)
     edge_only = dataclasses.replace(cl, has_cloud=False)

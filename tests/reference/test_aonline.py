@@ -6,7 +6,6 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import random_instance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +13,7 @@ from agents.cli import run_episode
 from agents.reference.aonline import AOnline, a_greedy
 from agents.reference.lower_bound import lp_lower_bound
 from edgegym.envs import EdgeCloudMLEnv
+from edgegym.testing import random_instance
 
 
 def _episode_with_checks(env, policy, edge_only=False):
