@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgegym.core.utility_fn import tentative_time
+
 from ..policy import Policy
 
 __all__ = ["O4A", "DO4A", "argmin_finish"]
@@ -55,12 +57,45 @@ class O4A(Policy):
     """O4A's dispatcher (Algorithm 2): query PLAN on every server, send the job to the earliest tentative
     finish time f† (ties: smaller planned p, then index). See the module docstring for deviations."""
 
+    #: servers queried per batch by the exact pruned search (see :meth:`act`)
+    batch = 16
+
+    def __init__(self, env, prune: bool = True) -> None:
+        super().__init__(env)
+        self.prune = bool(prune)
+
+    def _bound_factor(self) -> float:
+        """c ≤ 1 with ``f† ≥ r + c·(Δ̂↑ + p̂/s + Δ̂↓)`` on every server: PLAN's set has length p† ≥ c·p̂/s."""
+        sc = self.unwrapped.preset.scheduler
+        s = self.unwrapped.preset.servers.speed
+        return min(1.0, tentative_time(1.0, s, sc.eps, sc.beta, sc.tentative_mode) * s)
+
     def act(self, obs):
         env = self.unwrapped
         view = env.view()
         rows = np.flatnonzero(view.valid)
-        finish = env.query_finish(rows)
-        return argmin_finish(finish, view.p_plan_s, rows)
+        if not self.prune:
+            finish = env.query_finish(rows)
+            return argmin_finish(finish, view.p_plan_s, rows)
+        # Exact branch and bound (same decision as querying every server): a server's tentative finish is at
+        # least r + c·LB_j (no queueing), so servers are queried in ascending LB order and the search stops
+        # once the next LB-bound exceeds the best f† found (plus 1e-9 s against rounding; a tie needs f† equal
+        # to the best, so such a server cannot win). The cloud's estimate equals its bound.
+        bound = view.release_s + self._bound_factor() * view.lb_s[rows]
+        order = rows[np.lexsort((rows, bound))]
+        bsort = np.sort(bound)
+        best = np.inf
+        done: list[int] = []
+        finish = np.full(view.valid.size, np.inf)
+        k = 0
+        while k < order.size and bsort[k] <= best + 1e-9:
+            chunk = [int(r) for r in order[k:k + self.batch]]
+            f = env.query_finish(chunk)
+            finish[chunk] = f[chunk]
+            done.extend(chunk)
+            best = min(best, float(f[chunk].min()))
+            k += len(chunk)
+        return argmin_finish(finish, view.p_plan_s, done)
 
 
 class DO4A(Policy):

@@ -712,10 +712,12 @@ class UtilitySimulator:
             out[k] = srv.estimate(self.request(job, k))
         return out
 
-    def jrt_increase(self, job: int) -> np.ndarray:
-        """OnDisc's Inc_j for every server (SRPT what-if; needs a priority discipline).        # (M,)"""
-        out = np.empty(len(self.servers))
-        for k, srv in enumerate(self.servers):
+    def jrt_increase(self, job: int, servers=None) -> np.ndarray:
+        """OnDisc's Inc_j for every server, or only ``servers`` (others inf) (SRPT what-if; needs a priority
+        discipline).                                                                            # (M,)"""
+        out = np.full(len(self.servers), np.inf)
+        for k in range(len(self.servers)) if servers is None else servers:
+            srv = self.servers[k]
             if not hasattr(srv, "jrt_increase"):
                 raise ValueError("jrt_increase needs a priority discipline (e.g. srpt) on the edge servers")
             if srv.jobs:

@@ -669,18 +669,25 @@ class EdgeUtilityEnv(gym.Env):
             return sel
         return out
 
-    def jrt_increase(self) -> np.ndarray:
+    def jrt_increase(self, rows=None) -> np.ndarray:
         """OnDisc's Inc per row (Σ planned JRT with the job − without; needs a priority discipline such as
-        ``srpt``); inf for invalid rows."""
+        ``srpt``); inf for invalid rows. ``rows``: only these rows (others inf). Cached per step."""
         self._require_pending()
         if self._inc is None:
-            inc = self.sim.jrt_increase(self._k)
-            out = np.full(self.N, np.inf)
-            out[: self.num_edge_servers] = inc[: self.num_edge_servers]
-            if self.has_cloud:
-                out[-1] = inc[-1]
-            self._inc = out
-        return self._inc.copy()
+            self._inc = np.full(self.N, np.nan)
+        want = range(self.N) if rows is None else rows
+        need = [self._server_of_row(r) for r in want if np.isnan(self._inc[r])]
+        need = [s for s in need if s is not None]
+        if need:
+            inc = self.sim.jrt_increase(self._k, need)
+            for s in need:
+                self._inc[self._row_of_server(s)] = inc[s]
+        out = np.where(np.isnan(self._inc), np.inf, self._inc)
+        if rows is not None:
+            sel = np.full(self.N, np.inf)
+            sel[list(rows)] = out[list(rows)]
+            return sel
+        return out
 
     def view(self) -> UtilityView:
         """A read-only view of the current decision point (see :class:`UtilityView`)."""
