@@ -51,18 +51,40 @@ def check_env_policy(env_id: str, policy: str) -> None:
         )
 
 
-def run_episode(env_id: str, policy: str, seed: int, env_config: dict | None = None) -> dict:
-    """Run one episode of ``policy`` on ``env_id`` with ``reset(seed=seed)``; return the JSON record."""
+def run_episode(env_id: str, policy: str, seed: int, env_config: dict | None = None, *, on_end=None) -> dict:
+    """Run one episode of ``policy`` on ``env_id`` with ``reset(seed=seed)``; return the JSON record.
+
+    ``policy`` is a registered name or a saved agent ``ppo:PATH`` / ``maskable-ppo:PATH`` (loaded with the
+    env config it was trained with; a missing or corrupt file raises :class:`CLIError`). ``on_end(env, rec)``,
+    when given, is called after the last step, before the env is closed (the benchmark reads per-job
+    times and draws Gantt charts there).
+    """
     import gymnasium as gym
 
     from .registry import POLICIES, make_policy
 
-    spec = POLICIES[policy]
-    config = {k: dict(v) for k, v in spec.config_for(_env_family(env_id)).items()}
+    learned = policy.startswith(("ppo:", "maskable-ppo:"))
+    if learned:
+        from .rl.learned import LearnedPolicyError, learned_env_config, load_learned_policy
+
+        try:
+            base = learned_env_config(policy)
+        except LearnedPolicyError as e:
+            raise CLIError(str(e)) from None
+    else:
+        base = POLICIES[policy].config_for(_env_family(env_id))
+    config = {k: dict(v) for k, v in base.items()}
     for sec, over in (env_config or {}).items():
         config.setdefault(sec, {}).update(over)
     env = gym.make(env_id, config=config or None)
-    pol = make_policy(policy, env, seed)
+    if learned:
+        try:
+            pol = load_learned_policy(policy, env)
+        except LearnedPolicyError as e:
+            env.close()
+            raise CLIError(str(e)) from None
+    else:
+        pol = make_policy(policy, env, seed)
     obs, _ = env.reset(seed=seed)
     pol.reset(seed)
     done, ret, steps, decide_s = False, 0.0, 0, 0.0
@@ -81,6 +103,8 @@ def run_episode(env_id: str, policy: str, seed: int, env_config: dict | None = N
     rec.update(metrics)
     rec["wall_s"] = wall
     rec["decisions_per_s"] = steps / decide_s if decide_s > 0 else float("inf")
+    if on_end is not None:
+        on_end(env, rec)
     env.close()
     return rec
 
@@ -173,7 +197,26 @@ def _add_list(sub):
 
 
 # name -> function adding the subparser; other modules may add entries before main() runs
-SUBCOMMANDS = {"run": _add_run, "list": _add_list}
+def _add_bench(sub):
+    from .bench import add_bench_parser, add_render_parser
+
+    add_bench_parser(sub)
+    add_render_parser(sub)
+
+
+def _add_train(sub):
+    from .rl.train import add_train_parser
+
+    add_train_parser(sub)
+
+
+def _add_eval(sub):
+    from .rl.train import add_eval_parser
+
+    add_eval_parser(sub)
+
+
+SUBCOMMANDS = {"run": _add_run, "list": _add_list, "bench": _add_bench, "train": _add_train, "eval": _add_eval}
 
 
 class _Parser(argparse.ArgumentParser):

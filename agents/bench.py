@@ -1,0 +1,652 @@
+"""``edgegym bench``: policies × envs (presets) × seeds (× trace windows), in parallel, into one tidy CSV,
+a markdown table and plots; ``edgegym render``: a Gantt chart PNG of one episode.
+
+Every episode runs through :func:`agents.cli.run_episode`, the same path as ``edgegym run``, so reference
+policies, baselines and learned agents (``ppo:PATH`` / ``maskable-ppo:PATH``) land in the same table.
+Envs and policies plug in by registration (``edgegym.registered_ids()`` and ``agents.registry.POLICIES``);
+``--policies all`` (the default) runs, on each env, every registered policy that supports its family.
+
+Outputs under ``--out DIR``:
+
+* ``results.csv``: one row per episode: env, preset, window, policy, seed, objective, every episode
+  metric, ``episode_return``, ``wall_s``, ``decisions_per_s``;
+* ``summary.csv`` / ``summary.md``: mean ± sample std over seeds per (env, window, policy), and the mean ±
+  std over seeds of ``objective / objective(baseline)`` on the same seed (e.g. the paper's JCT rate over
+  SRTF with ``--baseline srtf``);
+* ``plots/<env>[_w<window>]_metrics.png`` (bars with error bars), ``..._cdf.png`` (CDF of per-job
+  completion / response times, pooled over seeds), ``..._utilisation.png`` (edge utilisation over time,
+  mean over seeds), and with ``--gantt`` ``gantt/<env>_<policy>.png`` (first seed) for small presets;
+* ``series.json``: the per-job times and utilisation series the plots were drawn from.
+
+Backends: ``local`` (``concurrent.futures.ProcessPoolExecutor`` on ``--workers`` cores, tqdm progress bar)
+and ``ray`` (the same cells as Ray tasks on a local or existing cluster; ``pip install 'edgegym[ray]'``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "Cell",
+    "add_bench_parser",
+    "add_render_parser",
+    "build_grid",
+    "episode_series",
+    "format_markdown",
+    "run_bench",
+    "run_cell",
+    "summarise",
+]
+
+#: columns of results.csv that describe the cell, not the outcome
+KEY_COLUMNS = ("env", "preset", "window", "policy", "seed")
+#: outcome columns shown last in the table (not episode metrics)
+RUN_COLUMNS = ("wall_s", "decisions_per_s")
+_NOT_METRICS = {"episode_return", "steps", "episode", "reward_scale", "num_jobs"}
+_GANTT_MAX_WORKERS = 64
+
+
+def _err(msg: str) -> Exception:
+    from .cli import CLIError
+
+    return CLIError(msg)
+
+
+@dataclass(slots=True)
+class Cell:
+    """One episode of the grid: ``policy`` on ``env`` with ``reset(seed)``; ``window`` a trace window start
+    (with ``env_config`` carrying the workload source) or ``None`` for the env's own workload."""
+
+    env: str
+    policy: str
+    seed: int
+    window: int | None = None
+    env_config: dict = field(default_factory=dict)
+    gantt: str | None = None  # PNG path for the Gantt chart of this episode, if wanted
+
+
+def episode_series(env) -> dict:
+    """Per-episode series for the plots, read duck-typed from a finished env.
+
+    ``job_times``: per-job completion (JCT) or response time; ``util_t`` / ``util``: edge utilisation per
+    time bin (empty when the env has no per-worker segments). An env may provide its own
+    ``episode_series()`` returning the same keys.
+    """
+    u = env.unwrapped
+    own = getattr(u, "episode_series", None)
+    if callable(own):
+        return dict(own())
+    out = {"job_times": [], "util_t": [], "util": []}
+    outcome = getattr(u, "_outcome", None)
+    jobs = getattr(u, "jobs", None)
+    if outcome is not None and jobs is not None and hasattr(jobs, "arrival_slots"):
+        r = np.asarray(jobs.arrival_slots, dtype=float)
+        c = np.asarray(outcome.completion_slots, dtype=float)
+        out["job_times"] = (c - r).tolist()
+        cl = getattr(u, "cluster", None)
+        seg = np.asarray(outcome.segments, dtype=float).reshape(-1, 4)
+        if cl is not None and len(seg):
+            from edgegym.core.metrics import utilisation_series
+
+            t_end = float(max(c.max(), seg[:, 2].max()))
+            bin_slots = max(t_end / 200.0, 1e-9)
+            t, util = utilisation_series(seg, int(cl.num_workers), t_end, bin_slots)
+            out["util_t"], out["util"] = t.tolist(), util.tolist()
+        return out
+    sim = getattr(u, "sim", None)
+    if sim is not None and hasattr(sim, "jrt_s") and hasattr(sim, "completed"):
+        out["job_times"] = np.asarray(sim.jrt_s)[np.asarray(sim.completed)].astype(float).tolist()
+    return out
+
+
+def _gantt_ok(env) -> bool:
+    cl = getattr(env.unwrapped, "cluster", None)
+    ws = getattr(cl, "worker_server", None)
+    return ws is not None and 0 < len(ws) <= _GANTT_MAX_WORKERS
+
+
+def run_cell(cell: Cell) -> dict:
+    """Run one cell (in a worker process or a Ray task); never raises: ``{"error": ...}`` on failure."""
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover - torch is only needed for learned policies
+        pass
+    from .cli import run_episode
+
+    series: dict = {}
+
+    def on_end(env, rec):
+        series.update(episode_series(env))
+        if cell.gantt and _gantt_ok(env):
+            from edgegym.envs.rendering import save_gantt_png
+
+            save_gantt_png(env, cell.gantt, title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | "
+                                                  f"objective {rec['objective']:.1f}")
+
+    try:
+        rec = run_episode(cell.env, cell.policy, cell.seed, cell.env_config or None, on_end=on_end)
+    except Exception as e:  # reported by the driver, one line per failed cell
+        return {"cell": asdict(cell), "error": f"{type(e).__name__}: {e}"}
+    rec["window"] = cell.window
+    return {"cell": asdict(cell), "record": rec, "series": series}
+
+
+def _family(env_id: str) -> str:
+    from .cli import _env_family
+
+    return _env_family(env_id)
+
+
+def _learned_family(name: str) -> str | None:
+    from .rl.learned import LearnedPolicyError, learned_env_config, sidecar_path, split_name
+
+    try:
+        learned_env_config(name)
+    except LearnedPolicyError as e:
+        raise _err(str(e)) from None
+    _, path = split_name(name)
+    p = path / "model.zip" if path.is_dir() else path
+    side = sidecar_path(p)
+    try:
+        env_id = json.loads(side.read_text())["env_id"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return _family(env_id) if env_id in _env_ids() else None
+
+
+def _env_ids() -> list[str]:
+    from .cli import _env_ids as ids
+
+    return ids()
+
+
+def build_grid(envs, policies, seeds, windows=None, trace=None, env_config=None) -> list[Cell]:
+    """The cells of the grid, validated (unknown env / policy, unsupported pair: ``CLIError``).
+
+    ``policies``: names, ``["all"]`` (every registered policy supporting each env), or a mix (``all`` plus
+    learned ``ppo:PATH``). A policy named explicitly must support every env; ``all`` expands per env; a
+    learned policy runs on the envs of the family it was trained on.
+    """
+    from .cli import check_env_policy
+    from .registry import POLICIES
+    from .rl.learned import is_learned
+
+    if not envs:
+        raise _err("--envs needs at least one env id")
+    if not seeds:
+        raise _err("--seeds needs at least one seed")
+    ids = _env_ids()
+    for e in envs:
+        if e not in ids:
+            raise _err(f"unknown env {e!r}; valid envs: {', '.join(ids)}")
+    learned_fam = {p: _learned_family(p) for p in policies if is_learned(p)}
+    base_cfg = dict(env_config or {})
+    if trace:
+        base_cfg = {**base_cfg, "workload": {**base_cfg.get("workload", {}), "source": trace}}
+    wins = list(windows) if windows else [None]
+    cells = []
+    for e in envs:
+        fam = _family(e)
+        names: list[str] = []
+        for p in policies:
+            if p == "all":
+                names += [n for n, s in POLICIES.items() if fam in s.families]
+            elif is_learned(p):
+                if learned_fam[p] in (None, fam):
+                    names.append(p)
+            else:
+                check_env_policy(e, p)
+                names.append(p)
+        names = list(dict.fromkeys(names))
+        if not names:
+            raise _err(f"no policy of {policies} runs on {e!r}")
+        for w in wins:
+            cfg = {k: dict(v) for k, v in base_cfg.items()}
+            if w is not None:
+                cfg.setdefault("workload", {})["window"] = int(w)
+            for p in names:
+                for s in seeds:
+                    cells.append(Cell(e, p, int(s), w, cfg))
+    return cells
+
+
+def _execute_local(cells, workers: int, progress: bool) -> list[dict]:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm import tqdm
+
+    out = []
+    bar = tqdm(total=len(cells), desc="bench", unit="episode", disable=not progress, file=sys.stderr)
+    if workers <= 1:
+        for c in cells:
+            out.append(run_cell(c))
+            bar.update(1)
+    else:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+            futs = [ex.submit(run_cell, c) for c in cells]
+            for f in as_completed(futs):
+                out.append(f.result())
+                bar.update(1)
+    bar.close()
+    return out
+
+
+def _execute_ray(cells, workers: int, progress: bool, address: str | None) -> list[dict]:
+    try:
+        import ray
+    except ImportError:
+        raise _err("--backend ray needs Ray: pip install 'edgegym[ray]'") from None
+    from tqdm import tqdm
+
+    started = False
+    if not ray.is_initialized():
+        kw = {"address": address} if address else {"num_cpus": workers}
+        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, **kw)
+        started = True
+    try:
+        task = ray.remote(num_cpus=1)(run_cell)
+        pending = [task.remote(c) for c in cells]
+        out = []
+        bar = tqdm(total=len(cells), desc="bench (ray)", unit="episode", disable=not progress, file=sys.stderr)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            out.extend(ray.get(done))
+            bar.update(len(done))
+        bar.close()
+    finally:
+        if started:
+            ray.shutdown()
+    return out
+
+
+# ------------------------------------------------------------------------------------------- tables
+def _metric_columns(df, metrics=None) -> list[str]:
+    """The metric columns of the table: ``metrics`` if given, else every numeric episode metric that is
+    not constant over the rows of ``df`` (objective first, run columns last)."""
+    import pandas as pd
+
+    if metrics:
+        cols = [m for m in metrics if m != "objective"]
+    else:
+        skip = set(KEY_COLUMNS) | set(RUN_COLUMNS) | _NOT_METRICS | {"objective"}
+        cols = []
+        for c in df.columns:
+            if c in skip or not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]):
+                continue
+            v = df[c].dropna()
+            if len(v) and v.nunique() > 1:
+                cols.append(c)
+    return ["objective", *cols, *RUN_COLUMNS]
+
+
+def _groups(df):
+    """(env, window) groups in a stable order; window NaN for the env's own workload."""
+    keys = df[["env", "window"]].drop_duplicates()
+    return [(r.env, r.window) for r in keys.itertuples(index=False)]
+
+
+def _sel(df, env, window):
+    m = df["env"] == env
+    m &= df["window"].isna() if _isnan(window) else df["window"] == window
+    return df[m]
+
+
+def _isnan(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def summarise(df, baselines=(), metrics=None):
+    """Mean ± sample std (ddof=1; 0 for one seed) per (env, window, policy) of each metric column, plus the
+    ratio ``objective / objective(baseline)`` on the same seed (mean ± std over seeds) against the first of
+    ``baselines`` run on that (env, window). Returns a DataFrame (also written as ``summary.csv``)."""
+    import pandas as pd
+
+    rows = []
+    for env, window in _groups(df):
+        g = _sel(df, env, window)
+        cols = _metric_columns(g, metrics)
+        base = next((b for b in baselines if b in set(g["policy"])), None)
+        base_obj = g[g["policy"] == base].set_index("seed")["objective"] if base else None
+        for pol in dict.fromkeys(g["policy"]):
+            gp = g[g["policy"] == pol]
+            row = {"env": env, "preset": gp["preset"].iloc[0], "window": window, "policy": pol, "n": len(gp),
+                   "baseline": base or ""}
+            for c in cols:
+                v = pd.to_numeric(gp[c], errors="coerce") if c in gp else pd.Series(dtype=float)
+                row[f"{c}_mean"] = float(v.mean()) if len(v) else math.nan
+                row[f"{c}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
+            if base is not None:
+                r = gp.set_index("seed")["objective"] / base_obj
+                r = r.dropna()
+                row["ratio_mean"] = float(r.mean()) if len(r) else math.nan
+                row["ratio_std"] = float(r.std(ddof=1)) if len(r) > 1 else 0.0
+            else:
+                row["ratio_mean"] = row["ratio_std"] = math.nan
+            row["metric_columns"] = ",".join(cols)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _fmt(m: float, s: float) -> str:
+    if m is None or (isinstance(m, float) and math.isnan(m)):
+        return "–"
+    return f"{m:.6g} ± {s:.3g}"
+
+
+def format_markdown(summary) -> str:
+    """The markdown table(s) of :func:`summarise`'s output, one section per (env, window).
+
+    Cells read ``mean ± std`` with 6 significant digits for the mean (``results.csv`` holds full precision).
+    """
+    parts = []
+    for (env, window), g in summary.groupby(["env", "window"], sort=False, dropna=False):
+        cols = g["metric_columns"].iloc[0].split(",")
+        base = g["baseline"].iloc[0]
+        win = "" if _isnan(window) else f", trace window {int(window)}"
+        parts.append(f"### {env} (preset {g['preset'].iloc[0]}{win})\n")
+        head = ["policy", "n", "objective"]
+        if base:
+            head.append(f"objective / {base}")
+        head += [c for c in cols[1:]]
+        parts.append("| " + " | ".join(head) + " |")
+        parts.append("|" + "---|" * len(head))
+        for r in g.itertuples(index=False):
+            r = r._asdict()
+            cells = [f"`{r['policy']}`", str(r["n"]), _fmt(r["objective_mean"], r["objective_std"])]
+            if base:
+                cells.append(_fmt(r["ratio_mean"], r["ratio_std"]))
+            cells += [_fmt(r[f"{c}_mean"], r[f"{c}_std"]) for c in cols[1:]]
+            parts.append("| " + " | ".join(cells) + " |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+# -------------------------------------------------------------------------------------------- plots
+def _tag(env: str, window) -> str:
+    return env if _isnan(window) else f"{env}_w{int(window)}"
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")
+
+
+def plot_results(df, summary, series: dict, out: Path) -> list[Path]:
+    """Bars with error bars per metric, job-time CDFs and utilisation over time, per (env, window)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    paths = []
+    pdir = out / "plots"
+    pdir.mkdir(exist_ok=True)
+    for (env, window), g in summary.groupby(["env", "window"], sort=False, dropna=False):
+        tag = _tag(env, window)
+        cols = g["metric_columns"].iloc[0].split(",")
+        has_ratio = bool(g["baseline"].iloc[0])
+        panels = ([("ratio", f"objective / {g['baseline'].iloc[0]}")] if has_ratio else []) + [(c, c) for c in cols]
+        ncol = min(3, len(panels))
+        nrow = math.ceil(len(panels) / ncol)
+        fig = Figure(figsize=(4.2 * ncol, 3.2 * nrow), dpi=90)
+        pols = list(g["policy"])
+        labels = [_short(p) for p in pols]
+        for i, (c, title) in enumerate(panels):
+            ax = fig.add_subplot(nrow, ncol, i + 1)
+            m, s = g[f"{c}_mean"].to_numpy(float), g[f"{c}_std"].to_numpy(float)
+            ax.bar(range(len(pols)), m, yerr=s, capsize=3, color=[f"C{k % 10}" for k in range(len(pols))])
+            ax.set_xticks(range(len(pols)))
+            ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7)
+            ax.set_title(title, fontsize=9)
+            pos = m[np.isfinite(m) & (m > 0)]
+            if pos.size and np.all(m[np.isfinite(m)] > 0) and pos.max() / pos.min() > 100:
+                ax.set_yscale("log")
+        fig.suptitle(f"{tag}: mean ± std over seeds", fontsize=10)
+        fig.tight_layout()
+        p = pdir / f"{_safe(tag)}_metrics.png"
+        fig.savefig(p)
+        paths.append(p)
+
+        fig = Figure(figsize=(6.5, 4.2), dpi=90)
+        ax = fig.add_subplot(1, 1, 1)
+        drawn = False
+        for k, pol in enumerate(pols):
+            times = np.concatenate([np.asarray(s["job_times"], float) for s in series.get((env, _key(window), pol), [])
+                                    if len(s.get("job_times", []))] or [np.zeros(0)])
+            if times.size:
+                x = np.sort(times)
+                ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=_short(pol), color=f"C{k % 10}")
+                drawn = True
+        if drawn:
+            if np.nanmin([c for c in ax.get_xlim()]) >= 0:
+                ax.set_xscale("symlog", linthresh=1.0)
+            ax.set_xlabel("per-job completion / response time (env units, log)")
+            ax.set_ylabel("fraction of jobs")
+            ax.legend(fontsize=7)
+            ax.set_title(f"{tag}: CDF of per-job times (all seeds)", fontsize=10)
+            fig.tight_layout()
+            p = pdir / f"{_safe(tag)}_cdf.png"
+            fig.savefig(p)
+            paths.append(p)
+
+        fig = Figure(figsize=(6.5, 4.2), dpi=90)
+        ax = fig.add_subplot(1, 1, 1)
+        drawn = False
+        for k, pol in enumerate(pols):
+            ss = [s for s in series.get((env, _key(window), pol), []) if len(s.get("util", []))]
+            if not ss:
+                continue
+            t_end = max(s["util_t"][-1] for s in ss)
+            grid = np.linspace(0, t_end, 300)
+            ys = [np.interp(grid, s["util_t"], s["util"], right=0.0) for s in ss]
+            ax.plot(grid, np.mean(ys, axis=0), label=_short(pol), color=f"C{k % 10}", linewidth=1)
+            drawn = True
+        if drawn:
+            ax.set_xlabel("time (env units)")
+            ax.set_ylabel("edge worker utilisation")
+            ax.set_ylim(0, 1.05)
+            ax.legend(fontsize=7)
+            ax.set_title(f"{tag}: utilisation over time (mean over seeds)", fontsize=10)
+            fig.tight_layout()
+            p = pdir / f"{_safe(tag)}_utilisation.png"
+            fig.savefig(p)
+            paths.append(p)
+    return paths
+
+
+def _short(policy: str) -> str:
+    if ":" in policy:
+        algo, path = policy.split(":", 1)
+        return f"{algo}:{Path(path).parent.name or Path(path).name}"
+    return policy
+
+
+def _key(window):
+    return None if _isnan(window) else int(window)
+
+
+# ---------------------------------------------------------------------------------------------- run
+def run_bench(cells: list[Cell], out: str | Path, *, workers: int = 1, backend: str = "local",
+              baselines=(), metrics=None, progress: bool = True, ray_address: str | None = None,
+              plots: bool = True) -> dict:
+    """Run ``cells``, write ``results.csv``, ``summary.csv``, ``summary.md``, ``series.json`` and the plots
+    under ``out``; return ``{"results", "summary", "failed", "paths", "wall_s"}``."""
+    import pandas as pd
+
+    from edgegym.envs import env_info
+
+    out = Path(out)
+    t0 = time.perf_counter()
+    if backend == "local":
+        results = _execute_local(cells, workers, progress)
+    elif backend == "ray":
+        results = _execute_ray(cells, workers, progress, ray_address)
+    else:
+        raise _err(f"unknown backend {backend!r} (valid: local, ray)")
+    wall = time.perf_counter() - t0
+    failed = [r for r in results if "error" in r]
+    ok = [r for r in results if "error" not in r]
+    order = {(c.env, c.window, c.policy, c.seed): i for i, c in enumerate(cells)}
+    ok.sort(key=lambda r: order[(r["cell"]["env"], r["cell"]["window"], r["cell"]["policy"], r["cell"]["seed"])])
+    presets = {e: env_info(e).preset for e in {c.env for c in cells}}
+    rows = []
+    series: dict = {}
+    for r in ok:
+        rec = dict(r["record"])
+        rec["preset"] = presets[rec["env"]]
+        rows.append(rec)
+        series.setdefault((rec["env"], r["cell"]["window"], rec["policy"]), []).append(r["series"])
+    paths: dict = {}
+    if not rows:
+        return {"results": None, "summary": None, "failed": failed, "paths": paths, "wall_s": wall}
+    df = pd.DataFrame(rows)
+    front = [c for c in (*KEY_COLUMNS, "objective") if c in df.columns]
+    back = [c for c in (*RUN_COLUMNS,) if c in df.columns]
+    df = df[front + [c for c in df.columns if c not in front and c not in back] + back]
+    df["window"] = pd.to_numeric(df["window"], errors="coerce")
+    paths["results"] = out / "results.csv"
+    df.to_csv(paths["results"], index=False)
+    df = pd.read_csv(paths["results"])  # the table is computed from exactly what the CSV holds
+    summary = summarise(df, baselines, metrics)
+    paths["summary_csv"] = out / "summary.csv"
+    summary.to_csv(paths["summary_csv"], index=False)
+    paths["summary_md"] = out / "summary.md"
+    paths["summary_md"].write_text(format_markdown(summary))
+    paths["series"] = out / "series.json"
+    paths["series"].write_text(json.dumps(
+        [{"env": k[0], "window": k[1], "policy": k[2], "episodes": v} for k, v in series.items()]
+    ))
+    if plots:
+        paths["plots"] = plot_results(df, summary, series, out)
+    return {"results": df, "summary": summary, "failed": failed, "paths": paths, "wall_s": wall}
+
+
+def _parse_seeds(items: list[str]) -> list[int]:
+    seeds: list[int] = []
+    for it in items:
+        for part in str(it).split(","):
+            if not part:
+                continue
+            m = re.fullmatch(r"(-?\d+)-(\d+)", part)
+            try:
+                if m:
+                    a, b = int(m.group(1)), int(m.group(2))
+                    if b < a:
+                        raise ValueError
+                    seeds += list(range(a, b + 1))
+                else:
+                    seeds.append(int(part))
+            except ValueError:
+                raise _err(f"bad seed {part!r}: use integers, lists (0,1,2) or ranges (0-2)") from None
+    return list(dict.fromkeys(seeds))
+
+
+def _cmd_bench(args) -> int:
+    import os
+
+    from .rl.train import ensure_writable_dir, parse_env_config
+
+    if args.workers is not None and args.workers < 1:
+        raise _err(f"--workers must be >= 1, got {args.workers}")
+    workers = args.workers or max(1, os.cpu_count() or 1)
+    seeds = _parse_seeds(args.seeds)
+    cells = build_grid(args.envs, args.policies, seeds, args.windows, args.trace, parse_env_config(args.env_config))
+    if args.backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise _err("--backend ray needs Ray: pip install 'edgegym[ray]'") from None
+    out = ensure_writable_dir(args.out)
+    if args.gantt:
+        gdir = ensure_writable_dir(out / "gantt", "--gantt")
+        seen = set()
+        for c in cells:
+            k = (c.env, c.window, c.policy)
+            if k not in seen:
+                seen.add(k)
+                c.gantt = str(gdir / f"{_safe(_tag(c.env, c.window))}__{_safe(_short(c.policy))}.png")
+    print(f"edgegym bench: {len(cells)} episodes on {workers} worker(s), backend {args.backend}", file=sys.stderr)
+    res = run_bench(cells, out, workers=workers, backend=args.backend, baselines=args.baseline or (),
+                    metrics=args.metrics, progress=not args.no_progress, ray_address=args.ray_address,
+                    plots=not args.no_plots)
+    for f in res["failed"]:
+        c = f["cell"]
+        print(f"edgegym bench: failed {c['env']} | {c['policy']} | seed {c['seed']}: {f['error']}", file=sys.stderr)
+    if res["summary"] is not None:
+        print(format_markdown(res["summary"]))
+        print(f"wrote {out}/results.csv, summary.md, summary.csv, plots/ ({res['wall_s']:.1f} s)", file=sys.stderr)
+    if res["failed"]:
+        print(f"edgegym: error: {len(res['failed'])} of {len(cells)} episodes failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_bench_parser(sub) -> None:
+    """Add the ``bench`` subcommand."""
+    p = sub.add_parser("bench", help="policies x envs x seeds in parallel -> CSV, markdown table, plots")
+    p.add_argument("--envs", nargs="+", default=["EdgeCloudML-testbed-v0"], help="env ids (see `edgegym list`)")
+    p.add_argument("--policies", nargs="+", default=["all"],
+                   help="policy names, `all` (every policy supporting each env), ppo:PATH, maskable-ppo:PATH")
+    p.add_argument("--seeds", nargs="+", default=["0-2"], help="seeds: 0 1 2, 0,1,2 or 0-2")
+    p.add_argument("--trace", help="workload source for every cell (e.g. philly)")
+    p.add_argument("--windows", type=int, nargs="+", help="trace window start indices (a grid axis)")
+    p.add_argument("--env-config", help="preset overrides for every cell (inline JSON/YAML or a file)")
+    p.add_argument("--baseline", nargs="+", help="ratio column: objective / objective(first of these run on the env)")
+    p.add_argument("--metrics", nargs="+", help="table columns (default: every non-constant episode metric)")
+    p.add_argument("--out", default="bench_out", help="output directory")
+    p.add_argument("--workers", type=int, help="parallel processes (default: all cores)")
+    p.add_argument("--backend", choices=["local", "ray"], default="local")
+    p.add_argument("--ray-address", help="existing Ray cluster (default: start a local one)")
+    p.add_argument("--gantt", action="store_true", help="Gantt PNG per (env, policy), first seed, small presets")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_bench)
+
+
+def _cmd_render(args) -> int:
+    from .cli import check_env_policy, run_episode
+    from .rl.train import ensure_writable_dir, parse_env_config
+
+    check_env_policy(args.env, args.policy)
+    png = Path(args.out)
+    ensure_writable_dir(png.parent, "--out")
+    state = {}
+
+    def on_end(env, rec):
+        if not _gantt_ok(env):
+            ws = getattr(getattr(env.unwrapped, "cluster", None), "worker_server", None)
+            n = 0 if ws is None else len(ws)
+            state["skip"] = (f"env {args.env!r} has no per-worker schedule to draw" if n == 0 else
+                             f"env {args.env!r} has {n} edge workers > {_GANTT_MAX_WORKERS}: pick a smaller preset")
+            return
+        from edgegym.envs.rendering import save_gantt_png
+
+        save_gantt_png(env, png, title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | "
+                                       f"objective {rec['objective']:.1f}")
+
+    rec = run_episode(args.env, args.policy, args.seed, parse_env_config(args.env_config), on_end=on_end)
+    if "skip" in state:
+        raise _err(state["skip"])
+    print(f"wrote {png} (objective {rec['objective']:.2f})")
+    return 0
+
+
+def add_render_parser(sub) -> None:
+    """Add the ``render`` subcommand: the Gantt chart of one episode as a PNG."""
+    p = sub.add_parser("render", help="run one episode and write its Gantt chart (PNG)")
+    p.add_argument("--env", default="EdgeCloudML-testbed-v0")
+    p.add_argument("--policy", default="aonline", help="policy name, ppo:PATH or maskable-ppo:PATH")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--env-config", help="preset overrides (inline JSON/YAML or a file)")
+    p.add_argument("--out", required=True, help="PNG path")
+    p.set_defaults(func=_cmd_render)

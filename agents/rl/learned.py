@@ -1,0 +1,178 @@
+"""A saved SB3 agent as a :class:`~agents.policy.Policy`, so that it runs through the same episode loop
+(:func:`agents.cli.run_episode`) as the reference policies and baselines.
+
+Policy names: ``ppo:PATH`` (stable-baselines3 PPO) and ``maskable-ppo:PATH`` (sb3-contrib MaskablePPO,
+which is given ``action_masks()`` at every step). ``PATH`` is a ``model.zip`` written by ``edgegym train``
+(or any SB3 ``save``); its sidecar ``<stem>.edgegym.json``, when present, gives the env config it was
+trained with (e.g. ``{"env": {"action_mode": "cloud_split"}}``).
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ..policy import Policy
+
+__all__ = [
+    "ALGOS",
+    "LearnedPolicy",
+    "LearnedPolicyError",
+    "is_learned",
+    "learned_env_config",
+    "load_learned_policy",
+    "load_model",
+    "sidecar_path",
+    "split_name",
+]
+
+#: algorithm name -> (module, class); the policy-name prefix is ``<algo>:``
+ALGOS = {
+    "ppo": ("stable_baselines3", "PPO"),
+    "maskable-ppo": ("sb3_contrib", "MaskablePPO"),
+}
+
+
+class LearnedPolicyError(ValueError):
+    """A learned-policy name or model file that cannot be used (missing, corrupt, wrong spaces)."""
+
+
+def is_learned(name: str) -> bool:
+    """Whether ``name`` is a learned-policy name (``<algo>:PATH``)."""
+    return isinstance(name, str) and any(name.startswith(a + ":") for a in ALGOS)
+
+
+def split_name(name: str) -> tuple[str, Path]:
+    """``"maskable-ppo:runs/a/model.zip"`` -> ``("maskable-ppo", Path("runs/a/model.zip"))``."""
+    algo, _, path = name.partition(":")
+    if algo not in ALGOS or not path:
+        raise LearnedPolicyError(
+            f"bad learned policy {name!r}: expected <algo>:PATH with algo in {', '.join(ALGOS)}"
+        )
+    return algo, Path(path)
+
+
+def sidecar_path(model_path: Path) -> Path:
+    """``DIR/model.zip`` -> ``DIR/model.edgegym.json`` (the env id and env config of the training run)."""
+    p = Path(model_path)
+    stem = p.name[: -len(".zip")] if p.name.endswith(".zip") else p.name
+    return p.with_name(stem + ".edgegym.json")
+
+
+def _resolve(path: Path) -> Path:
+    if path.is_file():
+        return path
+    if path.suffix != ".zip" and path.with_suffix(path.suffix + ".zip").is_file():
+        return path.with_suffix(path.suffix + ".zip")
+    if path.is_dir() and (path / "model.zip").is_file():
+        return path / "model.zip"
+    raise LearnedPolicyError(f"model file {str(path)!r} does not exist")
+
+
+def _check_zip(path: Path) -> None:
+    if not zipfile.is_zipfile(path):
+        raise LearnedPolicyError(f"model file {str(path)!r} is corrupt or not an SB3 model (not a zip archive)")
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            bad = z.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise LearnedPolicyError(f"model file {str(path)!r} is corrupt: {e}") from None
+    if bad is not None:
+        raise LearnedPolicyError(f"model file {str(path)!r} is corrupt (bad member {bad!r})")
+    if "data" not in names or "policy.pth" not in names:
+        raise LearnedPolicyError(f"model file {str(path)!r} is not an SB3 model (no 'data' / 'policy.pth' inside)")
+
+
+def learned_env_config(name: str) -> dict:
+    """The env config the model of ``name`` was trained with (``{}`` without a sidecar); validates the file."""
+    algo, path = split_name(name)
+    path = _resolve(path)
+    _check_zip(path)
+    side = sidecar_path(path)
+    if not side.is_file():
+        return {}
+    try:
+        meta = json.loads(side.read_text())
+    except (OSError, ValueError) as e:
+        raise LearnedPolicyError(f"model metadata {str(side)!r} is corrupt: {e}") from None
+    cfg = meta.get("env_config") or {}
+    if not isinstance(cfg, dict):
+        raise LearnedPolicyError(f"model metadata {str(side)!r}: env_config must be a mapping")
+    if meta.get("algo") not in (None, algo):
+        raise LearnedPolicyError(
+            f"model {str(path)!r} was trained with --algo {meta['algo']}; load it as {meta['algo']}:{path}"
+        )
+    return {k: dict(v) for k, v in cfg.items()}
+
+
+def load_model(name: str, device: str = "cpu"):
+    """Load the SB3 model of ``name`` (``<algo>:PATH``); :class:`LearnedPolicyError` on any bad file."""
+    import importlib
+
+    algo, path = split_name(name)
+    path = _resolve(path)
+    _check_zip(path)
+    mod, cls = ALGOS[algo]
+    try:
+        klass = getattr(importlib.import_module(mod), cls)
+    except ImportError as e:
+        raise LearnedPolicyError(f"{algo} needs {mod}: pip install 'edgegym[rl]' ({e})") from None
+    try:
+        return klass.load(str(path), device=device)
+    except Exception as e:  # SB3 raises many types for a foreign / truncated archive
+        raise LearnedPolicyError(
+            f"model file {str(path)!r} could not be loaded as {cls} ({type(e).__name__}: {e})"
+        ) from None
+
+
+class LearnedPolicy(Policy):
+    """A trained SB3 model behind the common ``predict`` interface.
+
+    For MaskablePPO the env's ``action_masks()`` is passed at every step, so the agent only ever picks
+    legal actions, exactly as during training.
+    """
+
+    def __init__(self, env, model, masked: bool) -> None:
+        super().__init__(env)
+        self.model = model
+        self.masked = masked
+        for what, mine, theirs in (
+            ("observation", env.observation_space, model.observation_space),
+            ("action", env.action_space, model.action_space),
+        ):
+            if mine.shape != theirs.shape or type(mine) is not type(theirs) or getattr(mine, "n", None) != getattr(
+                theirs, "n", None
+            ):
+                raise LearnedPolicyError(
+                    f"the model's {what} space {theirs} does not match the env's {mine}: evaluate it on the env "
+                    "(and env config, e.g. action_mode) it was trained on"
+                )
+
+    def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
+        """SB3-compatible ``(action, state)``; the action is unbatched."""
+        if self.masked:
+            mask = np.asarray(self.unwrapped.action_masks(), dtype=bool)
+            action, state = self.model.predict(
+                observation, state=state, episode_start=episode_start, deterministic=deterministic, action_masks=mask
+            )
+        else:
+            action, state = self.model.predict(
+                observation, state=state, episode_start=episode_start, deterministic=deterministic
+            )
+        if hasattr(self.env.action_space, "n"):
+            action = int(np.asarray(action).reshape(()))
+        return action, state
+
+
+def load_learned_policy(name: str, env) -> LearnedPolicy:
+    """Load ``<algo>:PATH`` and bind it to ``env`` (whose spaces must match the model's)."""
+    import torch
+
+    torch.set_num_threads(1)
+    algo, _ = split_name(name)
+    model = load_model(name)
+    return LearnedPolicy(env, model, masked=algo == "maskable-ppo")

@@ -1,0 +1,431 @@
+"""``edgegym train`` / ``edgegym eval``: SB3 PPO and sb3-contrib MaskablePPO on any registered env id.
+
+Training: hyperparameters from ``agents/rl/<algo>.yaml`` (``default`` < env family < env id, then
+``--hyperparams FILE`` and ``--env-config``), a seeded ``DummyVecEnv`` (``--subproc``: ``SubprocVecEnv``),
+``EvalCallback`` (``MaskableEvalCallback``) on held-out seeds, checkpoints, optional TensorBoard, a
+progress bar. Output ``DIR/``: ``model.zip``, ``model.edgegym.json`` (env id, algo, env config, seed),
+``train.json`` (wall time, env steps/s, last evaluation), ``best_model.zip``, ``eval/``, ``checkpoints/``.
+
+Reproducibility: ``torch.set_num_threads(1)``, SB3 ``seed=``, env ``i`` seeded ``seed + i``; two runs with
+the same arguments on the same machine give the same model and the same evaluation.
+
+Evaluation goes through :func:`agents.cli.run_episode` with the policy name ``<algo>:DIR/model.zip``, the
+same path as every reference policy, so learned and reference policies land in the same table.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from .learned import ALGOS, LearnedPolicyError, learned_env_config, sidecar_path
+
+__all__ = ["load_hyperparams", "train", "evaluate", "add_train_parser", "add_eval_parser", "merge_config",
+           "parse_env_config", "ensure_writable_dir"]
+
+#: keys of the hyperparameter YAML that edgegym consumes (everything else goes to the algorithm)
+EDGEGYM_KEYS = ("n_envs", "env_config", "eval_freq", "n_eval_episodes", "eval_seed", "checkpoint_freq")
+_ALGO_KEYS = (
+    "policy", "learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
+    "clip_range_vf", "normalize_advantage", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
+    "stats_window_size", "policy_kwargs", "use_sde", "sde_sample_freq",
+)
+
+
+def _cli_error(msg: str) -> Exception:
+    from ..cli import CLIError
+
+    return CLIError(msg)
+
+
+def merge_config(base: dict | None, over: dict | None) -> dict:
+    """Per-section merge of two env configs (``{"env": {...}, "workload": {...}}``); ``over`` wins."""
+    out = {k: dict(v) for k, v in (base or {}).items()}
+    for sec, vals in (over or {}).items():
+        if not isinstance(vals, dict):
+            raise ValueError(f"env config section {sec!r} must be a mapping, got {vals!r}")
+        out.setdefault(sec, {}).update(vals)
+    return out
+
+
+def parse_env_config(text: str | None) -> dict:
+    """``--env-config``: inline JSON/YAML (``'{"env": {"action_mode": "cloud_split"}}'``) or a file path."""
+    if not text:
+        return {}
+    p = Path(text)
+    try:
+        if p.is_file():
+            data = yaml.safe_load(p.read_text())
+        else:
+            data = yaml.safe_load(text)
+    except (OSError, yaml.YAMLError) as e:
+        raise _cli_error(f"--env-config: cannot parse {text!r}: {e}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise _cli_error(f"--env-config must be a mapping of sections to mappings, got {data!r}")
+    return data
+
+
+def ensure_writable_dir(path: str | Path, flag: str = "--out") -> Path:
+    """Create ``path`` (and parents) and check a file can be written in it; a clear error otherwise."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / ".edgegym-write-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise _cli_error(f"{flag} {str(p)!r} is not a writable directory ({e.strerror or e})") from None
+    return p
+
+
+def _family(env_id: str) -> str:
+    from ..cli import _env_family
+
+    return _env_family(env_id)
+
+
+def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None) -> dict:
+    """The hyperparameters of ``algo`` for ``env_id``: ``default``, then the env family, then the env id.
+
+    ``path``: a YAML file of the same shape read instead of the shipped ``agents/rl/<algo>.yaml``.
+    Raises ``ValueError`` naming the key and the file for an unknown key.
+    """
+    if algo not in ALGOS:
+        raise ValueError(f"unknown algorithm {algo!r} (valid: {', '.join(ALGOS)})")
+    if path is None:
+        src = f"agents/rl/{algo}.yaml"
+        text = resources.files("agents.rl").joinpath(f"{algo}.yaml").read_text()
+    else:
+        src = str(path)
+        text = Path(path).read_text()
+    data = yaml.safe_load(text) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{src}: expected a mapping of sections (default, family, env id)")
+    hp: dict = {}
+    for section in ("default", _family(env_id), env_id):
+        vals = data.get(section) or {}
+        if not isinstance(vals, dict):
+            raise ValueError(f"{src}: section {section!r} must be a mapping")
+        for k, v in vals.items():
+            if k not in EDGEGYM_KEYS and k not in _ALGO_KEYS:
+                raise ValueError(
+                    f"{src}: unknown key '{section}.{k}' (valid: {', '.join(EDGEGYM_KEYS + _ALGO_KEYS)})"
+                )
+            if isinstance(v, dict) and isinstance(hp.get(k), dict):
+                hp[k] = {**hp[k], **v}
+            else:
+                hp[k] = v
+    return hp
+
+
+def _make_vec(env_id: str, n_envs: int, seed: int, env_config: dict, subproc: bool):
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    return make_vec_env(
+        env_id,
+        n_envs=n_envs,
+        seed=seed,
+        env_kwargs={"config": env_config or None, "render_mode": None},
+        vec_env_cls=SubprocVecEnv if subproc else DummyVecEnv,
+    )
+
+
+def train(
+    env_id: str,
+    algo: str,
+    timesteps: int,
+    seed: int,
+    out: str | Path,
+    *,
+    hyperparams: str | Path | None = None,
+    env_config: dict | None = None,
+    n_envs: int | None = None,
+    subproc: bool = False,
+    tensorboard: bool = False,
+    progress: bool = True,
+    eval_freq: int | None = None,
+    checkpoint_freq: int | None = None,
+    verbose: int = 0,
+) -> dict:
+    """Train ``algo`` on ``env_id`` for ``timesteps`` env steps; save ``out/model.zip``; return the summary.
+
+    The summary (also written to ``out/train.json``): ``wall_s`` (whole run), ``rollout_s`` (time spent
+    collecting experience), ``env_steps_per_s`` (timesteps / wall_s, as SB3's ``fps``),
+    ``rollout_steps_per_s`` (timesteps / rollout_s), the hyperparameters, and the last EvalCallback result.
+    """
+    import gymnasium as gym
+    import numpy as np
+    import torch
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
+
+    import edgegym  # noqa: F401  (registers the ids in this process and in subprocess envs)
+
+    torch.set_num_threads(1)
+    out = Path(out)
+    hp = load_hyperparams(algo, env_id, hyperparams)
+    cfg = merge_config(hp.pop("env_config", {}) or {}, env_config)
+    n_envs = int(n_envs or hp.pop("n_envs", 1))
+    hp.pop("n_envs", None)
+    ef = int(hp.pop("eval_freq", 0) if eval_freq is None else eval_freq)
+    hp.pop("eval_freq", None)
+    n_eval = int(hp.pop("n_eval_episodes", 3))
+    eval_seed = int(hp.pop("eval_seed", 10_000))
+    cf = int(hp.pop("checkpoint_freq", 0) if checkpoint_freq is None else checkpoint_freq)
+    hp.pop("checkpoint_freq", None)
+    policy = hp.pop("policy", "MlpPolicy")
+
+    probe = gym.make(env_id, config=cfg or None)
+    space = probe.action_space
+    probe.close()
+    if algo == "maskable-ppo" and not isinstance(space, gym.spaces.Discrete | gym.spaces.MultiDiscrete):
+        raise ValueError(
+            f"maskable-ppo needs a Discrete or MultiDiscrete action space; {env_id} with this config has {space} "
+            '(for EdgeCloudML use --env-config \'{"env": {"action_mode": "cloud_split"}}\')'
+        )
+
+    import importlib
+
+    mod, cls = ALGOS[algo]
+    klass = getattr(importlib.import_module(mod), cls)
+    venv = _make_vec(env_id, n_envs, seed, cfg, subproc)
+    tb = None
+    if tensorboard:
+        try:
+            import tensorboard  # noqa: F401
+        except ImportError:
+            raise ValueError("--tensorboard needs the tensorboard package: pip install tensorboard") from None
+        tb = str(out / "tb")
+    model = klass(policy, venv, seed=seed, verbose=verbose, tensorboard_log=tb, device="cpu", **hp)
+
+    class _RolloutTimer(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.rollout_s = 0.0
+            self._t = 0.0
+
+        def _on_rollout_start(self) -> None:
+            self._t = time.perf_counter()
+
+        def _on_rollout_end(self) -> None:
+            self.rollout_s += time.perf_counter() - self._t
+
+        def _on_step(self) -> bool:
+            return True
+
+    timer = _RolloutTimer()
+    callbacks = [timer]
+    eval_cb = None
+    if ef > 0:
+        eval_env = _make_vec(env_id, 1, eval_seed, cfg, False)
+        if algo == "maskable-ppo":
+            from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback as EvalCB
+        else:
+            from stable_baselines3.common.callbacks import EvalCallback as EvalCB
+        eval_cb = EvalCB(
+            eval_env,
+            n_eval_episodes=n_eval,
+            eval_freq=max(ef // n_envs, 1),
+            best_model_save_path=str(out),
+            log_path=str(out / "eval"),
+            deterministic=True,
+            verbose=0,
+        )
+        callbacks.append(eval_cb)
+    if cf > 0:
+        callbacks.append(CheckpointCallback(max(cf // n_envs, 1), str(out / "checkpoints"), name_prefix="model"))
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=int(timesteps), callback=CallbackList(callbacks), progress_bar=progress)
+    wall = time.perf_counter() - t0
+    model_path = out / "model.zip"
+    model.save(str(model_path))
+    venv.close()
+    meta = {"env_id": env_id, "algo": algo, "env_config": cfg, "seed": seed, "timesteps": int(timesteps)}
+    sidecar_path(model_path).write_text(json.dumps(meta, indent=2))
+    summary = {
+        **meta,
+        "model": str(model_path),
+        "n_envs": n_envs,
+        "num_timesteps": int(model.num_timesteps),
+        "wall_s": wall,
+        "rollout_s": timer.rollout_s,
+        "env_steps_per_s": model.num_timesteps / wall if wall > 0 else float("inf"),
+        "rollout_steps_per_s": model.num_timesteps / timer.rollout_s if timer.rollout_s > 0 else float("inf"),
+        "hyperparams": {"policy": policy, **hp},
+        "eval_freq": ef,
+        "eval_seed": eval_seed,
+        "n_eval_episodes": n_eval,
+        "last_eval_mean_reward": float(eval_cb.last_mean_reward) if eval_cb and eval_cb.n_calls else None,
+        "best_eval_mean_reward": float(eval_cb.best_mean_reward)
+        if eval_cb and np.isfinite(eval_cb.best_mean_reward)
+        else None,
+    }
+    (out / "train.json").write_text(json.dumps(summary, indent=2, default=str))
+    return summary
+
+
+def evaluate(name: str, env_id: str, seeds, env_config: dict | None = None, on_end=None) -> list[dict]:
+    """Run the learned policy ``name`` (``<algo>:PATH``) on ``env_id`` for each seed via ``run_episode``."""
+    from ..cli import run_episode
+
+    return [run_episode(env_id, name, int(s), env_config, on_end=on_end) for s in seeds]
+
+
+# ------------------------------------------------------------------------------------------------- CLI
+def _positive(name: str, v: int) -> None:
+    if v < 1:
+        raise _cli_error(f"{name} must be >= 1, got {v}")
+
+
+def _cmd_train(args) -> int:
+    from ..cli import _env_ids
+
+    if args.env not in _env_ids():
+        raise _cli_error(f"unknown env {args.env!r}; valid envs: {', '.join(_env_ids())}")
+    _positive("--timesteps", args.timesteps)
+    if args.n_envs is not None:
+        _positive("--n-envs", args.n_envs)
+    if args.hyperparams and not Path(args.hyperparams).is_file():
+        raise _cli_error(f"--hyperparams {args.hyperparams!r} does not exist")
+    cfg = parse_env_config(args.env_config)
+    out = ensure_writable_dir(args.out)
+    try:
+        s = train(
+            args.env, args.algo, args.timesteps, args.seed, out,
+            hyperparams=args.hyperparams, env_config=cfg, n_envs=args.n_envs, subproc=args.subproc,
+            tensorboard=args.tensorboard, progress=not args.no_progress, eval_freq=args.eval_freq,
+            checkpoint_freq=args.checkpoint_freq, verbose=args.verbose,
+        )
+    except (ValueError, yaml.YAMLError) as e:
+        raise _cli_error(str(e)) from None
+    if args.json:
+        print(json.dumps(s, default=str))
+    else:
+        print(
+            f"[{s['env_id']} | {s['algo']} | seed {s['seed']}] {s['num_timesteps']} steps in {s['wall_s']:.1f} s "
+            f"({s['env_steps_per_s']:.0f} env steps/s overall, {s['rollout_steps_per_s']:.0f} during rollouts); "
+            f"saved {s['model']}"
+        )
+    return 0
+
+
+def add_train_parser(sub) -> None:
+    """Add the ``train`` subcommand to the CLI's subparsers."""
+    p = sub.add_parser("train", help="train PPO / MaskablePPO on an env; saves DIR/model.zip")
+    p.add_argument("--env", required=True, help="env id (see `edgegym list`)")
+    p.add_argument("--algo", required=True, choices=list(ALGOS), help="ppo (SB3) or maskable-ppo (sb3-contrib)")
+    p.add_argument("--timesteps", type=int, required=True, help="env steps to train for")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="output directory (model.zip, train.json, checkpoints, eval)")
+    p.add_argument("--hyperparams", help="YAML file read instead of agents/rl/<algo>.yaml")
+    p.add_argument("--env-config", help="preset overrides: inline JSON/YAML or a file, e.g. "
+                   '\'{"env": {"action_mode": "cloud_split"}}\'')
+    p.add_argument("--n-envs", type=int, help="parallel envs (default: from the YAML)")
+    p.add_argument("--subproc", action="store_true", help="SubprocVecEnv instead of DummyVecEnv")
+    p.add_argument("--eval-freq", type=int, help="EvalCallback every N env steps (0: off; default: YAML)")
+    p.add_argument("--checkpoint-freq", type=int, help="checkpoint every N env steps (0: off; default: YAML)")
+    p.add_argument("--tensorboard", action="store_true", help="log to DIR/tb (needs tensorboard)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--verbose", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=_cmd_train)
+
+
+def _model_name(args) -> str:
+    model = args.model
+    if ":" in model and model.split(":", 1)[0] in ALGOS:
+        return model
+    path = Path(model)
+    if path.is_dir():
+        path = path / "model.zip"
+    algo = args.algo
+    if algo is None:
+        side = sidecar_path(path)
+        try:
+            algo = json.loads(side.read_text()).get("algo") if side.is_file() else None
+        except (OSError, ValueError):
+            algo = None
+    if algo is None:
+        if not path.exists():
+            raise _cli_error(f"model file {str(path)!r} does not exist")
+        raise _cli_error(f"cannot tell the algorithm of {str(path)!r} (no sidecar): pass --algo")
+    return f"{algo}:{path}"
+
+
+def _cmd_eval(args) -> int:
+    from ..cli import _json_default, check_env_policy
+
+    name = _model_name(args)
+    try:
+        learned_env_config(name)  # validates the file before anything runs
+    except LearnedPolicyError as e:
+        raise _cli_error(str(e)) from None
+    env_id = args.env
+    if env_id is None:
+        side = sidecar_path(Path(name.split(":", 1)[1]))
+        try:
+            env_id = json.loads(side.read_text())["env_id"]
+        except (OSError, ValueError, KeyError):
+            raise _cli_error("--env is needed (the model has no sidecar naming its env)") from None
+    check_env_policy(env_id, name)
+    cfg = parse_env_config(args.env_config)
+    if args.trace:
+        cfg = merge_config(cfg, {"workload": {"source": args.trace}})
+    if args.window is not None:
+        cfg = merge_config(cfg, {"workload": {"window": args.window}})
+    seeds = args.seeds if args.seeds else [args.seed + k for k in range(args.episodes)]
+    on_end = None
+    if args.render_png:
+        png = Path(args.render_png)
+        ensure_writable_dir(png.parent if str(png.parent) else ".", "--render-png")
+        on_end = _gantt_once(png)
+    try:
+        recs = evaluate(name, env_id, seeds, cfg, on_end=on_end)
+    except ValueError as e:
+        raise _cli_error(str(e)) from None
+    for rec in recs:
+        if args.json:
+            print(json.dumps(rec, default=_json_default))
+        else:
+            print(f"[{rec['env']} | {rec['policy']} | seed {rec['seed']}] objective {rec['objective']:.2f}  "
+                  f"return {rec['episode_return']:.4f}  ({rec['wall_s']:.2f} s)")
+    return 0
+
+
+def _gantt_once(png: Path):
+    """An ``on_end`` hook writing the Gantt chart of the first episode to ``png``."""
+    state = {"done": False}
+
+    def hook(env, rec):
+        if state["done"]:
+            return
+        from edgegym.envs.rendering import save_gantt_png
+
+        save_gantt_png(env, png, title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | "
+                                       f"objective {rec['objective']:.1f}")
+        state["done"] = True
+
+    return hook
+
+
+def add_eval_parser(sub) -> None:
+    """Add the ``eval`` subcommand: a saved agent on held-out seeds and trace windows."""
+    p = sub.add_parser("eval", help="evaluate a saved agent (same JSON as `edgegym run`)")
+    p.add_argument("--model", required=True, help="DIR, DIR/model.zip or <algo>:PATH")
+    p.add_argument("--algo", choices=list(ALGOS), help="default: from the model's sidecar")
+    p.add_argument("--env", help="env id (default: the one it was trained on)")
+    p.add_argument("--seed", type=int, default=100, help="first held-out seed (episode k uses seed+k)")
+    p.add_argument("--episodes", type=int, default=5)
+    p.add_argument("--seeds", type=int, nargs="+", help="explicit seeds (overrides --seed/--episodes)")
+    p.add_argument("--trace", help="workload source, e.g. philly (a held-out trace)")
+    p.add_argument("--window", type=int, help="trace window start index")
+    p.add_argument("--env-config", help="extra preset overrides (inline JSON/YAML or a file)")
+    p.add_argument("--render-png", help="write a Gantt chart PNG of the first episode")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_eval)

@@ -1,0 +1,192 @@
+"""``edgegym bench``: the grid runs, and its CSV, markdown table, summary and plots agree."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from agents.bench import Cell, build_grid, run_bench
+from agents.cli import main
+from agents.registry import POLICIES
+
+ENVS = ["EdgeCloudML-tiny-v0", "EdgeCloudML-testbed-v0"]
+SEEDS = [0, 1, 2]
+
+
+@pytest.fixture(scope="module")
+def bench_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    rc = main(["bench", "--envs", *ENVS, "--seeds", "0-2", "--baseline", "srtf", "--out", str(out),
+               "--workers", "2", "--no-progress", "--gantt",
+               "--metrics", "objective", "avg_jct", "p95_jct", "makespan", "utilisation", "preemptions"])
+    assert rc == 0
+    return out
+
+
+def test_bench_outputs_exist(bench_dir):
+    for name in ("results.csv", "summary.csv", "summary.md", "series.json"):
+        assert (bench_dir / name).stat().st_size > 0
+    for env in ENVS:
+        for kind in ("metrics", "cdf", "utilisation"):
+            png = bench_dir / "plots" / f"{env}_{kind}.png"
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Gantt charts of the small presets, one per (env, policy)
+    assert len(list((bench_dir / "gantt").glob("*.png"))) == sum(
+        len([p for p in POLICIES.values() if "EdgeCloudML" in p.families]) for _ in ENVS)
+
+
+def test_bench_csv_is_tidy_and_complete(bench_dir):
+    df = pd.read_csv(bench_dir / "results.csv")
+    expected_policies = {n for n, s in POLICIES.items() if "EdgeCloudML" in s.families}
+    for env in ENVS:
+        g = df[df["env"] == env]
+        assert set(g["policy"]) == expected_policies
+        assert len(g) == len(expected_policies) * len(SEEDS)
+        assert not g.duplicated(["policy", "seed"]).any()
+    for col in ("env", "preset", "policy", "seed", "objective", "avg_jct", "makespan", "wall_s", "decisions_per_s",
+                "episode_return"):
+        assert col in df.columns
+    # return = -objective / reward_scale, row by row
+    np.testing.assert_allclose(df["episode_return"], -df["objective"] / df["reward_scale"], rtol=1e-9)
+
+
+def _recompute(df, metrics, baseline):
+    rows = {}
+    for (env, pol), g in df.groupby(["env", "policy"]):
+        base = df[(df["env"] == env) & (df["policy"] == baseline)].set_index("seed")["objective"]
+        ratio = g.set_index("seed")["objective"] / base
+        r = {f"{m}_mean": g[m].mean() for m in metrics}
+        r.update({f"{m}_std": g[m].std(ddof=1) for m in metrics})
+        r["ratio_mean"], r["ratio_std"] = ratio.mean(), ratio.std(ddof=1)
+        rows[(env, pol)] = r
+    return rows
+
+
+def test_table_agrees_with_csv(bench_dir):
+    df = pd.read_csv(bench_dir / "results.csv")
+    metrics = ["objective", "avg_jct", "p95_jct", "makespan", "utilisation", "preemptions", "wall_s",
+               "decisions_per_s"]
+    expect = _recompute(df, metrics, "srtf")
+    summary = pd.read_csv(bench_dir / "summary.csv")
+    assert len(summary) == len(expect)
+    for r in summary.itertuples(index=False):
+        r = r._asdict()
+        e = expect[(r["env"], r["policy"])]
+        for k, v in e.items():
+            assert r[k] == pytest.approx(v, rel=1e-9, abs=1e-12), (r["env"], r["policy"], k)
+    # the markdown table: parse every "mean ± std" cell back and compare (6 significant digits)
+    md = (bench_dir / "summary.md").read_text()
+    env = None
+    seen = 0
+    for line in md.splitlines():
+        m = re.match(r"### (\S+) ", line)
+        if m:
+            env = m.group(1)
+            continue
+        if not line.startswith("| `"):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        pol = cells[0].strip("`")
+        e = expect[(env, pol)]
+        assert int(cells[1]) == 3
+        shown = ["objective", "ratio", "avg_jct", "p95_jct", "makespan", "utilisation", "preemptions", "wall_s",
+                 "decisions_per_s"]
+        for name, cell in zip(shown, cells[2:], strict=True):
+            mean, std = (float(x) for x in cell.split("±"))
+            assert mean == pytest.approx(e[f"{name}_mean"], rel=1e-5, abs=1e-9), (env, pol, name)
+            assert std == pytest.approx(e[f"{name}_std"], rel=1e-2, abs=1e-9), (env, pol, name)
+        seen += 1
+    assert seen == len(expect)
+    # the paper's JCT rate: SRTF is exactly 1
+    assert summary[summary["policy"] == "srtf"]["ratio_mean"].tolist() == [1.0, 1.0]
+
+
+def test_bench_matches_run_episode(bench_dir):
+    """The bench runs the same path as `edgegym run`: same objective for the same (env, policy, seed)."""
+    from agents.cli import run_episode
+
+    df = pd.read_csv(bench_dir / "results.csv")
+    row = df[(df["env"] == "EdgeCloudML-testbed-v0") & (df["policy"] == "aonline") & (df["seed"] == 1)].iloc[0]
+    assert run_episode("EdgeCloudML-testbed-v0", "aonline", 1)["objective"] == pytest.approx(row["objective"])
+
+
+def test_grid_plugs_in_by_registration():
+    """`all` expands per env family from the registry: no policy list lives in the harness."""
+    ids = __import__("edgegym").registered_ids()
+    envs = [e for e in ("EdgeCloudML-tiny-v0", "EdgeUtility-tiny-v0") if e in ids]
+    cells = build_grid(envs, ["all"], [0])
+    from agents.cli import _env_family
+
+    for e in envs:
+        got = {c.policy for c in cells if c.env == e}
+        assert got == {n for n, s in POLICIES.items() if _env_family(e) in s.families}
+
+
+def test_trace_windows_are_a_grid_axis():
+    cells = build_grid(["EdgeCloudML-tiny-v0"], ["srtf"], [0, 1], windows=[0, 30], trace="philly")
+    assert len(cells) == 4
+    assert {c.window for c in cells} == {0, 30}
+    assert all(c.env_config["workload"] == {"source": "philly", "window": c.window} for c in cells)
+
+
+def test_failed_cell_is_reported_not_raised(tmp_path):
+    res = run_bench([Cell("EdgeCloudML-tiny-v0", "srtf", 0),
+                     Cell("EdgeCloudML-tiny-v0", "srtf", 1, env_config={"env": {"speed": -1}})],
+                    tmp_path, workers=1, progress=False, plots=False)
+    assert len(res["failed"]) == 1 and "speed" in res["failed"][0]["error"]
+    assert len(res["results"]) == 1
+
+
+def _cli(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["bench", "--envs", "Nope-v0"], "unknown env"),
+        (["bench", "--envs", "EdgeCloudML-tiny-v0", "--policies", "nope"], "unknown policy"),
+        (["bench", "--envs", "EdgeUtility-tiny-v0", "--policies", "aonline"], "does not support"),
+        (["bench", "--envs", "EdgeCloudML-tiny-v0", "--seeds", "x"], "bad seed"),
+        (["bench", "--envs", "EdgeCloudML-tiny-v0", "--workers", "0"], "--workers"),
+        (["bench", "--envs", "EdgeCloudML-tiny-v0", "--backend", "spark"], "invalid choice"),
+        (["bench", "--envs", "EdgeCloudML-tiny-v0", "--policies", "ppo:/nonexistent/model.zip"], "does not exist"),
+    ],
+)
+def test_bench_bad_input_is_one_line(capsys, tmp_path, argv, needle):
+    rc, _, err = _cli(capsys, *argv, "--out", str(tmp_path / "o"), "--no-progress")
+    assert rc == 2
+    assert needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_bench_unwritable_out(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    rc, _, err = _cli(capsys, "bench", "--envs", "EdgeCloudML-tiny-v0", "--policies", "srtf", "--seeds", "0",
+                      "--out", str(blocker / "sub"), "--no-progress")
+    assert rc == 2 and "not a writable directory" in err and "Traceback" not in err
+
+
+def test_ray_missing_message(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    rc, _, err = _cli(capsys, "bench", "--envs", "EdgeCloudML-tiny-v0", "--policies", "srtf", "--seeds", "0",
+                      "--backend", "ray", "--out", str(tmp_path), "--no-progress")
+    assert rc == 2 and "pip install 'edgegym[ray]'" in err
+
+
+def test_ray_backend_local_cluster(tmp_path):
+    pytest.importorskip("ray")
+    cells = build_grid(["EdgeCloudML-tiny-v0"], ["srtf", "aonline"], [0, 1])
+    res = run_bench(cells, tmp_path, workers=1, backend="ray", progress=False, plots=False)
+    assert not res["failed"]
+    local = run_bench(cells, tmp_path / "local", workers=1, progress=False, plots=False) if (
+        (tmp_path / "local").mkdir() is None) else None
+    cols = ["env", "policy", "seed", "objective", "makespan"]
+    pd.testing.assert_frame_equal(res["results"][cols], local["results"][cols])
