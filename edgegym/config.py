@@ -13,7 +13,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
+from .validation import fail as _fail
+from .validation import number as _num
+from .validation import pair as _range
+from .validation import read_preset_yaml
 
 __all__ = [
     "ClusterConfig",
@@ -133,41 +136,6 @@ class Preset:
 
 _SECTIONS = {"cluster": ClusterConfig, "workload": WorkloadConfig, "job_model": JobModelConfig, "env": EnvConfig}
 _TOP = ("name", "family", "version", "description")
-
-
-def _fail(src: str, key: str, msg: str):
-    raise ValueError(f"{src}: key '{key}': {msg}")
-
-
-def _range(src, key, v, lo=None, hi=None, integer=False):
-    """Check a ``[lo, hi]`` pair and return it as a tuple."""
-    if not isinstance(v, list | tuple) or len(v) != 2:
-        _fail(src, key, f"expected a [low, high] pair, got {v!r}")
-    a, b = v
-    for x in (a, b):
-        if isinstance(x, bool) or not isinstance(x, int | float):
-            _fail(src, key, f"expected numbers, got {v!r}")
-        if integer and int(x) != x:
-            _fail(src, key, f"expected integers, got {v!r}")
-        if lo is not None and x < lo:
-            _fail(src, key, f"values must be >= {lo}, got {v!r}")
-        if hi is not None and x > hi:
-            _fail(src, key, f"values must be <= {hi}, got {v!r}")
-    if a > b:
-        _fail(src, key, f"low > high in {v!r}")
-    return (int(a), int(b)) if integer else (float(a), float(b))
-
-
-def _num(src, key, v, lo=None, hi=None, integer=False, strict_lo=False):
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        _fail(src, key, f"expected a number, got {v!r}")
-    if integer and int(v) != v:
-        _fail(src, key, f"expected an integer, got {v!r}")
-    if lo is not None and (v <= lo if strict_lo else v < lo):
-        _fail(src, key, f"must be {'>' if strict_lo else '>='} {lo}, got {v!r}")
-    if hi is not None and v > hi:
-        _fail(src, key, f"must be <= {hi}, got {v!r}")
-    return int(v) if integer else float(v)
 
 
 def _int_or_list(src, key, v, S, lo=0):
@@ -417,16 +385,5 @@ def list_presets() -> list[str]:
 
 def load_preset(name_or_path: str | Path) -> Preset:
     """Load a shipped preset by name (``"tiny"``) or any YAML file by path."""
-    p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") and p.exists():
-        text, src = p.read_text(), str(p)
-    else:
-        res = _preset_dir() / f"{name_or_path}.yaml"
-        if not res.is_file():
-            raise ValueError(f"unknown preset {str(name_or_path)!r} (shipped: {', '.join(list_presets())})")
-        text, src = res.read_text(), f"envs_config/{name_or_path}.yaml"
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f"{src}: not valid YAML: {e}") from e
+    data, src = read_preset_yaml(name_or_path, _preset_dir(), "preset", list_presets())
     return preset_from_dict(data, source=src)

@@ -28,12 +28,17 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import yaml
 from gymnasium import spaces
 
 from ..core.utility import DISCIPLINES, FALLBACKS, O4AParams, UtilityJobs, UtilitySimulator, upper_bound
 from ..core.utility_fn import FAMILY_CODES
 from ..core.utility_instance import DEVICE_TYPES, build_utility_jobs, bursty_release_times, rescale_release_times
+from ..validation import boolean as _bool
+from ..validation import choice as _choice
+from ..validation import fail as _fail
+from ..validation import number as _num
+from ..validation import pair as _range
+from ..validation import read_preset_yaml
 
 __all__ = [
     "EdgeUtilityEnv",
@@ -193,43 +198,6 @@ class UtilityPreset:
         return utility_preset_from_dict(data, source=f"{self.source_file} (with overrides)")
 
 
-def _fail(src, key, msg):
-    raise ValueError(f"{src}: key '{key}': {msg}")
-
-
-def _num(src, key, v, lo=None, hi=None, integer=False, strict_lo=False):
-    if isinstance(v, bool) or not isinstance(v, int | float) or (isinstance(v, float) and not math.isfinite(v)):
-        _fail(src, key, f"expected a finite number, got {v!r}")
-    if integer and int(v) != v:
-        _fail(src, key, f"expected an integer, got {v!r}")
-    if lo is not None and (v <= lo if strict_lo else v < lo):
-        _fail(src, key, f"must be {'>' if strict_lo else '>='} {lo}, got {v!r}")
-    if hi is not None and v > hi:
-        _fail(src, key, f"must be <= {hi}, got {v!r}")
-    return int(v) if integer else float(v)
-
-
-def _bool(src, key, v):
-    if not isinstance(v, bool):
-        _fail(src, key, f"expected true or false, got {v!r}")
-    return v
-
-
-def _choice(src, key, v, valid):
-    if v not in valid:
-        _fail(src, key, f"must be one of {', '.join(map(str, valid))}, got {v!r}")
-    return v
-
-
-def _pair(src, key, v, lo=0.0):
-    if not isinstance(v, list | tuple) or len(v) != 2:
-        _fail(src, key, f"expected a [low, high] pair, got {v!r}")
-    a, b = (_num(src, key, x, lo=lo) for x in v)
-    if a > b:
-        _fail(src, key, f"low > high in {v!r}")
-    return (a, b)
-
-
 def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPreset:
     """Validate a preset mapping (as read from YAML) and build a :class:`UtilityPreset`."""
     if not isinstance(data, dict):
@@ -270,8 +238,8 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
     servers = ServersConfig(tuple(types), counts, cloud, speed)
     n = raw["network"]
     network = NetworkConfig(
-        _pair(source, "network.edge_delay_ms", n["edge_delay_ms"]),
-        _pair(source, "network.cloud_delay_ms", n["cloud_delay_ms"]),
+        _range(source, "network.edge_delay_ms", n["edge_delay_ms"]),
+        _range(source, "network.cloud_delay_ms", n["cloud_delay_ms"]),
         _num(source, "network.cloud_time_factor", n["cloud_time_factor"], lo=0, strict_lo=True),
     )
     w = raw["workload"]
@@ -352,20 +320,10 @@ def list_utility_presets() -> list[str]:
 
 def load_utility_preset(name_or_path: str | Path) -> UtilityPreset:
     """Load a shipped preset by name (``"testbed"`` or ``"utility/testbed"``) or any YAML file by path."""
-    p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") and p.exists():
-        text, src = p.read_text(), str(p)
-    else:
-        name = str(name_or_path).removeprefix("utility/")
-        res = _preset_dir() / f"{name}.yaml"
-        if not res.is_file():
-            raise ValueError(f"unknown EdgeUtility preset {str(name_or_path)!r} "
-                             f"(shipped: {', '.join(list_utility_presets())})")
-        text, src = res.read_text(), f"envs_config/utility/{name}.yaml"
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f"{src}: not valid YAML: {e}") from e
+    name = name_or_path if Path(str(name_or_path)).suffix in (".yaml", ".yml") else str(name_or_path).removeprefix(
+        "utility/"
+    )
+    data, src = read_preset_yaml(name, _preset_dir(), "EdgeUtility preset", list_utility_presets())
     return utility_preset_from_dict(data, source=src)
 
 
