@@ -145,6 +145,7 @@ class PaperSimulator:
         self._seq_l = [0] * N
         self._end_l = [_INF] * N
         self._rem_l = [0.0] * N
+        self._inv_d_l = (1.0 / D[self.chunk_job]).tolist()  # 1/D_j of each chunk's job
         self.chunk_alpha = np.zeros(N)  # α_jd recorded at dispatch
         self.job_end = np.full(J, _INF)  # projected / actual c_j
         self.job_zeta = np.zeros(J, dtype=bool)
@@ -265,19 +266,34 @@ class PaperSimulator:
         if done_c:
             self.chunk_end[done_c] = done_t
 
-    def _remaining_at(self, w: int, t0: float) -> tuple[list[int], np.ndarray]:
-        """Projected remaining service of each chunk queued on ``w`` at time ``t0`` (spec A4)."""
-        q = self.worker_queue[w]
-        if not q:
-            return q, np.zeros(0)
+    def _queue_stats(self, w: int, t0: float, key_new: float) -> tuple[float, float, int, float]:
+        """CALCULATEQ's sums over worker ``w``'s queue at ``t0`` (spec §3.2, A4): ``(wait, a2_weight,
+        a2_count, backlog)``. Remaining times at ``t0`` come from the projected plan (no new arrivals);
+        chunks with key ≤ ``key_new`` (γ ≥ γ_new, ties included) are A1, the others A2.
+        Pure Python: queues are short and numpy's per-call overhead dominates at this size.
+        """
         served: dict[int, float] = {}
         for s, e, c in self.worker_plan[w]:
             if s >= t0:
                 break
             served[c] = served.get(c, 0.0) + (min(e, t0) - s)
-        end, rem_l = self._end_l, self._rem_l
-        rem = np.array([0.0 if end[c] <= t0 + _TOL else rem_l[c] - served.get(c, 0.0) for c in q])
-        return q, np.maximum(rem, 0.0)
+        end, rem_l, key, inv_d = self._end_l, self._rem_l, self._key_l, self._inv_d_l
+        wait = a2w = backlog = 0.0
+        a2n = 0
+        lim = t0 + _TOL
+        for c in self.worker_queue[w]:
+            if end[c] <= lim:
+                continue
+            rem = rem_l[c] - served.get(c, 0.0)
+            if rem <= _TOL:
+                continue
+            backlog += rem
+            if key[c] <= key_new:
+                wait += rem
+            else:
+                a2w += inv_d[c]
+                a2n += 1
+        return wait, a2w, a2n, backlog
 
     def busy_workers(self) -> int:
         """Number of edge workers training a chunk at the current time."""
@@ -306,23 +322,14 @@ class PaperSimulator:
         a2w = np.zeros(W)
         a2n = np.zeros(W, dtype=np.int64)
         backlog = np.zeros(W)
-        inv_d = 1.0 / jobs.num_chunks[self.chunk_job] if self.chunk_job.size else np.zeros(0)
-        delta = jobs.upload_delay_edge_slots[j]
-        for w in self.qualified_workers(j):
-            t0 = r + float(delta[self.cluster.worker_server[w]])
-            chunks, rem = self._remaining_at(w, t0)
-            if chunks:
-                live = rem > _TOL
-                keys = self.chunk_key[chunks]
-                a1 = live & (keys <= key_new)
-                a2 = live & (keys > key_new)
-                wait[w] = float(rem[a1].sum())
-                a2w[w] = float(inv_d[np.asarray(chunks)[a2]].sum())
-                a2n[w] = int(a2.sum())
-                backlog[w] = float(rem.sum())
-            t0d = t0 - r
-            q[w] = (t0d + wait[w] + p0) / D + p0 * a2w[w]
-            t_star[w] = t0 + wait[w]
+        qual = self.qualified_workers(j)
+        t0 = r + jobs.upload_delay_edge_slots[j][self.cluster.worker_server[qual]]  # (|qual|,)
+        queue = self.worker_queue
+        for i in np.flatnonzero([bool(queue[w]) for w in qual.tolist()]).tolist():
+            w = int(qual[i])
+            wait[w], a2w[w], a2n[w], backlog[w] = self._queue_stats(w, float(t0[i]), key_new)
+        q[qual] = (t0 - r + wait[qual] + p0) / D + p0 * a2w[qual]
+        t_star[qual] = t0 + wait[qual]
         if self.cluster.has_cloud:
             dc = float(jobs.upload_delay_cloud_slots[j])
             qc0, qc1 = (dc + p0) / D, (dc + p1) / D
