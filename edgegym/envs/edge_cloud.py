@@ -182,6 +182,10 @@ class EdgeCloudMLEnv(gym.Env):
         order = np.empty(cl.num_workers, dtype=np.int64)
         order[np.lexsort((np.arange(cl.num_workers), cl.worker_server))] = np.arange(cl.num_workers)
         self._order = order
+        # edge workers of each server, in (server, index) order                     # S arrays
+        by_server = np.argsort(cl.worker_server, kind="stable")
+        bounds = np.searchsorted(cl.worker_server[by_server], np.arange(cl.num_edge_servers + 1))
+        self._server_workers = [by_server[bounds[s] : bounds[s + 1]] for s in range(cl.num_edge_servers)]
         self._outcome = None
         self._return = 0.0
         self._fallbacks = 0
@@ -333,8 +337,8 @@ class EdgeCloudMLEnv(gym.Env):
             server_counts = largest_remainder(wts, D)
             n_cloud = int(server_counts[-1])
             step = cand.p_edge / D
-            for s in np.flatnonzero(server_counts[:-1]):
-                ws = np.flatnonzero((cl.worker_server == s) & np.isfinite(cand.q))
+            for s in np.flatnonzero(server_counts[:-1]).tolist():
+                ws = self._server_workers[s]
                 counts[ws] = water_fill(cand.q[ws], step, int(server_counts[s]), self._order[ws])
             return counts, n_cloud, server_counts
         a = self._check_discrete(action)
