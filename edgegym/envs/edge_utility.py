@@ -84,8 +84,10 @@ class WorkloadConfig:
     ``source``: ``google2011`` (task-level SUBMIT bursts of the Google 2011 window table, each job's tasks
     capped at ``max_burst``, a seeded random window of ``num_jobs`` tasks), ``bursty`` (compound Poisson with
     the trace's burst sizes) or ``poisson``. Times are rescaled so the mean rate is
-    ``rate_per_s × load_scale``. ``offline_fallback``: ``bursty`` (use the generator when the trace folder is
-    absent; recorded in ``info["episode_metrics"]["workload_source"]``) or ``none`` (raise).
+    ``rate_per_s × load_scale``. ``window``: ``random`` (a seeded window per episode) or the index of the
+    first trace job of a fixed window (a held-out window for evaluation). ``offline_fallback``: ``bursty``
+    (use the generator when the trace folder is absent; recorded in
+    ``info["episode_metrics"]["workload_source"]``) or ``none`` (raise).
     """
 
     source: str = "google2011"
@@ -99,6 +101,7 @@ class WorkloadConfig:
     min_fraction: float = 0.2
     time_scale: float = 1.0
     trace_dir: str | None = None
+    window: Any = "random"  # google2011: "random" (seeded) or the index of the window's first trace job
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +266,9 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
         min_fraction=_num(source, "workload.min_fraction", w["min_fraction"], lo=0, hi=1, strict_lo=True),
         time_scale=_num(source, "workload.time_scale", w["time_scale"], lo=0, strict_lo=True),
         trace_dir=td,
+        window=(
+            "random" if w["window"] == "random" else _num(source, "workload.window", w["window"], lo=0, integer=True)
+        ),
     )
     e = raw["estimation"]
     estimation = EstimationConfig(
@@ -390,7 +396,16 @@ def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.nd
     cum = np.cumsum(tasks)
     n = cfg.num_jobs
     ok = np.flatnonzero(cum[-1] - np.concatenate([[0], cum[:-1]]) >= n)
-    start = int(rng.choice(ok)) if ok.size else 0
+    if cfg.window == "random":
+        start = int(rng.choice(ok)) if ok.size else 0
+    else:
+        start = int(cfg.window)
+        if not ok.size or start > ok[-1]:
+            last = int(ok[-1]) if ok.size else -1
+            raise ValueError(
+                f"workload.window={start}: the Google 2011 table has fewer than num_jobs={n} tasks from there "
+                f"(largest valid window start: {last})"
+            )
     t = np.repeat(submit[start:], tasks[start:])[:n]
     return t
 

@@ -222,3 +222,27 @@ def test_trace_release_times_are_bursty_and_rescaled():
     w = env.preset.workload
     assert (r.size - 1) / r[-1] == pytest.approx(w.rate_per_s * w.load_scale)
     assert np.sum(np.diff(r) == 0) > 0  # simultaneous releases kept as bursts
+
+
+def test_fixed_trace_window_is_reproducible_and_validated():
+    """``workload.window`` pins the Google 2011 window (held-out evaluation); out-of-range names the key."""
+    import pytest as _pytest
+
+    from edgegym.workloads import default_trace_dir
+
+    d = default_trace_dir()
+    if d is None or not (d / "google_2011" / "google2011_jobs_window.csv.gz").exists():
+        _pytest.skip("Google 2011 trace not available")
+    from edgegym.envs.edge_utility import EdgeUtilityEnv
+
+    cfg = {"workload": {"window": 5000, "num_jobs": 50}}
+    a = EdgeUtilityEnv("tiny", config={**cfg, "workload": {**cfg["workload"], "source": "google2011"}})
+    b = EdgeUtilityEnv("tiny", config={**cfg, "workload": {**cfg["workload"], "source": "google2011"}})
+    a.reset(seed=1)
+    b.reset(seed=2)
+    assert a.view().release_s == b.view().release_s  # same window whatever the seed
+    bad = EdgeUtilityEnv("tiny", config={"workload": {"source": "google2011", "window": 10**9, "num_jobs": 50}})
+    with _pytest.raises(ValueError, match="workload.window"):
+        bad.reset(seed=0)
+    with _pytest.raises(ValueError, match="workload.window"):
+        EdgeUtilityEnv("tiny", config={"workload": {"window": -3}})
