@@ -130,8 +130,11 @@ def run_cell(cell: Cell) -> dict:
         if cell.gantt and _gantt_ok(env):
             from edgegym.envs.rendering import save_gantt_png
 
-            save_gantt_png(env, cell.gantt, title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | "
-                                                  f"objective {rec['objective']:.1f}")
+            save_gantt_png(
+                env,
+                cell.gantt,
+                title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | objective {rec['objective']:.1f}",
+            )
 
     try:
         rec = run_episode(cell.env, cell.policy, cell.seed, cell.env_config or None, on_end=on_end)
@@ -320,8 +323,14 @@ def summarise(df, baselines=(), metrics=None):
         base_obj = g[g["policy"] == base].set_index("seed")["objective"] if base else None
         for pol in dict.fromkeys(g["policy"]):
             gp = g[g["policy"] == pol]
-            row = {"env": env, "preset": gp["preset"].iloc[0], "window": window, "policy": pol, "n": len(gp),
-                   "baseline": base or ""}
+            row = {
+                "env": env,
+                "preset": gp["preset"].iloc[0],
+                "window": window,
+                "policy": pol,
+                "n": len(gp),
+                "baseline": base or "",
+            }
             for c in cols:
                 v = pd.to_numeric(gp[c], errors="coerce") if c in gp else pd.Series(dtype=float)
                 row[f"{c}_mean"] = float(v.mean()) if len(v) else math.nan
@@ -412,17 +421,20 @@ def plot_results(df, summary, series: dict, out: Path) -> list[Path]:
             if pos.size and np.all(m[np.isfinite(m)] > 0) and pos.max() / pos.min() > 100:
                 ax.set_yscale("log")
         fig.suptitle(f"{tag}: mean ± std over seeds", fontsize=10)
-        fig.tight_layout()
-        p = pdir / f"{_safe(tag)}_metrics.png"
-        fig.savefig(p)
-        paths.append(p)
+        paths.append(_save(fig, pdir / f"{_safe(tag)}_metrics.png"))
 
         fig = Figure(figsize=(6.5, 4.2), dpi=90)
         ax = fig.add_subplot(1, 1, 1)
         drawn = False
         for k, pol in enumerate(pols):
-            times = np.concatenate([np.asarray(s["job_times"], float) for s in series.get((env, _key(window), pol), [])
-                                    if len(s.get("job_times", []))] or [np.zeros(0)])
+            times = np.concatenate(
+                [
+                    np.asarray(s["job_times"], float)
+                    for s in series.get((env, _key(window), pol), [])
+                    if len(s.get("job_times", []))
+                ]
+                or [np.zeros(0)]
+            )
             if times.size:
                 x = np.sort(times)
                 ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=_short(pol), color=f"C{k % 10}")
@@ -434,10 +446,7 @@ def plot_results(df, summary, series: dict, out: Path) -> list[Path]:
             ax.set_ylabel("fraction of jobs")
             ax.legend(fontsize=7)
             ax.set_title(f"{tag}: CDF of per-job times (all seeds)", fontsize=10)
-            fig.tight_layout()
-            p = pdir / f"{_safe(tag)}_cdf.png"
-            fig.savefig(p)
-            paths.append(p)
+            paths.append(_save(fig, pdir / f"{_safe(tag)}_cdf.png"))
 
         fig = Figure(figsize=(6.5, 4.2), dpi=90)
         ax = fig.add_subplot(1, 1, 1)
@@ -457,11 +466,15 @@ def plot_results(df, summary, series: dict, out: Path) -> list[Path]:
             ax.set_ylim(0, 1.05)
             ax.legend(fontsize=7)
             ax.set_title(f"{tag}: utilisation over time (mean over seeds)", fontsize=10)
-            fig.tight_layout()
-            p = pdir / f"{_safe(tag)}_utilisation.png"
-            fig.savefig(p)
-            paths.append(p)
+            paths.append(_save(fig, pdir / f"{_safe(tag)}_utilisation.png"))
     return paths
+
+
+def _save(fig, path: Path) -> Path:
+    """Lay out and write a figure; return its path."""
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
 
 
 def _short(policy: str) -> str:
@@ -476,9 +489,18 @@ def _key(window):
 
 
 # ---------------------------------------------------------------------------------------------- run
-def run_bench(cells: list[Cell], out: str | Path, *, workers: int = 1, backend: str = "local",
-              baselines=(), metrics=None, progress: bool = True, ray_address: str | None = None,
-              plots: bool = True) -> dict:
+def run_bench(
+    cells: list[Cell],
+    out: str | Path,
+    *,
+    workers: int = 1,
+    backend: str = "local",
+    baselines=(),
+    metrics=None,
+    progress: bool = True,
+    ray_address: str | None = None,
+    plots: bool = True,
+) -> dict:
     """Run ``cells``, write ``results.csv``, ``summary.csv``, ``summary.md``, ``series.json`` and the plots
     under ``out``; return ``{"results", "summary", "failed", "paths", "wall_s"}``."""
     import pandas as pd
@@ -523,9 +545,9 @@ def run_bench(cells: list[Cell], out: str | Path, *, workers: int = 1, backend: 
     paths["summary_md"] = out / "summary.md"
     paths["summary_md"].write_text(format_markdown(summary))
     paths["series"] = out / "series.json"
-    paths["series"].write_text(json.dumps(
-        [{"env": k[0], "window": k[1], "policy": k[2], "episodes": v} for k, v in series.items()]
-    ))
+    paths["series"].write_text(
+        json.dumps([{"env": k[0], "window": k[1], "policy": k[2], "episodes": v} for k, v in series.items()])
+    )
     if plots:
         paths["plots"] = plot_results(df, summary, series, out)
     return {"results": df, "summary": summary, "failed": failed, "paths": paths, "wall_s": wall}
@@ -576,9 +598,17 @@ def _cmd_bench(args) -> int:
                 seen.add(k)
                 c.gantt = str(gdir / f"{_safe(_tag(c.env, c.window))}__{_safe(_short(c.policy))}.png")
     print(f"edgegym bench: {len(cells)} episodes on {workers} worker(s), backend {args.backend}", file=sys.stderr)
-    res = run_bench(cells, out, workers=workers, backend=args.backend, baselines=args.baseline or (),
-                    metrics=args.metrics, progress=not args.no_progress, ray_address=args.ray_address,
-                    plots=not args.no_plots)
+    res = run_bench(
+        cells,
+        out,
+        workers=workers,
+        backend=args.backend,
+        baselines=args.baseline or (),
+        metrics=args.metrics,
+        progress=not args.no_progress,
+        ray_address=args.ray_address,
+        plots=not args.no_plots,
+    )
     for f in res["failed"]:
         c = f["cell"]
         print(f"edgegym bench: failed {c['env']} | {c['policy']} | seed {c['seed']}: {f['error']}", file=sys.stderr)
@@ -595,8 +625,12 @@ def add_bench_parser(sub) -> None:
     """Add the ``bench`` subcommand."""
     p = sub.add_parser("bench", help="policies x envs x seeds in parallel -> CSV, markdown table, plots")
     p.add_argument("--envs", nargs="+", default=["EdgeCloudML-testbed-v0"], help="env ids (see `edgegym list`)")
-    p.add_argument("--policies", nargs="+", default=["all"],
-                   help="policy names, `all` (every policy supporting each env), ppo:PATH, maskable-ppo:PATH")
+    p.add_argument(
+        "--policies",
+        nargs="+",
+        default=["all"],
+        help="policy names, `all` (every policy supporting each env), ppo:PATH, maskable-ppo:PATH",
+    )
     p.add_argument("--seeds", nargs="+", default=["0-2"], help="seeds: 0 1 2, 0,1,2 or 0-2")
     p.add_argument("--trace", help="workload source for every cell (e.g. philly)")
     p.add_argument("--windows", type=int, nargs="+", help="trace window start indices (a grid axis)")
@@ -626,13 +660,17 @@ def _cmd_render(args) -> int:
         if not _gantt_ok(env):
             ws = getattr(getattr(env.unwrapped, "cluster", None), "worker_server", None)
             n = 0 if ws is None else len(ws)
-            state["skip"] = (f"env {args.env!r} has no per-worker schedule to draw" if n == 0 else
-                             f"env {args.env!r} has {n} edge workers > {_GANTT_MAX_WORKERS}: pick a smaller preset")
+            state["skip"] = (
+                f"env {args.env!r} has no per-worker schedule to draw"
+                if n == 0
+                else f"env {args.env!r} has {n} edge workers > {_GANTT_MAX_WORKERS}: pick a smaller preset"
+            )
             return
         from edgegym.envs.rendering import save_gantt_png
 
-        save_gantt_png(env, png, title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | "
-                                       f"objective {rec['objective']:.1f}")
+        save_gantt_png(
+            env, png, title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | objective {rec['objective']:.1f}"
+        )
 
     rec = run_episode(args.env, args.policy, args.seed, parse_env_config(args.env_config), on_end=on_end)
     if "skip" in state:

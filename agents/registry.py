@@ -59,26 +59,15 @@ def _register_builtin() -> None:
     for spec in (
         PolicySpec("aonline", lambda env, seed: AOnline(env), fam, "Paper 000's A_online (A_greedy + A_ps)"),
         PolicySpec("aonline-e", lambda env, seed: AOnline(env, edge_only=True), fam, "A_online-E (edge only)"),
-        PolicySpec(
-            "srtf",
-            lambda env, seed: NoOpPolicy(env),
-            fam,
-            "SRTF, job-level, gang, edge-only (spec §5.3)",
-            {"env": {"discipline": "srtf"}},
-        ),
-        PolicySpec(
-            "tiresias-l",
-            lambda env, seed: NoOpPolicy(env),
-            fam,
-            "Tiresias-L, 2-queue LAS (spec §5.3)",
-            {"env": {"discipline": "tiresias_l"}},
-        ),
-        PolicySpec(
-            "batchsche",
-            lambda env, seed: NoOpPolicy(env),
-            fam,
-            "BatchSche, batched, edge+cloud (spec §5.3)",
-            {"env": {"discipline": "batchsche"}},
+        *(
+            PolicySpec(
+                name, lambda env, seed: NoOpPolicy(env), fam, f"{desc} (spec §5.3)", {"env": {"discipline": disc}}
+            )
+            for name, disc, desc in (
+                ("srtf", "srtf", "SRTF, job-level, gang, edge-only"),
+                ("tiresias-l", "tiresias_l", "Tiresias-L, 2-queue LAS"),
+                ("batchsche", "batchsche", "BatchSche, batched, edge+cloud"),
+            )
         ),
         PolicySpec(
             "random",
