@@ -51,7 +51,7 @@ def make_policy(name: str, env, seed: int = 0):
 
 
 def _register_builtin() -> None:
-    from .baselines import AllCloud, AllEdgeLeastLoaded
+    from .baselines.edge_cloud import AllCloud, AllEdgeLeastLoaded
     from .policy import NoOpPolicy, RandomPolicy
     from .reference.aonline import AOnline
 

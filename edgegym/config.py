@@ -13,10 +13,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .validation import fail as _fail
-from .validation import number as _num
-from .validation import pair as _range
-from .validation import read_preset_yaml
+from .core.validation import fail as _fail
+from .core.validation import number as _num
+from .core.validation import pair as _range
+from .core.validation import read_preset_yaml
 
 __all__ = [
     "ClusterConfig",

@@ -33,12 +33,12 @@ from gymnasium import spaces
 from ..core.utility import DISCIPLINES, FALLBACKS, O4AParams, UtilityJobs, UtilitySimulator, upper_bound
 from ..core.utility_fn import FAMILY_CODES
 from ..core.utility_instance import DEVICE_TYPES, build_utility_jobs, bursty_release_times, rescale_release_times
-from ..validation import boolean as _bool
-from ..validation import choice as _choice
-from ..validation import fail as _fail
-from ..validation import number as _num
-from ..validation import pair as _range
-from ..validation import read_preset_yaml
+from ..core.validation import boolean as _bool
+from ..core.validation import choice as _choice
+from ..core.validation import fail as _fail
+from ..core.validation import number as _num
+from ..core.validation import pair as _range
+from ..core.validation import read_preset_yaml
 
 __all__ = [
     "EdgeUtilityEnv",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .policy import Policy
-from .reference.aonline import encode_action
+from ..policy import Policy
+from ..reference.aonline import encode_action
 
 __all__ = ["AllCloud", "AllEdgeLeastLoaded"]
 

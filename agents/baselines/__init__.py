@@ -1,0 +1,1 @@
+"""Papers' baselines and trivial policies, one module per env family (each declares ``POLICY_SPECS``)."""
