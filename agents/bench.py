@@ -1,7 +1,7 @@
 """``edgegym bench``: policies × envs (presets) × seeds (× trace windows), in parallel, into one tidy CSV,
 a markdown table and plots; ``edgegym render``: a Gantt chart PNG of one episode.
 
-Every episode runs through :func:`agents.cli.run_episode`, the same path as ``edgegym run``, so reference
+Every episode runs through :func:`agents.runner.run_episode`, the same path as ``edgegym run``, so reference
 policies, baselines and learned agents (``ppo:PATH`` / ``maskable-ppo:PATH``) land in the same table.
 Envs and policies plug in by registration (``edgegym.registered_ids()`` and ``agents.registry.POLICIES``);
 ``--policies all`` (the default) runs, on each env, every registered policy that supports its family.
@@ -51,11 +51,11 @@ KEY_COLUMNS = ("env", "preset", "window", "policy", "seed")
 #: outcome columns shown last in the table (not episode metrics)
 RUN_COLUMNS = ("wall_s", "decisions_per_s")
 _NOT_METRICS = {"episode_return", "steps", "episode", "reward_scale", "num_jobs"}
-_GANTT_MAX_WORKERS = 64
+_GANTT_MAX_LANES = 64
 
 
 def _err(msg: str) -> Exception:
-    from .cli import CLIError
+    from .errors import CLIError
 
     return CLIError(msg)
 
@@ -74,43 +74,28 @@ class Cell:
 
 
 def episode_series(env) -> dict:
-    """Per-episode series for the plots, read duck-typed from a finished env.
+    """Per-episode series for the plots, from the finished env's own ``episode_series()``.
 
-    ``job_times``: per-job completion (JCT) or response time; ``util_t`` / ``util``: edge utilisation per
-    time bin (empty when the env has no per-worker segments). An env may provide its own
-    ``episode_series()`` returning the same keys.
+    ``job_times``: per-job completion (JCT) or response time; ``util_t`` / ``util``: utilisation per time
+    bin (empty when the env has none). Envs without ``episode_series()`` give empty series.
     """
-    u = env.unwrapped
-    own = getattr(u, "episode_series", None)
-    if callable(own):
-        return dict(own())
+    own = getattr(env.unwrapped, "episode_series", None)
     out = {"job_times": [], "util_t": [], "util": []}
-    outcome = getattr(u, "_outcome", None)
-    jobs = getattr(u, "jobs", None)
-    if outcome is not None and jobs is not None and hasattr(jobs, "arrival_slots"):
-        r = np.asarray(jobs.arrival_slots, dtype=float)
-        c = np.asarray(outcome.completion_slots, dtype=float)
-        out["job_times"] = (c - r).tolist()
-        cl = getattr(u, "cluster", None)
-        seg = np.asarray(outcome.segments, dtype=float).reshape(-1, 4)
-        if cl is not None and len(seg):
-            from edgegym.core.metrics import utilisation_series
-
-            t_end = float(max(c.max(), seg[:, 2].max()))
-            bin_slots = max(t_end / 200.0, 1e-9)
-            t, util = utilisation_series(seg, int(cl.num_workers), t_end, bin_slots)
-            out["util_t"], out["util"] = t.tolist(), util.tolist()
-        return out
-    sim = getattr(u, "sim", None)
-    if sim is not None and hasattr(sim, "jrt_s") and hasattr(sim, "completed"):
-        out["job_times"] = np.asarray(sim.jrt_s)[np.asarray(sim.completed)].astype(float).tolist()
+    if callable(own):
+        out.update(own())
     return out
 
 
-def _gantt_ok(env) -> bool:
-    cl = getattr(env.unwrapped, "cluster", None)
-    ws = getattr(cl, "worker_server", None)
-    return ws is not None and 0 < len(ws) <= _GANTT_MAX_WORKERS
+def _save_gantt(env, path, rec) -> str | None:
+    """Write the Gantt chart of a finished episode; the reason as a string when the env cannot draw one."""
+    from edgegym.families import save_gantt_png
+
+    title = f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | objective {rec['objective']:.4g}"
+    try:
+        save_gantt_png(env, path, title=title, max_lanes=_GANTT_MAX_LANES)
+    except (ValueError, NotImplementedError) as e:
+        return str(e)
+    return None
 
 
 def run_cell(cell: Cell) -> dict:
@@ -121,20 +106,14 @@ def run_cell(cell: Cell) -> dict:
         torch.set_num_threads(1)
     except ImportError:  # pragma: no cover - torch is only needed for learned policies
         pass
-    from .cli import run_episode
+    from .runner import run_episode
 
     series: dict = {}
 
     def on_end(env, rec):
         series.update(episode_series(env))
-        if cell.gantt and _gantt_ok(env):
-            from edgegym.envs.rendering import save_gantt_png
-
-            save_gantt_png(
-                env,
-                cell.gantt,
-                title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | objective {rec['objective']:.1f}",
-            )
+        if cell.gantt:
+            _save_gantt(env, cell.gantt, rec)
 
     try:
         rec = run_episode(cell.env, cell.policy, cell.seed, cell.env_config or None, on_end=on_end)
@@ -145,7 +124,7 @@ def run_cell(cell: Cell) -> dict:
 
 
 def _family(env_id: str) -> str:
-    from .cli import _env_family
+    from .runner import env_family as _env_family
 
     return _env_family(env_id)
 
@@ -168,7 +147,7 @@ def _learned_family(name: str) -> str | None:
 
 
 def _env_ids() -> list[str]:
-    from .cli import _env_ids as ids
+    from .runner import env_ids as ids
 
     return ids()
 
@@ -180,9 +159,9 @@ def build_grid(envs, policies, seeds, windows=None, trace=None, env_config=None)
     learned ``ppo:PATH``). A policy named explicitly must support every env; ``all`` expands per env; a
     learned policy runs on the envs of the family it was trained on.
     """
-    from .cli import check_env_policy
     from .registry import POLICIES
     from .rl.learned import is_learned
+    from .runner import check_env_policy
 
     if not envs:
         raise _err("--envs needs at least one env id")
@@ -582,6 +561,10 @@ def _cmd_bench(args) -> int:
         raise _err(f"--workers must be >= 1, got {args.workers}")
     workers = args.workers or max(1, os.cpu_count() or 1)
     seeds = _parse_seeds(args.seeds)
+    if not args.envs:
+        from .runner import default_env_id
+
+        args.envs = [default_env_id()]
     cells = build_grid(args.envs, args.policies, seeds, args.windows, args.trace, parse_env_config(args.env_config))
     if args.backend == "ray":
         try:
@@ -624,7 +607,7 @@ def _cmd_bench(args) -> int:
 def add_bench_parser(sub) -> None:
     """Add the ``bench`` subcommand."""
     p = sub.add_parser("bench", help="policies x envs x seeds in parallel -> CSV, markdown table, plots")
-    p.add_argument("--envs", nargs="+", default=["EdgeCloudML-testbed-v0"], help="env ids (see `edgegym list`)")
+    p.add_argument("--envs", nargs="+", help="env ids (see `edgegym list`; default: the first family's default id)")
     p.add_argument(
         "--policies",
         nargs="+",
@@ -648,29 +631,19 @@ def add_bench_parser(sub) -> None:
 
 
 def _cmd_render(args) -> int:
-    from .cli import check_env_policy, run_episode
     from .rl.train import ensure_writable_dir, parse_env_config
+    from .runner import check_env_policy, fill_env_policy_defaults, run_episode
 
+    fill_env_policy_defaults(args)
     check_env_policy(args.env, args.policy)
     png = Path(args.out)
     ensure_writable_dir(png.parent, "--out")
     state = {}
 
     def on_end(env, rec):
-        if not _gantt_ok(env):
-            ws = getattr(getattr(env.unwrapped, "cluster", None), "worker_server", None)
-            n = 0 if ws is None else len(ws)
-            state["skip"] = (
-                f"env {args.env!r} has no per-worker schedule to draw"
-                if n == 0
-                else f"env {args.env!r} has {n} edge workers > {_GANTT_MAX_WORKERS}: pick a smaller preset"
-            )
-            return
-        from edgegym.envs.rendering import save_gantt_png
-
-        save_gantt_png(
-            env, png, title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | objective {rec['objective']:.1f}"
-        )
+        why = _save_gantt(env, png, rec)
+        if why is not None:
+            state["skip"] = f"env {args.env!r}: {why}"
 
     rec = run_episode(args.env, args.policy, args.seed, parse_env_config(args.env_config), on_end=on_end)
     if "skip" in state:
@@ -682,8 +655,8 @@ def _cmd_render(args) -> int:
 def add_render_parser(sub) -> None:
     """Add the ``render`` subcommand: the Gantt chart of one episode as a PNG."""
     p = sub.add_parser("render", help="run one episode and write its Gantt chart (PNG)")
-    p.add_argument("--env", default="EdgeCloudML-testbed-v0")
-    p.add_argument("--policy", default="aonline", help="policy name, ppo:PATH or maskable-ppo:PATH")
+    p.add_argument("--env", help="env id (default: the first family's default id)")
+    p.add_argument("--policy", help="policy name, ppo:PATH or maskable-ppo:PATH (default: the family's reference)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--env-config", help="preset overrides (inline JSON/YAML or a file)")
     p.add_argument("--out", required=True, help="PNG path")

@@ -1,10 +1,37 @@
-"""The one policy interface the benchmark runs: SB3's ``predict(obs, state, episode_start, deterministic)``."""
+"""The one policy interface the benchmark runs: SB3's ``predict(obs, state, episode_start, deterministic)``,
+and :class:`PolicySpec`, the record a policy module declares in ``POLICY_SPECS`` to be registered."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
 import numpy as np
 
-__all__ = ["Policy", "NoOpPolicy", "RandomPolicy"]
+__all__ = ["NoOpPolicy", "Policy", "PolicySpec", "RandomPolicy"]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySpec:
+    """How to build a policy and which env families it supports.
+
+    ``factory(env, seed) -> Policy``. ``env_config``: preset overrides the env needs (e.g.
+    ``{"env": {"discipline": "srtf"}}`` for baselines that decide inside the simulator);
+    ``env_config_by_family`` overrides it for particular families. A module of ``agents.reference`` or
+    ``agents.baselines`` declaring ``POLICY_SPECS = (PolicySpec(...), ...)`` is registered automatically;
+    two families may use the same name (``random``, ``fifo``): the env's family picks the spec.
+    """
+
+    name: str
+    factory: Callable
+    families: tuple[str, ...]
+    description: str
+    env_config: dict = field(default_factory=dict)
+    env_config_by_family: dict = field(default_factory=dict)  # family -> overrides, when they differ by family
+
+    def config_for(self, family: str) -> dict:
+        """The preset overrides this policy needs on an env of ``family``."""
+        return self.env_config_by_family.get(family, self.env_config)
 
 
 class Policy:

@@ -50,7 +50,7 @@ def _workload_source() -> str:
 
 def _episode(args):
     policy, seed, config, tag = args
-    from agents.cli import run_episode
+    from agents.runner import run_episode
 
     rec = run_episode(ENV, policy, seed, config)
     rec.update(tag)
@@ -143,8 +143,8 @@ def cr_point(args):
     J, seed, eps_list = args
     from agents.reference.aonline import AOnline
     from agents.reference.lower_bound import lp_lower_bound
-    from edgegym.builders import small_lp_instance
-    from edgegym.envs import EdgeCloudMLEnv
+    from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
+    from edgegym.families.edge_cloud.instance import small_lp_instance
 
     rng = np.random.default_rng(1000 + seed)
     cl, jobs = small_lp_instance(rng, J)
@@ -267,8 +267,8 @@ def elastic_gang_runs(seeds, source):
     import gymnasium as gym
 
     import edgegym  # noqa: F401
-    from edgegym.core.disciplines import DISCIPLINES
     from edgegym.core.metrics import episode_metrics
+    from edgegym.families.edge_cloud.disciplines import DISCIPLINES
 
     rows = []
     for s in seeds:

@@ -36,10 +36,10 @@ POLICIES = ("random", "ondisc", "o4a", "do4a")
 
 def run_one(task: dict) -> dict:
     """One episode; ``task`` = {policy, preset, seed, config, k, tag...}. Returns a flat record."""
+    from agents.baselines.edge_utility import OnDisc
     from agents.policy import RandomPolicy
     from agents.reference.o4a import DO4A, O4A
-    from agents.reference.utility_baselines import OnDisc
-    from edgegym.envs.edge_utility import EdgeUtilityEnv
+    from edgegym.families.edge_utility.env import EdgeUtilityEnv
 
     name = task["policy"]
     cfg = {k: dict(v) for k, v in task.get("config", {}).items()}
@@ -443,7 +443,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "docs" / "results"))
     ap.add_argument("--report-only", action="store_true", help="re-render the report from the saved results.csv")
     args = ap.parse_args(argv)
-    from edgegym.envs.edge_utility import load_utility_preset
+    from edgegym.families.edge_utility.presets import load_utility_preset
 
     presets = {"testbed": load_utility_preset("testbed"), "sim300": load_utility_preset("utility/sim300")}
     out = Path(args.out)

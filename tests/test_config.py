@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from edgegym.config import list_presets, load_preset, preset_from_dict, to_dict
+from edgegym.families.edge_cloud.presets import list_presets, load_preset, preset_from_dict, to_dict
 
 
 def test_shipped_presets_load_and_round_trip():

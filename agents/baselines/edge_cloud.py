@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..policy import Policy
+from edgegym.families.edge_cloud.simulator import water_fill
+
+from ..policy import NoOpPolicy, Policy, PolicySpec, RandomPolicy
 from ..reference.aonline import encode_action
 
 __all__ = ["AllCloud", "AllEdgeLeastLoaded"]
@@ -21,8 +23,6 @@ class AllCloud(Policy):
 
 
 def _edge_fill(view):
-    from edgegym.core import water_fill
-
     counts = water_fill(view.q, view.p_edge / view.num_chunks, view.num_chunks, view.worker_order)
     return counts, 0
 
@@ -38,8 +38,31 @@ class AllEdgeLeastLoaded(Policy):
             return encode_action(view, np.zeros(view.q.size, dtype=np.int64), view.num_chunks)
         best_w = min(np.flatnonzero(finite), key=lambda w: (view.t_star[w], view.worker_order[w]))
         server = view.worker_server[best_w]
-        from edgegym.core import water_fill
-
         q = np.where(view.worker_server == server, view.q, np.inf)
         counts = water_fill(q, view.p_edge / view.num_chunks, view.num_chunks, view.worker_order)
         return encode_action(view, counts, 0)
+
+
+_FAM = ("EdgeCloudML",)
+
+#: the paper's baselines decide inside the simulator (a scheduling discipline); the env's action is a no-op
+_DISCIPLINE_BASELINES = (
+    ("srtf", "srtf", "SRTF, job-level, gang, edge-only"),
+    ("tiresias-l", "tiresias_l", "Tiresias-L, 2-queue LAS"),
+    ("batchsche", "batchsche", "BatchSche, batched, edge+cloud"),
+)
+
+POLICY_SPECS = (
+    *(
+        PolicySpec(name, lambda env, seed: NoOpPolicy(env), _FAM, f"{desc} (spec §5.3)", {"env": {"discipline": d}})
+        for name, d, desc in _DISCIPLINE_BASELINES
+    ),
+    PolicySpec("random", lambda env, seed: RandomPolicy(env, seed), _FAM, "uniformly random legal action"),
+    PolicySpec("all-cloud", lambda env, seed: AllCloud(env), _FAM, "every job entirely in the cloud"),
+    PolicySpec(
+        "all-edge",
+        lambda env, seed: AllEdgeLeastLoaded(env),
+        _FAM,
+        "every job on the edge server that can start it earliest",
+    ),
+)

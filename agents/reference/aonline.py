@@ -38,10 +38,10 @@ import math
 
 import numpy as np
 
-from edgegym.core import greedy_placement
-from edgegym.envs.edge_cloud import EdgeCloudView
+from edgegym.families.edge_cloud.env import EdgeCloudView
+from edgegym.families.edge_cloud.simulator import greedy_placement
 
-from ..policy import Policy
+from ..policy import Policy, PolicySpec
 
 __all__ = ["AOnline", "a_greedy", "encode_action"]
 
@@ -78,3 +78,11 @@ class AOnline(Policy):
         view = self.unwrapped.view()
         counts, n_cloud = a_greedy(view, self.edge_only)
         return encode_action(view, counts, n_cloud)
+
+
+POLICY_SPECS = (
+    PolicySpec("aonline", lambda env, seed: AOnline(env), ("EdgeCloudML",), "Paper 000's A_online (A_greedy + A_ps)"),
+    PolicySpec(
+        "aonline-e", lambda env, seed: AOnline(env, edge_only=True), ("EdgeCloudML",), "A_online-E (edge only)"
+    ),
+)

@@ -109,8 +109,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from edgegym.core.rates import chunk_time_slots, iteration_time_h
 from edgegym.core.types import Cluster, JobSet
+from edgegym.families.edge_cloud.rates import chunk_time_slots, iteration_time_h
 
 __all__ = [
     "DEFAULT_MAX_VARIABLES",

@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgegym.core.utility_fn import tentative_time
+from edgegym.families.edge_utility.utility_fn import tentative_time
 
-from ..policy import Policy
+from ..policy import Policy, PolicySpec
 
 __all__ = ["O4A", "DO4A", "argmin_finish"]
 
@@ -125,3 +125,21 @@ class DO4A(Policy):
             finish[-1] = view.release_s + view.lb_s[-1]  # local estimate: no queueing (Alg. 3 line 2)
             rows.append(view.valid.size - 1)
         return argmin_finish(finish, view.p_plan_s, rows)
+
+
+POLICY_SPECS = (
+    PolicySpec(
+        "o4a",
+        lambda env, seed: O4A(env),
+        ("EdgeUtility",),
+        "Paper 003's O4A (PLAN + earliest tentative finish)",
+        {"scheduler": {"discipline": "o4a"}},
+    ),
+    PolicySpec(
+        "do4a",
+        lambda env, seed: DO4A(env, k=5),
+        ("EdgeUtility",),
+        "Paper 003's DO4A (k=5 candidates + cloud)",
+        {"scheduler": {"discipline": "o4a"}},
+    ),
+)

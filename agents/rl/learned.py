@@ -1,5 +1,5 @@
 """A saved SB3 agent as a :class:`~agents.policy.Policy`, so that it runs through the same episode loop
-(:func:`agents.cli.run_episode`) as the reference policies and baselines.
+(:func:`agents.runner.run_episode`) as the reference policies and baselines.
 
 Policy names: ``ppo:PATH`` (stable-baselines3 PPO) and ``maskable-ppo:PATH`` (sb3-contrib MaskablePPO,
 which is given ``action_masks()`` at every step). ``PATH`` is a ``model.zip`` written by ``edgegym train``

@@ -9,7 +9,7 @@ progress bar. Output ``DIR/``: ``model.zip``, ``model.edgegym.json`` (env id, al
 Reproducibility: ``torch.set_num_threads(1)``, SB3 ``seed=``, env ``i`` seeded ``seed + i``; two runs with
 the same arguments on the same machine give the same model and the same evaluation.
 
-Evaluation goes through :func:`agents.cli.run_episode` with the policy name ``<algo>:DIR/model.zip``, the
+Evaluation goes through :func:`agents.runner.run_episode` with the policy name ``<algo>:DIR/model.zip``, the
 same path as every reference policy, so learned and reference policies land in the same table.
 """
 
@@ -37,7 +37,7 @@ _ALGO_KEYS = (
 
 
 def _cli_error(msg: str) -> Exception:
-    from ..cli import CLIError
+    from ..errors import CLIError
 
     return CLIError(msg)
 
@@ -85,7 +85,7 @@ def ensure_writable_dir(path: str | Path, flag: str = "--out") -> Path:
 
 
 def _family(env_id: str) -> str:
-    from ..cli import _env_family
+    from ..runner import env_family as _env_family
 
     return _env_family(env_id)
 
@@ -272,7 +272,7 @@ def train(
 
 def evaluate(name: str, env_id: str, seeds, env_config: dict | None = None, on_end=None) -> list[dict]:
     """Run the learned policy ``name`` (``<algo>:PATH``) on ``env_id`` for each seed via ``run_episode``."""
-    from ..cli import run_episode
+    from ..runner import run_episode
 
     return [run_episode(env_id, name, int(s), env_config, on_end=on_end) for s in seeds]
 
@@ -284,7 +284,7 @@ def _positive(name: str, v: int) -> None:
 
 
 def _cmd_train(args) -> int:
-    from ..cli import _env_ids
+    from ..runner import env_ids as _env_ids
 
     if args.env not in _env_ids():
         raise _cli_error(f"unknown env {args.env!r}; valid envs: {', '.join(_env_ids())}")
@@ -359,7 +359,8 @@ def _model_name(args) -> str:
 
 
 def _cmd_eval(args) -> int:
-    from ..cli import _json_default, check_env_policy
+    from ..runner import check_env_policy
+    from ..runner import json_default as _json_default
 
     name = _model_name(args)
     try:
@@ -405,10 +406,10 @@ def _gantt_once(png: Path):
     def hook(env, rec):
         if state["done"]:
             return
-        from edgegym.envs.rendering import save_gantt_png
+        from edgegym.families import save_gantt_png
 
         save_gantt_png(env, png, title=f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | "
-                                       f"objective {rec['objective']:.1f}")
+                                       f"objective {rec['objective']:.4g}")
         state["done"] = True
 
     return hook

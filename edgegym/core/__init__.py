@@ -1,22 +1,16 @@
-"""Pure simulator of edge-cloud ML clusters (numpy only; no gymnasium import)."""
+"""Shared, numpy-only building blocks of every env family: cluster/job types, episode metrics, config
+validation helpers and the family interface. Nothing here names a family."""
 
-from .engine import Candidates, PaperSimulator, greedy_placement, haprf_key, water_fill
+from .family import FILE_ROLES, Family
 from .metrics import ScheduleOutcome, episode_metrics, utilisation_series
-from .rates import chunk_time_slots, comm_time_h, iteration_time_h
 from .types import Cluster, JobSet
 
 __all__ = [
-    "Candidates",
+    "FILE_ROLES",
     "Cluster",
+    "Family",
     "JobSet",
-    "PaperSimulator",
     "ScheduleOutcome",
-    "chunk_time_slots",
-    "comm_time_h",
     "episode_metrics",
-    "greedy_placement",
-    "haprf_key",
-    "iteration_time_h",
     "utilisation_series",
-    "water_fill",
 ]

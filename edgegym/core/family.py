@@ -59,6 +59,8 @@ class Family:
         load_preset: ``name_or_path -> preset``: a shipped preset by name or any YAML file by path,
             validated (``ValueError`` naming the file and the key).
         paper: the paper the family implements: title, authors, venue, year.
+        default_policy: the name of the family's reference policy (what ``edgegym run`` runs when no
+            ``--policy`` is given); a plain string, edgegym never imports the policies.
         objective: what the episode return is minus (or plus, for utilities) of, in words.
         extra: free-form facts shown by ``edgegym list`` (e.g. the time unit).
     """
@@ -69,6 +71,7 @@ class Family:
     default_preset: str
     load_preset: Callable[[str | Path], Any]
     paper: str = ""
+    default_policy: str = "random"
     objective: str = ""
     extra: dict = field(default_factory=dict)
 

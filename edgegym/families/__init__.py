@@ -10,7 +10,7 @@ from importlib import import_module
 
 from ..core.family import Family
 
-__all__ = ["FAMILY_MODULES", "families", "family"]
+__all__ = ["FAMILY_MODULES", "families", "family", "family_of", "family_module", "gantt_figure", "save_gantt_png"]
 
 #: one line per family: the package whose ``FAMILY`` attribute registers it
 FAMILY_MODULES: tuple[str, ...] = (
@@ -38,3 +38,23 @@ def family(name: str) -> Family:
     if name not in fams:
         raise KeyError(f"unknown env family {name!r} (valid: {', '.join(fams)})")
     return fams[name]
+
+
+def family_of(env) -> Family:
+    """The family of a (possibly wrapped) edgegym env (read from its preset)."""
+    return family(env.unwrapped.preset.family)
+
+
+def family_module(fam: Family, role: str):
+    """One of a family's modules by file role, e.g. ``family_module(fam, "rendering")``."""
+    return import_module(f"{__name__}.{fam.key}.{role}")
+
+
+def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
+    """The family's Gantt chart of ``env`` as a matplotlib ``Figure`` (``ValueError`` beyond ``max_lanes``)."""
+    return family_module(family_of(env), "rendering").gantt_figure(env, title=title, max_lanes=max_lanes)
+
+
+def save_gantt_png(env, path, title: str | None = None, max_lanes: int = 400) -> None:
+    """Write the family's Gantt chart of ``env`` to ``path`` (PNG)."""
+    gantt_figure(env, title=title, max_lanes=max_lanes).savefig(path)

@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 TRACE_DIR_ENV = "EDGEGYM_TRACE_DIR"
+#: set to ``1`` to disable the ``<repo>/../shared/traces`` lookup (simulates a user's machine)
+NO_SHARED_ENV = "EDGEGYM_NO_SHARED"
 
 #: Seconds per unit accepted by ``load_csv(time_unit=...)``.
 TIME_UNITS_S: dict[str, float] = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
@@ -44,10 +46,13 @@ _TIME_COLUMNS = ("submit_time_s", "duration_s", "deadline_s")
 
 def default_trace_dir() -> Path | None:
     """The shared trace folder: ``$EDGEGYM_TRACE_DIR`` if it is a directory, else ``<repo>/../shared/traces``
-    (resolved from this file, not the working directory); ``None`` when neither exists."""
+    (resolved from this file, not the working directory; skipped when ``$EDGEGYM_NO_SHARED=1``); ``None``
+    when neither exists."""
     env = os.environ.get(TRACE_DIR_ENV)
     if env and Path(env).expanduser().is_dir():
         return Path(env).expanduser()
+    if os.environ.get(NO_SHARED_ENV, "") not in ("", "0"):
+        return None
     repo = Path(__file__).resolve().parents[2]
     shared = repo.parent / "shared" / "traces"
     return shared if shared.is_dir() else None

@@ -107,7 +107,7 @@ def test_table_agrees_with_csv(bench_dir):
 
 def test_bench_matches_run_episode(bench_dir):
     """The bench runs the same path as `edgegym run`: same objective for the same (env, policy, seed)."""
-    from agents.cli import run_episode
+    from agents.runner import run_episode
 
     df = pd.read_csv(bench_dir / "results.csv")
     row = df[(df["env"] == "EdgeCloudML-testbed-v0") & (df["policy"] == "aonline") & (df["seed"] == 1)].iloc[0]
@@ -119,7 +119,7 @@ def test_grid_plugs_in_by_registration():
     ids = __import__("edgegym").registered_ids()
     envs = [e for e in ("EdgeCloudML-tiny-v0", "EdgeUtility-tiny-v0") if e in ids]
     cells = build_grid(envs, ["all"], [0])
-    from agents.cli import _env_family
+    from agents.runner import env_family as _env_family
 
     for e in envs:
         got = {c.policy for c in cells if c.env == e}

@@ -9,7 +9,7 @@ import pytest
 import edgegym  # noqa: F401
 from agents.cli import main
 from agents.registry import make_policy
-from edgegym.envs.rendering import gantt_data
+from edgegym.families.edge_cloud.rendering import gantt_data
 
 pytest.importorskip("matplotlib")
 

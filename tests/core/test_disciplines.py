@@ -9,16 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgegym.core.disciplines import (
+from edgegym.core.metrics import ScheduleOutcome, episode_metrics
+from edgegym.core.types import Cluster, JobSet
+from edgegym.families.edge_cloud.disciplines import (
     DISCIPLINES,
     gang_sizes,
     simulate_batchsche,
     simulate_srtf,
     simulate_tiresias_l,
 )
-from edgegym.core.metrics import ScheduleOutcome, episode_metrics
-from edgegym.core.rates import chunk_time_slots, iteration_time_h
-from edgegym.core.types import Cluster, JobSet
+from edgegym.families.edge_cloud.rates import chunk_time_slots, iteration_time_h
 
 # --------------------------------------------------------------------------------------------------------
 # Builders

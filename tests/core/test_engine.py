@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgegym.core import Cluster, JobSet, PaperSimulator, greedy_placement, haprf_key, water_fill
-from edgegym.testing import random_instance
+from edgegym.core import Cluster, JobSet
+from edgegym.families.edge_cloud.simulator import PaperSimulator, greedy_placement, haprf_key, water_fill
+from edgegym.families.edge_cloud.testing import random_instance
 
 
 def _random_placement(sim: PaperSimulator, j: int, rng: np.random.Generator):

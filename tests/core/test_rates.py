@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from edgegym.core.rates import chunk_time_slots, comm_time_h, iteration_time_h
+from edgegym.families.edge_cloud.rates import chunk_time_slots, comm_time_h, iteration_time_h
 
 
 def test_comm_time__hand_computed():

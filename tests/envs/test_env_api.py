@@ -10,7 +10,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import edgegym
-from edgegym.envs import EdgeCloudMLEnv, env_info
+from edgegym.envs import env_info
+from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
 
 IDS = edgegym.registered_ids()
 JCT_IDS = [i for i in IDS if env_info(i).family == "EdgeCloudML"]  # EdgeUtility: tests/utility
@@ -191,7 +192,7 @@ def test_view_is_a_read_only_copy():
 def test_unplaceable_job_is_rejected_at_reset():
     import dataclasses
 
-    from edgegym.testing import random_instance
+    from edgegym.families.edge_cloud.testing import random_instance
 
     cl, jobs = random_instance(np.random.default_rng(0), num_jobs=3, num_types=2)
     cl = dataclasses.replace(cl, has_cloud=False)
@@ -204,7 +205,7 @@ def test_unplaceable_job_is_rejected_at_reset():
 def test_cloud_only_and_edge_only_clusters():
     import dataclasses
 
-    from edgegym.testing import random_instance
+    from edgegym.families.edge_cloud.testing import random_instance
 
     cl, jobs = random_instance(np.random.default_rng(1), num_jobs=4)
     edge_only = dataclasses.replace(cl, has_cloud=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edgegym.envs import EdgeCloudMLEnv
+from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
 
 
 def _run(actions, mode="server_proportions"):

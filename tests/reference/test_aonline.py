@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.cli import run_episode
 from agents.reference.aonline import AOnline, a_greedy
 from agents.reference.lower_bound import lp_lower_bound
-from edgegym.envs import EdgeCloudMLEnv
-from edgegym.testing import random_instance
+from agents.runner import run_episode
+from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
+from edgegym.families.edge_cloud.testing import random_instance
 
 
 def _episode_with_checks(env, policy, edge_only=False):
@@ -107,9 +107,9 @@ def test_aonline_beats_random_and_all_cloud_on_small_paper_instances(seed):
 
     (On ``testbed``/``sim100`` with the paper's parameter ranges, all-cloud is within a few % of A_online and
     can beat it: see docs/results/paper000.md, "Why the magnitudes differ".)"""
-    from agents.baselines import AllCloud
+    from agents.baselines.edge_cloud import AllCloud
     from agents.policy import RandomPolicy
-    from edgegym.builders import small_lp_instance
+    from edgegym.families.edge_cloud.instance import small_lp_instance
 
     inst = small_lp_instance(np.random.default_rng(seed), 10)
     a = _total_jct(AOnline, inst)

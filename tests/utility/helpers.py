@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgegym.core.utility import O4AParams, UtilityJobs, UtilitySimulator
-from edgegym.core.utility_fn import aon, constant, linear, sigmoid, unit_sigmoid
+from edgegym.families.edge_utility.simulator import O4AParams, UtilityJobs, UtilitySimulator
+from edgegym.families.edge_utility.utility_fn import aon, constant, linear, sigmoid, unit_sigmoid
 
 
 def single_server_jobs(release, p, utilities, up=None, down=None) -> UtilityJobs:

@@ -10,8 +10,18 @@ from helpers import FIG2_G, fig2, random_jobs, single_server_jobs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edgegym.core.utility import O4AParams, UtilitySimulator, plan_o4a, upper_bound
-from edgegym.core.utility_fn import aon, constant, discretize, fill, linear, sigmoid, step, tentative_time
+from edgegym.families.edge_utility.disciplines import O4AParams, plan_o4a
+from edgegym.families.edge_utility.simulator import UtilitySimulator, upper_bound
+from edgegym.families.edge_utility.utility_fn import (
+    aon,
+    constant,
+    discretize,
+    fill,
+    linear,
+    sigmoid,
+    step,
+    tentative_time,
+)
 
 
 # ------------------------------------------------------------------------------ pure functions

@@ -10,16 +10,16 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from helpers import random_jobs
 
-import edgegym  # noqa: F401  (registers the envs)
-from edgegym.envs.edge_utility import (
-    EdgeUtilityEnv,
+import edgegym  # (registers the envs)
+import edgegym.envs
+from edgegym.families.edge_utility.env import EdgeUtilityEnv
+from edgegym.families.edge_utility.presets import (
     list_utility_presets,
     load_utility_preset,
-    register_utility_envs,
     utility_preset_from_dict,
 )
 
-IDS = register_utility_envs()
+IDS = [i for i in edgegym.registered_ids() if edgegym.envs.env_info(i).family == "EdgeUtility"]
 SMALL = {"workload": {"num_jobs": 60}}
 
 
@@ -209,11 +209,8 @@ def test_offline_fallback_when_trace_absent(tmp_path):
         strict.reset(seed=0)
 
 
-def test_trace_release_times_are_bursty_and_rescaled():
-    from edgegym.workloads import default_trace_dir
-
-    if not (default_trace_dir() / "google_2011").exists():
-        pytest.skip("Google 2011 trace not available")
+def test_trace_release_times_are_bursty_and_rescaled(need_trace):
+    need_trace("google_2011")
     env = EdgeUtilityEnv("testbed", config={"workload": {"num_jobs": 400}})
     env.reset(seed=0)
     r = env.jobs.release_s
@@ -224,16 +221,12 @@ def test_trace_release_times_are_bursty_and_rescaled():
     assert np.sum(np.diff(r) == 0) > 0  # simultaneous releases kept as bursts
 
 
-def test_fixed_trace_window_is_reproducible_and_validated():
+def test_fixed_trace_window_is_reproducible_and_validated(need_trace):
     """``workload.window`` pins the Google 2011 window (held-out evaluation); out-of-range names the key."""
     import pytest as _pytest
 
-    from edgegym.workloads import default_trace_dir
-
-    d = default_trace_dir()
-    if d is None or not (d / "google_2011" / "google2011_jobs_window.csv.gz").exists():
-        _pytest.skip("Google 2011 trace not available")
-    from edgegym.envs.edge_utility import EdgeUtilityEnv
+    need_trace("google_2011", "google2011_jobs_window.csv.gz")
+    from edgegym.families.edge_utility.env import EdgeUtilityEnv
 
     cfg = {"workload": {"window": 5000, "num_jobs": 50}}
     a = EdgeUtilityEnv("tiny", config={**cfg, "workload": {**cfg["workload"], "source": "google2011"}})

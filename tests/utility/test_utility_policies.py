@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import edgegym  # noqa: F401
+from agents.baselines.edge_utility import OnDisc, upper_bound_total
 from agents.reference.o4a import DO4A, O4A
-from agents.reference.utility_baselines import OnDisc, upper_bound_total
 from agents.registry import POLICIES, make_policy
-from edgegym.envs.edge_utility import EdgeUtilityEnv
+from edgegym.families.edge_utility.env import EdgeUtilityEnv
 
 
 def _episode(env, pol, seed=0):

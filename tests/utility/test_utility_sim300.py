@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 from helpers import single_server_jobs
 
+from agents.baselines.edge_utility import OnDisc
 from agents.reference.o4a import O4A
-from agents.reference.utility_baselines import OnDisc
-from edgegym.core.utility import O4AParams, UtilitySimulator
-from edgegym.core.utility_fn import aon, constant
-from edgegym.envs.edge_utility import EdgeUtilityEnv, load_utility_preset
+from edgegym.families.edge_utility.env import EdgeUtilityEnv
+from edgegym.families.edge_utility.presets import load_utility_preset
+from edgegym.families.edge_utility.simulator import O4AParams, UtilitySimulator
+from edgegym.families.edge_utility.utility_fn import aon, constant
 
 
 def test_sim300_is_load_calibrated():

@@ -21,7 +21,7 @@ def trace_dir() -> Path:
 def _trace_file(root: Path, relative: str) -> Path:
     path = root / relative
     if not path.is_file():
-        pytest.skip(f"trace file {relative} not found under {root}")
+        pytest.skip(f"trace file {relative} not found under {root} (set EDGEGYM_TRACE_DIR to the trace folder)")
     return path
 
 

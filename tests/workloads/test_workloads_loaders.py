@@ -200,9 +200,16 @@ def test_default_trace_dir_env(monkeypatch, tmp_path):
 
 def test_default_trace_dir_falls_back_to_repo(monkeypatch):
     monkeypatch.delenv("EDGEGYM_TRACE_DIR", raising=False)
+    monkeypatch.delenv("EDGEGYM_NO_SHARED", raising=False)
     found = default_trace_dir()
     expected = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
     assert found == (expected if expected.is_dir() else None)
+
+
+def test_no_shared_disables_the_repo_fallback(monkeypatch):
+    monkeypatch.delenv("EDGEGYM_TRACE_DIR", raising=False)
+    monkeypatch.setenv("EDGEGYM_NO_SHARED", "1")
+    assert default_trace_dir() is None
 
 
 def test_missing_trace_error_is_helpful(isolated_dirs):

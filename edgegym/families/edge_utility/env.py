@@ -19,340 +19,26 @@ Version history: v0 — first version.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..core.utility import DISCIPLINES, FALLBACKS, O4AParams, UtilityJobs, UtilitySimulator, upper_bound
-from ..core.utility_fn import FAMILY_CODES
-from ..core.utility_instance import DEVICE_TYPES, build_utility_jobs, bursty_release_times, rescale_release_times
-from ..core.validation import boolean as _bool
-from ..core.validation import choice as _choice
-from ..core.validation import fail as _fail
-from ..core.validation import number as _num
-from ..core.validation import pair as _range
-from ..core.validation import read_preset_yaml
+from .disciplines import O4AParams
+from .instance import DEVICE_TYPES, build_utility_jobs, bursty_release_times, rescale_release_times
+from .presets import DEFAULT_PRESET, UtilityPreset, WorkloadConfig, load_utility_preset
+from .simulator import UtilityJobs, UtilitySimulator, upper_bound
+from .utility_fn import FAMILY_CODES
 
-__all__ = [
-    "EdgeUtilityEnv",
-    "UtilityPreset",
-    "UtilityView",
-    "list_utility_presets",
-    "load_utility_preset",
-    "register_utility_envs",
-    "utility_preset_from_dict",
-]
+__all__ = ["EdgeUtilityEnv", "UtilityView"]
 
-FLAGSHIP = "testbed"
 _G_POINTS = np.geomspace(0.01, 10.0, 16)
 _JOB_FEATURES = 4 + _G_POINTS.size + 2
 _ROW_FEATURES = 9
 _GLOBAL_FEATURES = 3
-
-
-# ============================================================================================ presets
-@dataclass(frozen=True, slots=True)
-class ServersConfig:
-    """Edge servers by device type (``edge_types[k]`` × ``edge_counts[k]``), the cloud, the speed s."""
-
-    edge_types: tuple = ("jetson_nano", "raspberry_pi_4b")
-    edge_counts: tuple = (10, 10)
-    cloud: bool = False
-    speed: float = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class NetworkConfig:
-    """Δ↑ = Δ↓ ranges in ms (uniform per job and server) and the cloud's processing-time factor (A16)."""
-
-    edge_delay_ms: tuple = (5.0, 50.0)
-    cloud_delay_ms: tuple = (100.0, 200.0)
-    cloud_time_factor: float = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadConfig:
-    """Release times and job draws (spec §5, A17, A18).
-
-    ``source``: ``google2011`` (task-level SUBMIT bursts of the Google 2011 window table, each job's tasks
-    capped at ``max_burst``, a seeded random window of ``num_jobs`` tasks), ``bursty`` (compound Poisson with
-    the trace's burst sizes) or ``poisson``. Times are rescaled so the mean rate is
-    ``rate_per_s × load_scale``. ``window``: ``random`` (a seeded window per episode) or the index of the
-    first trace job of a fixed window (a held-out window for evaluation). ``offline_fallback``: ``bursty``
-    (use the generator when the trace folder is absent; recorded in
-    ``info["episode_metrics"]["workload_source"]``) or ``none`` (raise).
-    """
-
-    source: str = "google2011"
-    num_jobs: int = 1000
-    rate_per_s: float = 15.0
-    load_scale: float = 1.0
-    max_burst: int = 300
-    offline_fallback: str = "bursty"
-    utility_mix: tuple = ("linear", "aon", "sigmoid")
-    aon_inclusive: bool = False
-    min_fraction: float = 0.2
-    time_scale: float = 1.0
-    trace_dir: str | None = None
-    window: Any = "random"  # google2011: "random" (seeded) or the index of the window's first trace job
-
-
-@dataclass(frozen=True, slots=True)
-class EstimationConfig:
-    """Estimation error bound δ (truth = estimate × U(1−δ, 1+δ)) and the conservative variant (plan with
-    (1+δ)·estimates), spec §3.7."""
-
-    delta: float = 0.0
-    conservative: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulerConfig:
-    """Per-server discipline and O4A's knobs (spec §3.1, §8.1)."""
-
-    discipline: str = "o4a"
-    cloud: str = "infinite"
-    eps: float = 0.02
-    alpha: float | None = None
-    beta: float = 0.8
-    tentative_mode: str = "speed_consistent"
-    fallback: str = "density"
-
-
-@dataclass(frozen=True, slots=True)
-class UEnvConfig:
-    """Gym-side options (spec §8.2–§8.4)."""
-
-    allow_reject: bool = False
-    max_edge_servers: int | None = None
-    dispatch_latency_s: float = 0.0
-    obs_estimates: bool = True
-    reward_scale: float = 1.0
-    mask: str = "all"
-    do4a_k: int = 5
-
-
-_SECTIONS = {
-    "servers": ServersConfig,
-    "network": NetworkConfig,
-    "workload": WorkloadConfig,
-    "estimation": EstimationConfig,
-    "scheduler": SchedulerConfig,
-    "env": UEnvConfig,
-}
-_TOP = ("name", "family", "version", "description")
-
-
-@dataclass(frozen=True, slots=True)
-class UtilityPreset:
-    """A validated EdgeUtility preset (one YAML file of ``envs_config/utility``)."""
-
-    name: str
-    family: str = "EdgeUtility"
-    version: int = 0
-    description: str = ""
-    servers: ServersConfig = field(default_factory=ServersConfig)
-    network: NetworkConfig = field(default_factory=NetworkConfig)
-    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
-    estimation: EstimationConfig = field(default_factory=EstimationConfig)
-    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
-    env: UEnvConfig = field(default_factory=UEnvConfig)
-    source_file: str = "<dict>"
-
-    @property
-    def env_id(self) -> str:
-        """The Gymnasium id, e.g. ``EdgeUtility-testbed-v0``."""
-        return f"{self.family}-{self.name}-v{self.version}"
-
-    @property
-    def num_edge_servers(self) -> int:
-        """Total number of edge servers."""
-        return int(sum(self.servers.edge_counts))
-
-    def to_dict(self) -> dict:
-        """Plain mapping (inverse of :func:`utility_preset_from_dict`)."""
-
-        def plain(x):
-            return [plain(v) for v in x] if isinstance(x, tuple) else x
-
-        out: dict[str, Any] = {k: getattr(self, k) for k in _TOP}
-        for sec in _SECTIONS:
-            obj = getattr(self, sec)
-            out[sec] = {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        return out
-
-    def replace(self, **sections: dict) -> UtilityPreset:
-        """A copy with some keys overridden, validated like a file: ``replace(workload={"num_jobs": 50})``."""
-        data = self.to_dict()
-        for sec, over in sections.items():
-            if sec not in _SECTIONS:
-                raise ValueError(f"{self.source_file} (with overrides): unknown section '{sec}' "
-                                 f"(valid: {', '.join(_SECTIONS)})")
-            if not isinstance(over, dict):
-                raise ValueError(f"{self.source_file} (with overrides): section '{sec}' must be a mapping")
-            data[sec] = {**data[sec], **over}
-        return utility_preset_from_dict(data, source=f"{self.source_file} (with overrides)")
-
-
-def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPreset:
-    """Validate a preset mapping (as read from YAML) and build a :class:`UtilityPreset`."""
-    if not isinstance(data, dict):
-        raise ValueError(f"{source}: a preset must be a mapping, got {type(data).__name__}")
-    for key in data:
-        if key not in _TOP and key not in _SECTIONS:
-            raise ValueError(f"{source}: unknown key '{key}' (valid: {', '.join(list(_TOP) + list(_SECTIONS))})")
-    raw = {}
-    for sec, cls in _SECTIONS.items():
-        sub = data.get(sec) or {}
-        if not isinstance(sub, dict):
-            _fail(source, sec, f"expected a mapping, got {sub!r}")
-        valid = {f.name for f in dataclasses.fields(cls)}
-        for key in sub:
-            if key not in valid:
-                _fail(source, f"{sec}.{key}", f"unknown key (valid: {', '.join(sorted(valid))})")
-        raw[sec] = {**{f.name: getattr(cls(), f.name) for f in dataclasses.fields(cls)}, **sub}
-    name = data.get("name")
-    if not isinstance(name, str) or not name:
-        _fail(source, "name", f"expected a non-empty string, got {name!r}")
-    family = data.get("family", "EdgeUtility")
-    if family != "EdgeUtility":
-        _fail(source, "family", f"must be 'EdgeUtility', got {family!r}")
-    s = raw["servers"]
-    types = s["edge_types"]
-    counts = s["edge_counts"]
-    if not isinstance(types, list | tuple) or not types:
-        _fail(source, "servers.edge_types", f"expected a non-empty list, got {types!r}")
-    for t in types:
-        _choice(source, "servers.edge_types", t, DEVICE_TYPES)
-    if not isinstance(counts, list | tuple) or len(counts) != len(types):
-        _fail(source, "servers.edge_counts", "expected one count per entry of servers.edge_types")
-    counts = tuple(_num(source, "servers.edge_counts", c, lo=0, integer=True) for c in counts)
-    cloud = _bool(source, "servers.cloud", s["cloud"])
-    if sum(counts) == 0 and not cloud:
-        _fail(source, "servers.edge_counts", "no edge server and no cloud")
-    speed = _num(source, "servers.speed", s["speed"], lo=0, strict_lo=True)
-    servers = ServersConfig(tuple(types), counts, cloud, speed)
-    n = raw["network"]
-    network = NetworkConfig(
-        _range(source, "network.edge_delay_ms", n["edge_delay_ms"]),
-        _range(source, "network.cloud_delay_ms", n["cloud_delay_ms"]),
-        _num(source, "network.cloud_time_factor", n["cloud_time_factor"], lo=0, strict_lo=True),
-    )
-    w = raw["workload"]
-    mix = w["utility_mix"]
-    if not isinstance(mix, list | tuple) or not mix:
-        _fail(source, "workload.utility_mix", f"expected a non-empty list, got {mix!r}")
-    for f in mix:
-        _choice(source, "workload.utility_mix", f, ("linear", "aon", "sigmoid"))
-    td = w["trace_dir"]
-    if td is not None and not isinstance(td, str):
-        _fail(source, "workload.trace_dir", f"expected a path or null, got {td!r}")
-    workload = WorkloadConfig(
-        source=_choice(source, "workload.source", w["source"], ("google2011", "bursty", "poisson")),
-        num_jobs=_num(source, "workload.num_jobs", w["num_jobs"], lo=1, integer=True),
-        rate_per_s=_num(source, "workload.rate_per_s", w["rate_per_s"], lo=0, strict_lo=True),
-        load_scale=_num(source, "workload.load_scale", w["load_scale"], lo=0, strict_lo=True),
-        max_burst=_num(source, "workload.max_burst", w["max_burst"], lo=1, integer=True),
-        offline_fallback=_choice(source, "workload.offline_fallback", w["offline_fallback"], ("bursty", "none")),
-        utility_mix=tuple(mix),
-        aon_inclusive=_bool(source, "workload.aon_inclusive", w["aon_inclusive"]),
-        min_fraction=_num(source, "workload.min_fraction", w["min_fraction"], lo=0, hi=1, strict_lo=True),
-        time_scale=_num(source, "workload.time_scale", w["time_scale"], lo=0, strict_lo=True),
-        trace_dir=td,
-        window=(
-            "random" if w["window"] == "random" else _num(source, "workload.window", w["window"], lo=0, integer=True)
-        ),
-    )
-    e = raw["estimation"]
-    estimation = EstimationConfig(
-        _num(source, "estimation.delta", e["delta"], lo=0, hi=0.9),
-        _bool(source, "estimation.conservative", e["conservative"]),
-    )
-    c = raw["scheduler"]
-    alpha = c["alpha"]
-    scheduler = SchedulerConfig(
-        discipline=_choice(source, "scheduler.discipline", c["discipline"], DISCIPLINES),
-        cloud=_choice(source, "scheduler.cloud", c["cloud"], ("infinite", "same")),
-        eps=_num(source, "scheduler.eps", c["eps"], lo=0, hi=1),
-        alpha=None if alpha is None else _num(source, "scheduler.alpha", alpha, lo=1),
-        beta=_num(source, "scheduler.beta", c["beta"], lo=0, hi=1),
-        tentative_mode=_choice(source, "scheduler.tentative_mode", c["tentative_mode"],
-                               ("speed_consistent", "paper_literal")),
-        fallback=_choice(source, "scheduler.fallback", c["fallback"], FALLBACKS),
-    )
-    v = raw["env"]
-    mes = v["max_edge_servers"]
-    if mes is not None:
-        mes = _num(source, "env.max_edge_servers", mes, lo=sum(counts), integer=True)
-    env = UEnvConfig(
-        allow_reject=_bool(source, "env.allow_reject", v["allow_reject"]),
-        max_edge_servers=mes,
-        dispatch_latency_s=_num(source, "env.dispatch_latency_s", v["dispatch_latency_s"], lo=0),
-        obs_estimates=_bool(source, "env.obs_estimates", v["obs_estimates"]),
-        reward_scale=_num(source, "env.reward_scale", v["reward_scale"], lo=0, strict_lo=True),
-        mask=_choice(source, "env.mask", v["mask"], ("all", "do4a")),
-        do4a_k=_num(source, "env.do4a_k", v["do4a_k"], lo=1, integer=True),
-    )
-    return UtilityPreset(
-        name=name,
-        family="EdgeUtility",
-        version=_num(source, "version", data.get("version", 0), lo=0, integer=True),
-        description=str(data.get("description", "")),
-        servers=servers,
-        network=network,
-        workload=workload,
-        estimation=estimation,
-        scheduler=scheduler,
-        env=env,
-        source_file=source,
-    )
-
-
-def _preset_dir():
-    return resources.files("envs_config") / "utility"
-
-
-def list_utility_presets() -> list[str]:
-    """Names of the shipped EdgeUtility presets (``envs_config/utility/*.yaml``)."""
-    return sorted(p.name[:-5] for p in _preset_dir().iterdir() if p.name.endswith(".yaml"))
-
-
-def load_utility_preset(name_or_path: str | Path) -> UtilityPreset:
-    """Load a shipped preset by name (``"testbed"`` or ``"utility/testbed"``) or any YAML file by path."""
-    name = name_or_path if Path(str(name_or_path)).suffix in (".yaml", ".yml") else str(name_or_path).removeprefix(
-        "utility/"
-    )
-    data, src = read_preset_yaml(name, _preset_dir(), "EdgeUtility preset", list_utility_presets())
-    return utility_preset_from_dict(data, source=src)
-
-
-_registered: list[str] = []
-
-
-def register_utility_envs() -> list[str]:
-    """Register every preset of ``envs_config/utility`` as ``EdgeUtility-<name>-v<version>`` and
-    ``EdgeUtility-v0`` (the flagship, ``testbed``); idempotent. Returns the ids.
-
-    kwargs of each id: ``{"preset": "utility/<name>"}`` (what :class:`EdgeUtilityEnv` takes)."""
-    if _registered:
-        return list(_registered)
-    entry = "edgegym.envs.edge_utility:EdgeUtilityEnv"
-    for name in list_utility_presets():
-        preset = load_utility_preset(name)
-        if preset.env_id not in gym.registry:
-            gym.register(id=preset.env_id, entry_point=entry, kwargs={"preset": f"utility/{name}"})
-        _registered.append(preset.env_id)
-    if "EdgeUtility-v0" not in gym.registry:
-        gym.register(id="EdgeUtility-v0", entry_point=entry, kwargs={"preset": f"utility/{FLAGSHIP}"})
-    _registered.append("EdgeUtility-v0")
-    return list(_registered)
 
 
 # ============================================================================================ env
@@ -383,7 +69,7 @@ class UtilityView:
 
 def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.ndarray | None:
     """Task-level release times of a random window of the Google 2011 trace (spec A18), or None if absent."""
-    from ..workloads import load_google2011
+    from ...workloads import load_google2011
 
     try:
         table = load_google2011(trace_dir=cfg.trace_dir) if cfg.trace_dir else load_google2011()
@@ -428,20 +114,20 @@ class EdgeUtilityEnv(gym.Env):
     when absent). Action: ``Discrete(N)`` or ``Discrete(N + 1)`` with ``allow_reject`` (last = reject).
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
-    def __init__(self, preset: UtilityPreset | str = FLAGSHIP, config: dict | None = None,
+    def __init__(self, preset: UtilityPreset | str = DEFAULT_PRESET, config: dict | None = None,
                  instance: UtilityJobs | None = None, render_mode: str | None = None, record: bool = False) -> None:
         super().__init__()
-        if render_mode is not None:
-            raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None)")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
         self.render_mode = render_mode
         p = preset if isinstance(preset, UtilityPreset) else load_utility_preset(preset)
         if config:
             p = p.replace(**config)
         self.preset = p
         self._instance = instance
-        self.record = record
+        self.record = record or render_mode == "rgb_array"
         S = p.num_edge_servers
         self.num_edge_servers = S
         self.has_cloud = p.servers.cloud
@@ -661,6 +347,21 @@ class EdgeUtilityEnv(gym.Env):
             sel[list(rows)] = out[list(rows)]
             return sel
         return out
+
+    def episode_series(self) -> dict:
+        """Per-episode series for plots: ``job_times`` (response time of each completed job, seconds)."""
+        out = {"job_times": [], "util_t": [], "util": []}
+        if self.sim is not None:
+            out["job_times"] = np.asarray(self.sim.jrt_s)[np.asarray(self.sim.completed)].astype(float).tolist()
+        return out
+
+    def render(self):
+        """``render_mode="rgb_array"``: a per-server Gantt chart as an RGB array (needs ``edgegym[plot]``)."""
+        if self.render_mode != "rgb_array":
+            return None
+        from .rendering import render_gantt
+
+        return render_gantt(self)
 
     def view(self) -> UtilityView:
         """A read-only view of the current decision point (see :class:`UtilityView`)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Cluster, JobSet
+from ...core.types import Cluster, JobSet
 
 __all__ = ["random_instance"]
 

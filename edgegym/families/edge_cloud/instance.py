@@ -9,8 +9,8 @@ import functools
 
 import numpy as np
 
-from .config import ClusterConfig, JobModelConfig, Preset, WorkloadConfig
-from .core.types import Cluster, JobSet
+from ...core.types import Cluster, JobSet
+from .presets import ClusterConfig, JobModelConfig, Preset, WorkloadConfig
 
 __all__ = ["build_cluster", "build_jobs", "build_instance", "small_lp_instance", "PHILLY_SERVER_GPUS"]
 
@@ -77,7 +77,7 @@ def build_cluster(cfg: ClusterConfig, rng: np.random.Generator) -> Cluster:
 
 @functools.lru_cache(maxsize=8)
 def _trace_table(source: str, path: str | None, trace_cluster: str | None):
-    from . import workloads as wl
+    from ... import workloads as wl
 
     if source == "philly":
         return wl.load_philly(path, cluster=trace_cluster)
@@ -115,7 +115,7 @@ def _inline_jobs(cfg: WorkloadConfig, cluster: Cluster) -> JobSet:
 
 def build_jobs(wcfg: WorkloadConfig, jcfg: JobModelConfig, cluster: Cluster, rng: np.random.Generator) -> JobSet:
     """The episode's jobs: inline, synthetic (Philly-calibrated) or a seeded window of a trace."""
-    from . import workloads as wl
+    from ... import workloads as wl
 
     if wcfg.source == "inline":
         return _inline_jobs(wcfg, cluster)

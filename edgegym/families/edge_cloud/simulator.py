@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .metrics import ScheduleOutcome
+from ...core.metrics import ScheduleOutcome
+from ...core.types import Cluster, JobSet
 from .rates import chunk_time_slots, iteration_time_h
-from .types import Cluster, JobSet
 
 __all__ = ["Candidates", "PaperSimulator", "greedy_placement", "haprf_key", "water_fill"]
 

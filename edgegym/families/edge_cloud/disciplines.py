@@ -37,9 +37,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .metrics import ScheduleOutcome
+from ...core.metrics import ScheduleOutcome
+from ...core.types import Cluster, JobSet
 from .rates import chunk_time_slots, comm_time_h, iteration_time_h
-from .types import Cluster, JobSet
 
 __all__ = [
     "DISCIPLINES",

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .core.validation import fail as _fail
-from .core.validation import number as _num
-from .core.validation import pair as _range
-from .core.validation import read_preset_yaml
+from ...core.family import preset_dir, shipped_presets
+from ...core.validation import fail as _fail
+from ...core.validation import number as _num
+from ...core.validation import pair as _range
+from ...core.validation import read_preset_yaml
 
 __all__ = [
     "ClusterConfig",
@@ -374,16 +374,16 @@ def to_dict(preset: Preset) -> dict:
     return out
 
 
-def _preset_dir():
-    return resources.files("envs_config")
+KEY = "edge_cloud"
+DEFAULT_PRESET = "sim100"
 
 
 def list_presets() -> list[str]:
-    """Names of the presets shipped in ``envs_config`` (package data)."""
-    return sorted(p.name[:-5] for p in _preset_dir().iterdir() if p.name.endswith(".yaml"))
+    """Names of the presets shipped in ``envs_config/edge_cloud`` (package data)."""
+    return shipped_presets(KEY)
 
 
 def load_preset(name_or_path: str | Path) -> Preset:
     """Load a shipped preset by name (``"tiny"``) or any YAML file by path."""
-    data, src = read_preset_yaml(name_or_path, _preset_dir(), "preset", list_presets())
+    data, src = read_preset_yaml(name_or_path, preset_dir(KEY), "preset", list_presets())
     return preset_from_dict(data, source=src)

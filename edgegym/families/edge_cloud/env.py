@@ -25,11 +25,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..builders import build_instance
-from ..config import Preset, load_preset
-from ..core.engine import Candidates, PaperSimulator, greedy_placement, water_fill
-from ..core.metrics import ScheduleOutcome, episode_metrics
-from ..core.types import Cluster, JobSet
+from ...core.metrics import ScheduleOutcome, episode_metrics, utilisation_series
+from ...core.types import Cluster, JobSet
+from .instance import build_instance
+from .presets import Preset, load_preset
+from .simulator import Candidates, PaperSimulator, greedy_placement, water_fill
 
 __all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder"]
 
@@ -103,7 +103,7 @@ class EdgeCloudMLEnv(gym.Env):
     ``cloud_split`` Discrete(max_chunks+1); ``action_masks()`` gives the legal rows / values.
     """
 
-    metadata = {"render_modes": ["rgb_array"]}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -191,7 +191,7 @@ class EdgeCloudMLEnv(gym.Env):
         self._fallbacks = 0
         self._illegal = 0
         if self.discipline != "paper":
-            from ..core.disciplines import DISCIPLINES
+            from .disciplines import DISCIPLINES
 
             self._outcome = DISCIPLINES[self.discipline](
                 cl, jobs, speed=self.preset.env.speed, rng=np.random.default_rng(rng.integers(2**63))
@@ -466,6 +466,22 @@ class EdgeCloudMLEnv(gym.Env):
     def _busy_fraction(self) -> float:
         W = self.cluster.num_workers
         return self.sim.busy_workers() / W if W else 0.0
+
+    def episode_series(self) -> dict:
+        """Per-episode series for plots: ``job_times`` (JCT per job, slots) and ``util_t``/``util`` (fraction of
+        edge workers busy per time bin). Empty lists before the episode ends."""
+        out = {"job_times": [], "util_t": [], "util": []}
+        outcome = self._outcome
+        if outcome is None or self.jobs is None:
+            return out
+        c = np.asarray(outcome.completion_slots, dtype=float)
+        out["job_times"] = (c - np.asarray(self.jobs.arrival_slots, dtype=float)).tolist()
+        seg = np.asarray(outcome.segments, dtype=float).reshape(-1, 4)
+        if self.cluster is not None and len(seg):
+            t_end = float(max(c.max(), seg[:, 2].max()))
+            t, util = utilisation_series(seg, int(self.cluster.num_workers), t_end, max(t_end / 200.0, 1e-9))
+            out["util_t"], out["util"] = t.tolist(), util.tolist()
+        return out
 
     def render(self):
         """``rgb_array``: a Gantt chart (H, W, 3) uint8 of what each edge worker ran so far (lazy matplotlib)."""

@@ -1,21 +1,10 @@
-"""Paper 003's model (spec ``shared/specs/003_o4a_utility.md`` §2, §3.5, §8.1): heterogeneous-utility jobs
-dispatched online to edge servers or the cloud, each server running a pluggable scheduling discipline.
+"""Per-server scheduling disciplines of paper 003's model (the ``scheduler.discipline`` preset key).
 
-numpy only, no gymnasium. Continuous time, event-driven: each server advances its own state between the
-times something can change (a job becomes ready, an executable-interval boundary, a completion); a heap of
-``(time, seq, server, version)`` finds the servers with an event before a target time (ties: earlier push).
-
-Units: seconds (``_s``); utility in points. Server indices: edge servers ``0..S-1``, then the cloud
-(index ``S``) when it exists.
-
-Disciplines (:data:`DISCIPLINES`): ``o4a`` (executable sets + densities fixed at dispatch, spec §3.3/§3.5),
-``fifo``, ``srpt``, ``edf``, ``hpu`` (highest potential utility, the Random baseline's server rule) and
-``hrdf`` (highest g/remaining); the cloud is ``infinite`` (a pure delay server, every job starts when
-ready, spec A14) or runs the edge discipline on one processor.
-
-Estimation errors (spec §3.7, A20): a job carries true ``p, Δ↑, Δ↓`` (used for execution and utility) and
-planned ones (the estimates, possibly inflated by ``1 + δ`` for the conservative variant) used by every
-``estimate``/``plan`` call.
+``o4a`` (executable sets + densities fixed at dispatch: O4A's PLAN), ``fifo``, ``srpt``, ``edf``, ``hpu``
+(highest potential utility, the Random baseline's server rule) and ``hrdf`` (highest g/remaining); the
+cloud is an :class:`InfiniteServer` (a pure delay server) or runs an edge discipline on one processor.
+Every discipline is a single processor with speed ``s`` that advances its own state between events;
+:func:`make_scheduler` builds one by name. numpy only, no gymnasium.
 """
 
 from __future__ import annotations
@@ -23,113 +12,25 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_right
-from dataclasses import dataclass, field
-
-import numpy as np
+from dataclasses import dataclass
 
 from .utility_fn import TOL, UtilityFn, discretize, fill, tentative_time
 
 __all__ = [
     "DISCIPLINES",
+    "FALLBACKS",
+    "InfiniteServer",
     "O4AParams",
     "O4AScheduler",
-    "InfiniteServer",
-    "PriorityScheduler",
     "Plan",
+    "PriorityScheduler",
     "Request",
-    "UtilityJobs",
-    "UtilitySimulator",
     "make_scheduler",
     "plan_o4a",
-    "upper_bound",
 ]
 
 DISCIPLINES = ("o4a", "fifo", "srpt", "edf", "hpu", "hrdf")
 FALLBACKS = ("density", "none", "potential_density")
-
-
-# ------------------------------------------------------------------------------------------ containers
-def _frozen(a, dtype=np.float64) -> np.ndarray:
-    arr = np.array(a, dtype=dtype, copy=True)
-    arr.setflags(write=False)
-    return arr
-
-
-@dataclass(frozen=True, slots=True)
-class UtilityJobs:
-    """The jobs of one episode (struct of arrays), sorted by release time (trace order breaks ties, A19).
-
-    ``M`` = number of servers including the cloud (last column) when there is one.
-
-    Attributes:
-        release_s: r_i.                                                  # (J,) non-decreasing
-        p_s, up_s, down_s: true processing time (speed 1), upload and download delay.   # (J, M)
-        p_est_s, up_est_s, down_est_s: the scheduler's estimates (equal to the truth when δ = 0). # (J, M)
-        utilities: one :class:`UtilityFn` per job.
-        model: DNN model index of each job (Table I row), or -1.          # (J,) int
-    """
-
-    release_s: np.ndarray
-    p_s: np.ndarray
-    up_s: np.ndarray
-    down_s: np.ndarray
-    p_est_s: np.ndarray
-    up_est_s: np.ndarray
-    down_est_s: np.ndarray
-    utilities: tuple[UtilityFn, ...]
-    model: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-
-    def __post_init__(self) -> None:
-        for name in ("release_s", "p_s", "up_s", "down_s", "p_est_s", "up_est_s", "down_est_s"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
-        object.__setattr__(self, "model", _frozen(self.model, np.int64))
-        J = self.release_s.shape[0]
-        if self.p_s.ndim != 2 or self.p_s.shape[0] != J:
-            raise ValueError(f"UtilityJobs.p_s must have shape (J={J}, M), got {self.p_s.shape}")
-        for name in ("up_s", "down_s", "p_est_s", "up_est_s", "down_est_s"):
-            if getattr(self, name).shape != self.p_s.shape:
-                raise ValueError(f"UtilityJobs.{name} must have shape {self.p_s.shape}")
-        for name in ("release_s", "p_s", "up_s", "down_s", "p_est_s", "up_est_s", "down_est_s"):
-            arr = getattr(self, name)
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"UtilityJobs.{name} holds a NaN or infinite value")
-        if J and (self.p_s.min() <= 0 or self.p_est_s.min() <= 0):
-            raise ValueError("UtilityJobs processing times must be > 0")
-        for name in ("release_s", "up_s", "down_s", "up_est_s", "down_est_s"):
-            if J and getattr(self, name).min() < 0:
-                raise ValueError(f"UtilityJobs.{name} must be >= 0")
-        if J and np.any(np.diff(self.release_s) < 0):
-            raise ValueError("UtilityJobs.release_s must be non-decreasing")
-        if len(self.utilities) != J:
-            raise ValueError(f"UtilityJobs.utilities has {len(self.utilities)} entries, expected {J}")
-        if self.model.size and self.model.shape[0] != J:
-            raise ValueError("UtilityJobs.model must have one entry per job")
-
-    @property
-    def num_jobs(self) -> int:
-        """Number of jobs J."""
-        return int(self.release_s.shape[0])
-
-    @property
-    def num_servers(self) -> int:
-        """Number of servers M (edge servers plus the cloud column if any)."""
-        return int(self.p_s.shape[1])
-
-    def family_codes(self) -> np.ndarray:
-        """Utility family code of every job (index in ``FAMILIES``).                 # (J,) int"""
-        return np.array([u.code for u in self.utilities], dtype=np.int64)
-
-
-def upper_bound(jobs: UtilityJobs, speed: float = 1.0, servers: np.ndarray | None = None) -> np.ndarray:
-    """The paper's Upper Bound per job: ``max_j g_i(p_ij/s + Δ↑_ij + Δ↓_ij)`` (no queueing; spec §5.4).
-
-    ``servers``: boolean mask of usable columns (default all). Returns the per-job bound (J,).
-    """
-    lb = jobs.p_s / speed + jobs.up_s + jobs.down_s
-    if servers is not None:
-        lb = np.where(np.asarray(servers, dtype=bool)[None, :], lb, np.inf)
-    best = lb.min(axis=1)  # g is non-increasing: the smallest no-queue JRT is the best
-    return np.array([u(t) if np.isfinite(t) else 0.0 for u, t in zip(jobs.utilities, best, strict=True)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -624,191 +525,3 @@ def make_scheduler(discipline: str, speed: float = 1.0, o4a: O4AParams | None = 
     raise ValueError(f"unknown discipline {discipline!r} (valid: {', '.join(DISCIPLINES)}, infinite)")
 
 
-# ------------------------------------------------------------------------------------------ simulator
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """A job whose result reached its device: server, completion C, finish f = C + Δ↓, JRT f − r, utility."""
-
-    job: int
-    server: int
-    completion_s: float
-    jrt_s: float
-    utility: float
-
-
-class UtilitySimulator:
-    """All servers of one episode plus the event heap; dispatch decisions come from outside.
-
-    Args:
-        jobs: the episode's jobs (estimates in ``*_est_s``; the planning values are those times
-            ``plan_scale``, i.e. ``1 + δ`` for the conservative variant).
-        num_edge: number of edge servers S (the cloud, if any, is column S of ``jobs``).
-        discipline: edge servers' discipline; ``cloud``: ``infinite`` or a discipline name.
-        speed: server speed s (1 in practice; 1 + ε in the analysed setting).
-        record: keep executed segments (for invariant tests).
-    """
-
-    def __init__(self, jobs: UtilityJobs, num_edge: int, has_cloud: bool, discipline: str = "o4a",
-                 cloud: str = "infinite", speed: float = 1.0, o4a: O4AParams | None = None,
-                 plan_scale: float = 1.0, record: bool = False) -> None:
-        self.jobs = jobs
-        self.num_edge = int(num_edge)
-        self.has_cloud = bool(has_cloud)
-        M = self.num_edge + int(self.has_cloud)
-        if jobs.num_servers != M:
-            raise ValueError(f"jobs have {jobs.num_servers} server columns, expected {M}")
-        self.speed = float(speed)
-        self.plan_scale = float(plan_scale)
-        self.discipline = discipline
-        self.servers = [make_scheduler(discipline, speed, o4a, record) for _ in range(self.num_edge)]
-        if self.has_cloud:
-            self.servers.append(make_scheduler(cloud, speed, o4a, record))
-        self.now = 0.0
-        self._heap: list[tuple[float, int, int, int]] = []
-        self._version = [0] * M
-        self._seq = 0
-        self._pending: list[tuple[float, int, int, int]] = []  # (commit time, seq, job, server)
-        J = jobs.num_jobs
-        self.utility = np.zeros(J)
-        self.jrt_s = np.full(J, np.nan)
-        self.server_of = np.full(J, -1, dtype=np.int64)
-        self.completed = np.zeros(J, dtype=bool)
-        self.plans: dict[int, Plan] = {}
-        self._orphans: list[Completion] = []  # completions found by a sync outside advance_to
-        self._scale_p = jobs.p_est_s * self.plan_scale
-        self._scale_up = jobs.up_est_s * self.plan_scale
-        self._scale_down = jobs.down_est_s * self.plan_scale
-
-    # -- requests
-    def request(self, job: int, server: int, dispatch_s: float | None = None) -> Request:
-        """The :class:`Request` of ``job`` for ``server`` (planning values = estimates × plan_scale)."""
-        j = self.jobs
-        r = float(j.release_s[job])
-        return Request(job, r, r if dispatch_s is None else float(dispatch_s),
-                       float(self._scale_p[job, server]), float(self._scale_up[job, server]),
-                       float(self._scale_down[job, server]), float(j.p_s[job, server]), float(j.up_s[job, server]),
-                       float(j.down_s[job, server]), j.utilities[job])
-
-    def planned_lb(self, job: int) -> np.ndarray:
-        """Planned no-queue finish offsets ``Δ̂↑ + p̂/s + Δ̂↓`` for every server (DO4A's LB_j).   # (M,)"""
-        return self._scale_up[job] + self._scale_p[job] / self.speed + self._scale_down[job]
-
-    def estimates(self, job: int, servers=None) -> np.ndarray:
-        """Planned finish time of ``job`` on each server if committed now (no side effects).  # (M,)
-
-        Idle edge servers take the closed form; busy ones run their discipline's estimate (PLAN for O4A)."""
-        M = len(self.servers)
-        idx = range(M) if servers is None else servers
-        out = np.full(M, np.inf)
-        r = float(self.jobs.release_s[job])
-        base = r + self.planned_lb(job)
-        for k in idx:
-            srv = self.servers[k]
-            if not srv.jobs and srv.name != "o4a":
-                out[k] = base[k]
-                continue
-            if srv.jobs and srv.name != "o4a":
-                self._sync_side(k, self.now)  # PLAN needs only the sets; what-if estimates need current work
-            out[k] = srv.estimate(self.request(job, k))
-        return out
-
-    def jrt_increase(self, job: int, servers=None) -> np.ndarray:
-        """OnDisc's Inc_j for every server, or only ``servers`` (others inf) (SRPT what-if; needs a priority
-        discipline).                                                                            # (M,)"""
-        out = np.full(len(self.servers), np.inf)
-        for k in range(len(self.servers)) if servers is None else servers:
-            srv = self.servers[k]
-            if not hasattr(srv, "jrt_increase"):
-                raise ValueError("jrt_increase needs a priority discipline (e.g. srpt) on the edge servers")
-            if srv.jobs:
-                self._sync_side(k, self.now)
-            out[k] = srv.jrt_increase(self.request(job, k))
-        return out
-
-    # -- dynamics
-    def _sync(self, k: int, t: float) -> list[Completion]:
-        srv = self.servers[k]
-        done = srv.advance(t)
-        out = []
-        for C, q in done:
-            jrt = C + q.down - q.r
-            u = q.g(jrt)
-            self.utility[q.id] = u
-            self.jrt_s[q.id] = jrt
-            self.completed[q.id] = True
-            out.append(Completion(q.id, k, C, jrt, u))
-        return out
-
-    def _sync_side(self, k: int, t: float) -> None:
-        self._orphans.extend(self._sync(k, t))
-
-    def _push(self, k: int) -> None:
-        self._version[k] += 1
-        te = self.servers[k].next_event()
-        if te < math.inf:
-            self._seq += 1
-            heapq.heappush(self._heap, (te, self._seq, k, self._version[k]))
-
-    def _advance_servers(self, t: float) -> list[Completion]:
-        out: list[Completion] = []
-        touched = set()
-        while self._heap and self._heap[0][0] <= t:
-            _, _, k, ver = heapq.heappop(self._heap)
-            if ver != self._version[k] or k in touched:
-                continue
-            touched.add(k)
-            out.extend(self._sync(k, t))
-        for k in touched:
-            self._push(k)
-        return out
-
-    def advance_to(self, t: float) -> list[Completion]:
-        """Process every event (and pending commit) up to and including ``t``; return the completions,
-        ordered by (completion time, server, job)."""
-        out: list[Completion] = self._orphans
-        self._orphans = []
-        while self._pending and self._pending[0][0] <= t:
-            tc, _, job, k = heapq.heappop(self._pending)
-            out.extend(self._advance_servers(tc))
-            self.now = max(self.now, tc)
-            self._commit(job, k, tc)
-        out.extend(self._advance_servers(t))
-        self.now = max(self.now, t)
-        out.extend(self._orphans)
-        self._orphans = []
-        out.sort(key=lambda c: (c.completion_s, c.server, c.job))
-        return out
-
-    def _commit(self, job: int, server: int, dispatch_s: float) -> None:
-        self._sync_side(server, dispatch_s)
-        srv = self.servers[server]
-        q = srv.admit(self.request(job, server, dispatch_s), dispatch_s)
-        self.server_of[job] = server
-        if srv.name == "o4a":
-            self.plans[job] = Plan(q.gamma, tuple(q.starts), tuple(q.ends), q.d, q.f, q.u)
-        self._push(server)
-
-    def dispatch(self, job: int, server: int, latency_s: float = 0.0) -> None:
-        """Send ``job`` to ``server`` now (``latency_s > 0``: commit at ``now + latency``, spec §3.6)."""
-        if latency_s > 0:
-            self._seq += 1
-            heapq.heappush(self._pending, (self.now + latency_s, self._seq, job, server))
-            self.server_of[job] = server
-        else:
-            self._commit(job, server, self.now)
-
-    def drain(self) -> list[Completion]:
-        """Advance until nothing can change any more; return the completions."""
-        out: list[Completion] = []
-        while self._pending:
-            out.extend(self.advance_to(self._pending[0][0]))
-        while self._heap:
-            t = self._heap[0][0]
-            out.extend(self.advance_to(t))
-        out.sort(key=lambda c: (c.completion_s, c.server, c.job))
-        return out
-
-    @property
-    def preemptions(self) -> int:
-        """Total preemptions over all servers."""
-        return int(sum(s.preemptions for s in self.servers))

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from edgegym.core.utility import upper_bound
+from edgegym.families.edge_utility.simulator import upper_bound
 
-from ..policy import Policy, RandomPolicy
+from ..policy import Policy, PolicySpec, RandomPolicy
 
 __all__ = ["OnDisc", "RandomPolicy", "upper_bound_total"]
 
@@ -59,3 +59,21 @@ def upper_bound_total(env) -> float:
     """The paper's Upper Bound on total utility for the env's current episode (call after ``reset``)."""
     u = env.unwrapped
     return float(upper_bound(u.jobs, u.preset.servers.speed).sum())
+
+
+POLICY_SPECS = (
+    PolicySpec(
+        "ondisc",
+        lambda env, seed: OnDisc(env),
+        ("EdgeUtility",),
+        "OnDisc: least JRT increase, SRPT servers",
+        {"scheduler": {"discipline": "srpt"}},
+    ),
+    PolicySpec(
+        "random",
+        lambda env, seed: RandomPolicy(env, seed),
+        ("EdgeUtility",),
+        "uniformly random legal server; servers run highest potential utility first, as paper 003's Random",
+        env_config_by_family={"EdgeUtility": {"scheduler": {"discipline": "hpu"}}},
+    ),
+)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .utility import UtilityJobs
+from .simulator import UtilityJobs
 from .utility_fn import FAMILIES, UtilityFn, aon, linear, sigmoid
 
 __all__ = [

@@ -1,0 +1,190 @@
+"""The one episode runner: builds the env for a policy (with the policy's env overrides), runs episodes,
+collects metrics and times decisions. ``edgegym run``, ``edgegym bench``, ``edgegym eval`` and the
+reproduction scripts all go through :func:`run_episode`, so every policy lands in the same tables.
+
+Policies are registered names (:mod:`agents.registry`; resolved by the env's family) or saved agents
+``ppo:PATH`` / ``maskable-ppo:PATH`` (:mod:`agents.rl.learned`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .errors import UserError
+
+__all__ = [
+    "check_env_policy",
+    "default_env_id",
+    "default_policy",
+    "env_family",
+    "fill_env_policy_defaults",
+    "env_ids",
+    "json_default",
+    "make_env",
+    "merge_config",
+    "policy_env_config",
+    "run_episode",
+]
+
+
+def env_ids() -> list[str]:
+    """Every registered edgegym env id."""
+    import edgegym
+
+    return edgegym.registered_ids()
+
+
+def env_family(env_id: str) -> str:
+    """The family name of a registered env id."""
+    from edgegym.envs import env_info
+
+    return env_info(env_id).family
+
+
+def default_env_id() -> str:
+    """The default env of the CLI: the first registered family's default id."""
+    return next(i for i in env_ids() if _info(i).default)
+
+
+def default_policy(env_id: str) -> str:
+    """The reference policy of ``env_id``'s family (``Family.default_policy``)."""
+    from edgegym.families import family
+
+    return family(env_family(env_id)).default_policy
+
+
+def _info(env_id: str):
+    from edgegym.envs import env_info
+
+    return env_info(env_id)
+
+
+def _is_learned(policy: str) -> bool:
+    from .rl.learned import is_learned
+
+    return is_learned(policy)
+
+
+def check_env_policy(env_id: str, policy: str) -> None:
+    """Raise :class:`UserError` naming the valid choices when ``env_id`` or ``policy`` is unknown or unsupported."""
+    from .registry import POLICIES, policy_names
+
+    ids = env_ids()
+    if env_id not in ids:
+        raise UserError(f"unknown env {env_id!r}; valid envs: {', '.join(ids)}")
+    if _is_learned(policy):
+        return
+    fam = env_family(env_id)
+    if policy not in POLICIES:
+        raise UserError(
+            f"unknown policy {policy!r} for {env_id} (family {fam}); valid policies: {', '.join(policy_names(fam))}"
+        )
+    if fam not in POLICIES[policy].families:
+        raise UserError(
+            f"policy {policy!r} does not support env {env_id!r} (family {fam}); it supports "
+            f"{', '.join(POLICIES[policy].families)}; valid policies for {env_id}: {', '.join(policy_names(fam))}"
+        )
+
+
+def fill_env_policy_defaults(args) -> None:
+    """``--env`` / ``--policy`` left out: the first family's default id, the env family's reference policy."""
+    if getattr(args, "env", None) is None:
+        args.env = default_env_id()
+    if getattr(args, "policy", None) is None:
+        check_env_policy(args.env, "random")  # a clear error for an unknown env before reading its family
+        args.policy = default_policy(args.env)
+
+
+def merge_config(base: dict | None, over: dict | None) -> dict:
+    """Per-section merge of two env configs (``{"env": {...}, "workload": {...}}``); ``over`` wins."""
+    out = {k: dict(v) for k, v in (base or {}).items()}
+    for sec, vals in (over or {}).items():
+        if not isinstance(vals, dict):
+            raise UserError(f"env config section {sec!r} must be a mapping, got {vals!r}")
+        out.setdefault(sec, {}).update(vals)
+    return out
+
+
+def policy_env_config(env_id: str, policy: str) -> dict:
+    """The env overrides ``policy`` needs on ``env_id`` (a learned agent's: those it was trained with)."""
+    if _is_learned(policy):
+        from .rl.learned import LearnedPolicyError, learned_env_config
+
+        try:
+            return learned_env_config(policy)
+        except LearnedPolicyError as e:
+            raise UserError(str(e)) from None
+    from .registry import POLICIES
+
+    return POLICIES[policy].config_for(env_family(env_id))
+
+
+def make_env(env_id: str, policy: str, seed: int = 0, env_config: dict | None = None, **make_kwargs):
+    """``(env, policy_object)``: the env built with the policy's overrides (then ``env_config``), and the policy."""
+    import gymnasium as gym
+
+    from .registry import make_policy
+
+    check_env_policy(env_id, policy)
+    config = merge_config(policy_env_config(env_id, policy), env_config)
+    try:
+        env = gym.make(env_id, config=config or None, **make_kwargs)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if _is_learned(policy):
+        from .rl.learned import LearnedPolicyError, load_learned_policy
+
+        try:
+            pol = load_learned_policy(policy, env)
+        except LearnedPolicyError as e:
+            env.close()
+            raise UserError(str(e)) from None
+    else:
+        pol = make_policy(policy, env, seed)
+    return env, pol
+
+
+def run_episode(env_id: str, policy: str, seed: int, env_config: dict | None = None, *, on_end=None) -> dict:
+    """Run one episode of ``policy`` on ``env_id`` with ``reset(seed=seed)``; return the JSON-able record.
+
+    The record holds ``env``, ``policy``, ``seed``, ``episode_return``, ``steps``, every episode metric
+    (``objective`` included), ``wall_s`` and ``decisions_per_s`` (policy decisions per second of decision
+    time). ``on_end(env, rec)``, when given, is called after the last step, before the env is closed (the
+    benchmark reads per-job times and draws Gantt charts there).
+    """
+    env, pol = make_env(env_id, policy, seed, env_config)
+    try:
+        obs, _ = env.reset(seed=seed)
+        pol.reset(seed)
+        done, ret, steps, decide_s = False, 0.0, 0, 0.0
+        t0 = time.perf_counter()
+        info: dict = {}
+        while not done:
+            t = time.perf_counter()
+            action, _ = pol.predict(obs, deterministic=True)
+            decide_s += time.perf_counter() - t
+            obs, r, term, trunc, info = env.step(action)
+            ret += float(r)
+            steps += 1
+            done = term or trunc
+        wall = time.perf_counter() - t0
+        rec = {"env": env_id, "policy": policy, "seed": seed, "episode_return": ret, "steps": steps}
+        rec.update(info["episode_metrics"])
+        rec["wall_s"] = wall
+        rec["decisions_per_s"] = steps / decide_s if decide_s > 0 else float("inf")
+        if on_end is not None:
+            on_end(env, rec)
+    finally:
+        env.close()
+    return rec
+
+
+def json_default(x):
+    """``json.dumps(default=...)`` for numpy scalars and arrays."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(type(x).__name__)
