@@ -42,7 +42,7 @@ def test_family_interface(fam: Family):
     """Presets load, the env builds, ``view()`` works, ``check_env`` passes, ids are registered."""
     for name in fam.presets():
         preset = fam.load_preset(name)
-        assert preset.name == name and preset.family == fam.name
+        assert name in (preset.name, f"{preset.name}-v{preset.version}") and preset.family == fam.name
         assert preset.env_id == f"{fam.name}-{name}-v{preset.version}"
         assert preset.env_id in edgegym.registered_ids()
         assert env_info(preset.env_id).family == fam.name
@@ -50,6 +50,7 @@ def test_family_interface(fam: Family):
     default = fam.load_preset(fam.default_preset)
     default_id = f"{fam.name}-v{default.version}"
     assert env_info(default_id).default and env_info(default_id).preset == fam.default_preset
+    assert any(i.startswith(f"{fam.name}-v") for i in edgegym.registered_ids())
     small = min(fam.presets(), key=lambda n: len(str(fam.load_preset(n))))
     env = gym.make(f"{fam.name}-{small}-v{fam.load_preset(small).version}")
     obs, _ = env.reset(seed=0)

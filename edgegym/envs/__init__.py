@@ -1,8 +1,9 @@
 """Registration of every shipped preset of every env family as its own versioned Gymnasium id.
 
-For each family (:func:`edgegym.families.families`) and each preset ``P`` in ``envs_config/<key>/``:
-``<Family>-<P>-v<version>``, plus ``<Family>-v<version>`` for the family's default preset. The kwargs of
-each id are ``{"preset": P}``. Nothing here names a family.
+For each family (:func:`edgegym.families.families`) and each preset file ``envs_config/<key>/<stem>.yaml``
+(whose ``name`` is ``stem``, or whose stem is ``<name>-v<version>`` for a later version of a preset):
+``<Family>-<name>-v<version>``, plus ``<Family>-v<version>`` for every version of the family's default
+preset. The kwargs of each id are ``{"preset": stem}``. Nothing here names a family.
 """
 
 from __future__ import annotations
@@ -31,13 +32,13 @@ _registered: list[str] = []
 _info: dict[str, EnvInfo] = {}
 
 
-def _register(env_id: str, entry_point: str, family: str, preset, default: bool = False) -> None:
+def _register(env_id: str, entry_point: str, family: str, stem: str, preset, default: bool = False) -> None:
     if env_id in _info:
-        raise ValueError(f"two presets register the id {env_id!r} ({_info[env_id].preset}, {preset.name})")
+        raise ValueError(f"two presets register the id {env_id!r} ({_info[env_id].preset}, {stem})")
     if env_id not in gym.registry:
-        gym.register(id=env_id, entry_point=entry_point, kwargs={"preset": preset.name})
+        gym.register(id=env_id, entry_point=entry_point, kwargs={"preset": stem})
     _registered.append(env_id)
-    _info[env_id] = EnvInfo(env_id, family, preset.name, preset.description, default)
+    _info[env_id] = EnvInfo(env_id, family, stem, preset.description, default)
 
 
 def register_envs() -> list[str]:
@@ -45,14 +46,19 @@ def register_envs() -> list[str]:
     if _registered:
         return list(_registered)
     for fam in families().values():
-        for name in fam.presets():
-            preset = fam.load_preset(name)
+        loaded = [(stem, fam.load_preset(stem)) for stem in fam.presets()]
+        for stem, preset in loaded:
+            src = f"envs_config/{fam.key}/{stem}.yaml"
             if preset.family != fam.name:
-                raise ValueError(f"envs_config/{fam.key}/{name}.yaml: key 'family': must be {fam.name!r}, "
-                                 f"got {preset.family!r}")
-            _register(preset.env_id, fam.env_entry_point, fam.name, preset)
-        default = fam.load_preset(fam.default_preset)
-        _register(f"{fam.name}-v{default.version}", fam.env_entry_point, fam.name, default, default=True)
+                raise ValueError(f"{src}: key 'family': must be {fam.name!r}, got {preset.family!r}")
+            if stem not in (preset.name, f"{preset.name}-v{preset.version}"):
+                raise ValueError(f"{src}: key 'name': must be {stem!r} (or the file named "
+                                 f"'{preset.name}-v{preset.version}.yaml'), got {preset.name!r}")
+            _register(preset.env_id, fam.env_entry_point, fam.name, stem, preset)
+        default_name = fam.load_preset(fam.default_preset).name
+        for stem, preset in loaded:
+            if preset.name == default_name:
+                _register(f"{fam.name}-v{preset.version}", fam.env_entry_point, fam.name, stem, preset, default=True)
     return list(_registered)
 
 
