@@ -1,0 +1,43 @@
+"""Pure cost functions of paper 001 (spec §2.4, §5.2): latency cost shapes and bandwidth cost.
+
+Latency cost kinds (codes in :data:`KIND_CODES`):
+
+* ``exp`` (the paper's "Sigmoid", spec E1): ``f(L) = τ·e^{rate·L}``, rate 0.25;
+* ``linear``: ``f(L) = τ·L + b``;
+* ``piecewise``: ``f(L) = τ1 if L < c else τ2``.
+
+``L`` is the job's latency in slots, ``t_last − a + latency_offset`` (spec §2.3 step 4; offset 1 by default,
+so a job finished in its arrival slot has latency 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["KIND_CODES", "KINDS", "bandwidth_cost", "latency_cost"]
+
+KINDS = ("exp", "linear", "piecewise")
+KIND_CODES = {k: i for i, k in enumerate(KINDS)}
+
+
+def latency_cost(kind, tau, b, tau1, tau2, c, latency, rate=0.25):
+    """f_i(L), vectorised over any broadcastable arguments (``kind`` an int code of :data:`KINDS`)."""
+    kind = np.asarray(kind)
+    L = np.asarray(latency, dtype=float)
+    with np.errstate(over="ignore"):
+        exp = np.asarray(tau) * np.exp(rate * L)
+    lin = np.asarray(tau) * L + np.asarray(b)
+    pw = np.where(L < np.asarray(c), np.asarray(tau1), np.asarray(tau2))
+    out = np.where(kind == 0, exp, np.where(kind == 1, lin, pw))
+    return float(out) if out.ndim == 0 else out.astype(float)
+
+
+def bandwidth_cost(q, delta_mb, pi_mb, g, y, ps):
+    """Eq. (1) for one slot of one job: ``Σ q^{rr'}·(δ·g^{rr'} + π·y^r·s^{r'})``.
+
+    Returns ``(transfer, parameter)``: ``g`` (R, R) chunks from origin r trained at r', ``y`` (R,) workers,
+    ``ps`` the PS site (``s`` one-hot); ``q`` (R, R) price per MB with a zero diagonal.
+    """
+    transfer = float(delta_mb * np.sum(q * g))
+    param = float(pi_mb * np.dot(q[:, ps], y)) if ps >= 0 else 0.0
+    return transfer, param

@@ -1,0 +1,390 @@
+"""``WirelessUDL``: paper 001's unbiased distributed learning over wireless edge sites as a Gymnasium env.
+
+Spec: ``shared/specs/001_okita_udl.md`` §8. One step per arriving job (arrivals in slot order, then id).
+
+* ``env.mode = "commit"`` (default): the action picks one of ``2·G`` candidate plans for the arriving job
+  (:mod:`.candidates`: ``G`` worker counts × {``now``, ``wait``}); the plan (start slot, workers per site,
+  PS site) is reserved in a per-slot calendar and is non-preemptive. ``step`` also accepts a
+  :class:`~.simulator.Plan` (the structured API heuristics use, same as :meth:`WirelessUDLEnv.commit_plan`).
+  Reward: minus the job's exact cost (latency + transfer + parameter exchange) / ``env.reward_scale``.
+* ``env.mode = "replan"``: the slot-level discipline ``env.discipline`` (``okita``, ``fifo``, ``drf``)
+  re-plans every active job every slot; the action space is ``Discrete(1)`` (a no-op). Reward: minus the
+  cost realised in the slots from this arrival to the next (after the last arrival: until every job is done,
+  cap ``cap_factor·T``, truncation then) / scale.
+
+Either way the undiscounted return is exactly ``−objective / reward_scale``, with ``objective`` = total
+cost Σ_i [f_i(t_i − a_i + 1) + B_i] in ``info["episode_metrics"]`` at the last step.
+
+Version history: v0 — first version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from .candidates import Candidates, build_candidates
+from .disciplines import make_discipline
+from .instance import Instance, build_instance
+from .presets import DEFAULT_PRESET, UDLPreset, load_preset
+from .simulator import Plan, Simulator, make_static
+
+__all__ = ["OBSERVATION_BLOCKS", "UDLView", "WirelessUDLEnv", "observation_blocks", "observation_features"]
+
+CAND_FEATURES = (
+    ("n_frac", "workers N / N_max of the job", 0.0, 1.0),
+    ("window_frac", "window l / longest window of the preset", 0.0, 1.0),
+    ("delay_frac", "start delay / calendar length", 0.0, 1.0),
+    ("remote_frac", "workers not at the PS site / N", 0.0, 1.0),
+    ("transfer", "estimated transfer cost / reward_scale (clipped)", 0.0, None),
+    ("param", "estimated parameter-exchange cost / reward_scale (clipped)", 0.0, None),
+    ("latency", "latency cost / reward_scale (clipped)", 0.0, None),
+    ("total", "estimated total cost / reward_scale (clipped)", 0.0, None),
+    ("peak_util", "peak utilisation of the used sites in the window", 0.0, 1.0),
+    ("feasible", "1 if the row is a legal action", 0.0, 1.0),
+)
+
+
+def observation_blocks(preset: UDLPreset) -> list[tuple[str, tuple, str, float, float]]:
+    """The observation as named blocks ``(name, shape, meaning, low, high)``, in order (flattened C-order)."""
+    R, K, H = preset.max_sites, preset.num_resources, preset.env.calendar_slots
+    G = preset.env.worker_counts
+    clip = preset.env.cost_clip
+    cf = float(preset.env.cap_factor)
+    return [
+        ("slot_frac", (1,), "current slot t / T (at most cap_factor)", 0.0, cf),
+        ("job_frac", (1,), "index of the arriving job / number of jobs", 0.0, 1.0),
+        ("active_frac", (1,), "jobs active (started, unfinished) / number of jobs", 0.0, 1.0),
+        ("site_mask", (R,), "1 for a real site, 0 for padding", 0.0, 1.0),
+        ("price_mean", (R,), "site's mean outgoing price / max price", 0.0, 1.0),
+        ("free_frac", (R, K, H), "free fraction of resource k at site r in slot t+h (replan: last slot)", 0.0, 1.0),
+        ("kappa", (1,), "κ_i chunks per worker-slot / preset max", 0.0, 1.0),
+        ("chunk_mb", (1,), "δ_i / preset max", 0.0, 1.0),
+        ("param_mb", (1,), "π_i / preset max", 0.0, 1.0),
+        ("cost_kind", (3,), "latency cost one-hot: exp, linear, piecewise", 0.0, 1.0),
+        ("cost_params", (5,), "τ, b, τ1, τ2, c / preset maxima", 0.0, 1.0),
+        ("worker_demand", (K,), "m_i^k / largest site capacity of k", 0.0, 1.0),
+        ("ps_demand", (K,), "n_i^k / largest site capacity of k", 0.0, 1.0),
+        ("data_total", (1,), "D_i / preset max", 0.0, 1.0),
+        ("data_frac", (R,), "D_i^r / D_i", 0.0, 1.0),
+        ("n_max", (1,), "N_max of the job / preset max", 0.0, 1.0),
+        *[(f"cand_{nm}", (2 * G,), f"per candidate: {mean}", lo, clip if hi is None else hi)
+          for nm, mean, lo, hi in CAND_FEATURES],
+    ]
+
+
+def observation_features(preset: UDLPreset) -> list[tuple[str, str, float, float]]:
+    """One ``(name, meaning, low, high)`` per observation index (names like ``free_frac[3,1,0]``)."""
+    out = []
+    for name, shape, meaning, lo, hi in observation_blocks(preset):
+        for idx in np.ndindex(*shape):
+            nm = name if shape == (1,) else f"{name}[{','.join(map(str, idx))}]"
+            out.append((nm, meaning, lo, hi))
+    return out
+
+
+OBSERVATION_BLOCKS = observation_blocks  # the documented feature list is a function of the preset sizes
+
+
+@dataclass(frozen=True, slots=True)
+class UDLView:
+    """Read-only view of a decision point (numpy copies / read-only views and scalars).
+
+    ``cand``: the candidate table (commit mode; ``None`` in replan mode), row = action.
+    ``calendar``: read-only (slots, R, K) free resources (commit mode), ``None`` in replan mode.
+    """
+
+    t: int
+    job: int
+    arrival: int
+    mode: str
+    num_sites: int
+    cap: np.ndarray  # (R, K)
+    q: np.ndarray  # (R, R)
+    kappa: int
+    chunk_mb: float
+    param_mb: float
+    m: np.ndarray  # (K,)
+    n: np.ndarray  # (K,)
+    data: np.ndarray  # (R,) D_i^r
+    kind: int
+    cost_params: np.ndarray  # (5,) τ, b, τ1, τ2, c
+    cand: Candidates | None
+    calendar: np.ndarray | None
+    latency_offset: int
+    exp_rate: float
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+class WirelessUDLEnv(gym.Env):
+    """Paper 001's UDL scheduling, one step per arriving job (see the module docstring)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+
+    def __init__(self, preset: UDLPreset | str = DEFAULT_PRESET, config: dict | None = None,
+                 render_mode: str | None = None, instance: Instance | None = None) -> None:
+        super().__init__()
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
+        self.render_mode = render_mode
+        p = preset if isinstance(preset, UDLPreset) else load_preset(preset)
+        if config:
+            p = p.replace(**config)
+        self.preset = p
+        self.fixed_instance = instance
+        self.mode = p.env.mode
+        self.reward_scale = float(p.env.reward_scale)
+        self.G = p.env.worker_counts
+        self.R_max, self.K = p.max_sites, p.num_resources
+        if instance is not None and (instance.num_sites > self.R_max or instance.num_resources != self.K):
+            raise ValueError(f"instance has {instance.num_sites} sites / {instance.num_resources} resources; "
+                             f"the preset allows {self.R_max} / {self.K}")
+        blocks = observation_blocks(p)
+        self._blocks = blocks
+        low = np.concatenate([np.full(int(np.prod(s)), lo, np.float32) for _, s, _, lo, _ in blocks])
+        high = np.concatenate([np.full(int(np.prod(s)), hi, np.float32) for _, s, _, _, hi in blocks])
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        self.action_space = spaces.Discrete(2 * self.G if self.mode == "commit" else 1)
+        jb = p.jobs
+        self._norm = dict(
+            kappa=jb.chunks_per_worker_slot[1], chunk=max(jb.chunk_mb[1], 1e-9), param=max(jb.param_mb[1], 1e-9),
+            params=np.maximum([jb.tau[1], jb.b[1], jb.tau1[1], jb.tau2[1], jb.breakpoint_slots[1]], 1e-9),
+            cap=np.maximum(np.max(np.asarray(p.cluster.site_types, float), axis=0), 1e-9),
+            data=jb.chunks_per_site[1] * p.cluster.sites,
+            nmax=-(-jb.chunks_per_site[1] * p.cluster.sites // jb.chunks_per_worker_slot[0]),
+        )
+        self.sim: Simulator | None = None
+        self.inst: Instance | None = None
+        self._k = 0
+        self._cand: Candidates | None = None
+        self._return = 0.0
+        self._illegal = 0
+        self._decisions = 0
+
+    # ----------------------------------------------------------------- episode
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        p = self.preset
+        inst = self.fixed_instance if self.fixed_instance is not None else build_instance(p, self.np_random)
+        self.inst = inst
+        st = make_static(inst, p.okita.beta, p.okita.q_norm, p.okita.pa_tie == "le")
+        disc = None
+        if self.mode == "replan":
+            disc = make_discipline(p.env.discipline, np.random.default_rng(self.np_random.integers(2**63)), p.okita)
+        self.sim = Simulator(inst, mode=self.mode, sampling=p.env.sampling, latency_offset=p.env.latency_offset,
+                             cap_factor=p.env.cap_factor, calendar_len=p.calendar_len if self.mode == "commit" else None,
+                             record=p.env.record_schedule or self.render_mode == "rgb_array", static=st,
+                             discipline=disc)
+        self._k = 0
+        self._return = 0.0
+        self._illegal = 0
+        self._decisions = 0
+        self._prepare()
+        return self._observation(), {"job": 0, "action_mask": self.action_masks()}
+
+    def _prepare(self) -> float:
+        """Advance to the arrival of job ``self._k``; returns the cost of the slots run (replan mode)."""
+        sim, i = self.sim, self._k
+        a = int(self.inst.arrival[i])
+        cost = 0.0
+        if self.mode == "replan":
+            cost = sim.run_until(a)
+        else:
+            sim.t = a
+        sim.arrive(i)
+        self._cand = build_candidates(sim, i, self.G, self.preset.env.wait_max_slots) if self.mode == "commit" else None
+        return cost
+
+    def _check(self, action) -> int:
+        if isinstance(action, bool | str | bytes | float) or (
+                isinstance(action, np.ndarray) and not np.issubdtype(action.dtype, np.integer)) or (
+                isinstance(action, np.generic) and not np.issubdtype(type(action), np.integer)):
+            raise ValueError(f"action {action!r} is not in the action space {self.action_space} (integer expected)")
+        try:
+            a = int(np.asarray(action).reshape(()))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"action {action!r} is not in the action space {self.action_space}") from e
+        if not self.action_space.contains(a):
+            raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
+        return a
+
+    def commit_plan(self, plan: Plan):
+        """Structured API (commit mode): commit ``plan`` for the pending job; same return as :meth:`step`."""
+        return self.step(plan)
+
+    def decode(self, action: int) -> Plan:
+        """The plan action ``action`` commits for the pending job (commit mode)."""
+        if self.mode != "commit":
+            raise ValueError("decode() exists in commit mode only")
+        return self._cand.plan(self._k, self._check(action))
+
+    def step(self, action):
+        """Commit the pending job's plan (or no-op in replan mode), advance to the next arrival."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before step()")
+        if self._k >= self.inst.num_jobs:
+            raise RuntimeError("the episode has terminated; call reset()")
+        sim, i = self.sim, self._k
+        info: dict = {"job": i}
+        job_cost = 0.0
+        truncated = False
+        if self.mode == "commit":
+            if isinstance(action, Plan):
+                if action.job != i:
+                    raise ValueError(f"plan is for job {action.job}, the pending job is {i}")
+                plan = action
+                a = -1
+            else:
+                a = self._check(action)
+                if not self._cand.mask[a]:  # masked: count it, use the legal row with the least estimated cost
+                    self._illegal += 1
+                    a = int(np.argmin(np.where(self._cand.mask, self._cand.total, np.inf)))
+                plan = self._cand.plan(i, a)
+            job_cost = sim.commit(plan)
+            cost = job_cost
+            info["action"] = a
+        else:
+            self._check(action)
+            cost = 0.0
+        self._decisions += 1
+        self._k += 1
+        terminated = self._k >= self.inst.num_jobs
+        if not terminated:
+            cost += self._prepare()
+        elif self.mode == "replan":
+            c, truncated = sim.run_off()
+            cost += c
+            terminated = not truncated
+        reward = -cost / self.reward_scale
+        self._return += reward
+        info["cost"] = float(cost)
+        info["job_cost"] = float(job_cost)
+        info["action_mask"] = self.action_masks()
+        if terminated or truncated:
+            info["episode_metrics"] = self.episode_metrics()
+        return self._observation(), float(reward), bool(terminated), bool(truncated), info
+
+    def episode_metrics(self) -> dict:
+        """Flat metrics of the episode so far (``objective``: total cost, the return is minus it / scale)."""
+        m = self.sim.metrics()
+        m.update({
+            "reward_scale": self.reward_scale,
+            "illegal_actions": int(self._illegal),
+            "decisions": int(self._decisions),
+            "slots_run": int(self.sim.slots_run),
+            "mode_replan": int(self.mode == "replan"),
+        })
+        d = getattr(self.sim.discipline, "decisions", None)
+        if d:
+            m.update({f"okita_{k}": int(v) for k, v in d.items()})
+        return m
+
+    def episode_return(self) -> float:
+        """Undiscounted return accumulated so far."""
+        return self._return
+
+    # ----------------------------------------------------------------- masks, view, observation
+    def action_masks(self) -> np.ndarray:
+        """Legal actions (bool, shape ``(n,)``): feasible candidate rows (commit), ``[True]`` (replan)."""
+        if self.mode != "commit":
+            return np.ones(1, dtype=bool)
+        if self._cand is None or self._k >= (self.inst.num_jobs if self.inst is not None else 0):
+            return np.ones(self.action_space.n, dtype=bool)
+        return self._cand.mask.copy()
+
+    def view(self) -> UDLView:
+        """Read-only state of the current decision point (for reference policies)."""
+        inst, i = self.inst, min(self._k, self.inst.num_jobs - 1)
+        return UDLView(
+            t=int(self.sim.t), job=int(i), arrival=int(inst.arrival[i]), mode=self.mode,
+            num_sites=inst.num_sites, cap=_ro(inst.cap), q=_ro(inst.q), kappa=int(inst.kappa[i]),
+            chunk_mb=float(inst.chunk_mb[i]), param_mb=float(inst.param_mb[i]), m=_ro(inst.m[i]),
+            n=_ro(inst.n[i]), data=_ro(inst.data[i]), kind=int(inst.kind[i]),
+            cost_params=np.array([inst.tau[i], inst.b[i], inst.tau1[i], inst.tau2[i], inst.c[i]]),
+            cand=self._cand, calendar=_ro(self.sim.cal) if self.sim.cal is not None else None,
+            latency_offset=self.sim.offset, exp_rate=float(inst.exp_rate),
+        )
+
+    def _observation(self) -> np.ndarray:
+        p, inst, sim = self.preset, self.inst, self.sim
+        R, Rm, K, H = inst.num_sites, self.R_max, self.K, p.env.calendar_slots
+        i = min(self._k, inst.num_jobs - 1)
+        nz = self._norm
+        parts = []
+        T = inst.horizon_slots
+        parts.append([min(sim.t / T, p.env.cap_factor), self._k / inst.num_jobs])
+        if self.mode == "commit":
+            active = np.sum((sim.start >= 0) & (sim.start <= sim.t) & (sim.t_last >= sim.t))
+        else:
+            active = np.sum(sim.status == 1)
+        parts.append([active / inst.num_jobs])
+        site_mask = np.zeros(Rm)
+        site_mask[:R] = 1
+        parts.append(site_mask)
+        pm = np.zeros(Rm)
+        qmax = inst.q.max()
+        if R > 1 and qmax > 0:
+            pm[:R] = inst.q.sum(axis=1) / (R - 1) / qmax
+        parts.append(pm)
+        free = np.zeros((Rm, K, H))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.mode == "commit":
+                win = sim.cal[sim.t:sim.t + H]
+                fr = np.where(inst.cap > 0, win / inst.cap, 0.0)  # (h, R, K)
+                free[:R, :, : fr.shape[0]] = np.transpose(fr, (1, 2, 0))
+            else:
+                fr = np.where(inst.cap > 0, (inst.cap - sim.usage) / inst.cap, 0.0)
+                free[:R] = fr[:, :, None]
+        parts.append(free.ravel())
+        parts.append([inst.kappa[i] / nz["kappa"], inst.chunk_mb[i] / nz["chunk"], inst.param_mb[i] / nz["param"]])
+        kind = np.zeros(3)
+        kind[inst.kind[i]] = 1
+        parts.append(kind)
+        parts.append(np.array([inst.tau[i], inst.b[i], inst.tau1[i], inst.tau2[i], inst.c[i]]) / nz["params"])
+        parts.append(inst.m[i] / nz["cap"])
+        parts.append(inst.n[i] / nz["cap"])
+        D = inst.data[i].sum()
+        parts.append([D / nz["data"]])
+        df = np.zeros(Rm)
+        df[:R] = inst.data[i] / D
+        parts.append(df)
+        parts.append([min(-(-D // inst.kappa[i]), sim.static.n_cap[i]) / nz["nmax"]])
+        C = 2 * self.G
+        clip = p.env.cost_clip
+        if self.mode == "commit" and self._cand is not None:
+            c = self._cand
+            ok = c.mask
+            nmax = max(c.n_max, 1)
+            remote = np.where(ok, c.N - c.y[np.arange(C), np.maximum(c.ps, 0)], 0) / np.maximum(c.N, 1)
+            S = self.reward_scale
+            feats = [
+                np.where(ok, c.N / nmax, 0), np.where(ok, c.l / p.max_window_slots, 0),
+                np.where(ok, (c.start - sim.t) / sim.calendar_len, 0), remote,
+                np.where(ok, c.transfer / S, 0), np.where(ok, c.param / S, 0), np.where(ok, c.latency / S, 0),
+                np.where(ok, c.transfer / S + c.param / S + c.latency / S, 0), np.where(ok, c.peak, 0),
+                ok.astype(float),
+            ]
+        else:
+            feats = [np.zeros(C)] * len(CAND_FEATURES)
+        for f in feats:
+            parts.append(f)
+        obs = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in parts])
+        obs = np.nan_to_num(obs, nan=0.0, posinf=clip, neginf=0.0)
+        return np.clip(obs, self.observation_space.low, self.observation_space.high).astype(np.float32)
+
+    # ----------------------------------------------------------------- rendering
+    def render(self):
+        """``render_mode="rgb_array"``: a per-site Gantt chart as an RGB array (needs ``edgegym[plot]``)."""
+        if self.render_mode != "rgb_array":
+            return None
+        from .rendering import render_gantt
+
+        return render_gantt(self)

@@ -1,0 +1,301 @@
+"""Preset schema of the ``WirelessUDL`` family (paper 001): frozen dataclasses per section, validated eagerly.
+
+A preset file (``envs_config/wireless_udl/<name>.yaml``) has the sections ``cluster``, ``jobs``, ``env`` and
+``okita`` plus the top-level keys ``name``, ``family``, ``version`` and ``description``. An unknown key, a
+wrong type or an out-of-range value raises ``ValueError`` naming the file and the key, e.g.
+``envs_config/wireless_udl/tiny.yaml: key 'env.reward_scale': must be > 0, got -1``. Time unit: slots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...core.family import preset_dir, shipped_presets
+from ...core.validation import boolean as _bool
+from ...core.validation import choice as _choice
+from ...core.validation import fail as _fail
+from ...core.validation import number as _num
+from ...core.validation import pair as _pair
+from ...core.validation import read_preset_yaml
+
+__all__ = [
+    "DEFAULT_PRESET",
+    "DISCIPLINES",
+    "KEY",
+    "ClusterConfig",
+    "EnvConfig",
+    "JobsConfig",
+    "OkitaConfig",
+    "UDLPreset",
+    "load_preset",
+    "preset_from_dict",
+]
+
+KEY = "wireless_udl"
+DEFAULT_PRESET = "sim"
+DISCIPLINES = ("okita", "fifo", "drf")  # slot-level disciplines of the replan mode
+LATENCY_KINDS = ("exp", "linear", "piecewise", "mix")
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    """Sites, their multi-resource capacities (one ``site_types`` row per site, drawn uniformly) and the
+    symmetric per-MB link prices ``q`` (uniform per unordered pair, ``q^{rr} = 0``)."""
+
+    sites: int = 50
+    max_sites: int | None = None  # observation padding (None: = sites)
+    resources: tuple = ("gpu", "vcpu", "ram_gb", "disk_gb")
+    site_types: tuple = ((8, 64, 488, 1000), (16, 64, 732, 1000), (4, 64, 488, 1000))
+    price_per_mb: tuple = (0.02, 0.08)
+
+
+@dataclass(frozen=True, slots=True)
+class JobsConfig:
+    """Job count, arrivals (uniform integer slots in ``arrival_window``) and per-job draws (spec §5.2)."""
+
+    count: int = 100
+    horizon_slots: int = 150  # T
+    arrival_window: tuple = (0, 149)
+    chunks_per_site: tuple = (10, 20)  # D_i^r
+    chunk_mb: tuple = (20.0, 60.0)  # δ_i
+    chunks_per_worker_slot: tuple = (5, 15)  # κ_i = ρ_i / E_i
+    param_mb: tuple = (30.0, 575.0)  # π_i
+    worker_demand: tuple = ((0, 4), (1, 10), (2, 32), (5, 10))  # m_i^k ranges, one per resource
+    ps_demand: tuple = ((0, 0), (1, 10), (2, 32), (5, 10))  # n_i^k ranges
+    latency_cost: str = "exp"  # exp | linear | piecewise | mix (uniform over the three per job)
+    tau: tuple = (20.0, 100.0)
+    b: tuple = (50.0, 200.0)
+    tau1: tuple = (20.0, 100.0)
+    tau2: tuple = (300.0, 400.0)
+    breakpoint_slots: tuple = (3, 5)
+    exp_rate: float = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class EnvConfig:
+    """Gym-side options and execution model (spec §2.3, §8)."""
+
+    mode: str = "commit"  # commit (plan per job at arrival) | replan (slot-level discipline)
+    discipline: str = "okita"  # replan mode: okita | fifo | drf
+    reward_scale: float = 1000.0
+    worker_counts: int = 8  # G: worker-count candidates per job (actions = 2·G)
+    calendar_slots: int = 8  # H: calendar slots shown in the observation
+    wait_max_slots: int = 30  # "wait" candidates starting later than this are masked (unless none else)
+    cap_factor: int = 10  # hard cap on the run-off: cap_factor·T slots (spec A12)
+    latency_offset: int = 1  # latency = t_last − a + offset (spec A9)
+    sampling: str = "proportional"  # proportional (per-slot unbiased quota) | complete (Alg 3 on M)
+    record_schedule: bool = False  # keep the per-slot schedule log (tests, rendering)
+    cost_clip: float = 100.0  # candidate cost features: cost / reward_scale clipped to this
+
+
+@dataclass(frozen=True, slots=True)
+class OkitaConfig:
+    """Okita's weights and readings of the paper's gaps (spec §3, §7)."""
+
+    alpha: tuple = (1.0, 1.0)
+    beta: tuple = (1.0, 1.0, 1.0)
+    q_norm: str = "max"  # max (term in [0, 1], spec A5) | one (paper-literal)
+    pa_tie: str = "le"  # le (paper: last tied PS site wins) | lt
+    delay_rule: str = "max"  # Δ over blocking jobs: max | min | one (spec A3)
+    priority_piecewise: str = "rec"  # rec (spec §3.5) | paper_literal
+
+
+_SECTIONS = {"cluster": ClusterConfig, "jobs": JobsConfig, "env": EnvConfig, "okita": OkitaConfig}
+_TOP = ("name", "family", "version", "description")
+
+
+@dataclass(frozen=True, slots=True)
+class UDLPreset:
+    """A validated WirelessUDL preset (one YAML file of ``envs_config/wireless_udl``)."""
+
+    name: str
+    family: str = "WirelessUDL"
+    version: int = 0
+    description: str = ""
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    jobs: JobsConfig = field(default_factory=JobsConfig)
+    env: EnvConfig = field(default_factory=EnvConfig)
+    okita: OkitaConfig = field(default_factory=OkitaConfig)
+    source_file: str = "<dict>"
+
+    @property
+    def env_id(self) -> str:
+        """The Gymnasium id, e.g. ``WirelessUDL-sim-v0``."""
+        return f"{self.family}-{self.name}-v{self.version}"
+
+    @property
+    def num_resources(self) -> int:
+        return len(self.cluster.resources)
+
+    @property
+    def max_sites(self) -> int:
+        return self.cluster.max_sites or self.cluster.sites
+
+    @property
+    def max_window_slots(self) -> int:
+        """Longest possible window (one worker): ceil(max D_i / min κ_i)."""
+        d_max = self.jobs.chunks_per_site[1] * self.cluster.sites
+        return -(-d_max // self.jobs.chunks_per_worker_slot[0])
+
+    @property
+    def calendar_len(self) -> int:
+        """Slots of the reservation calendar: the run-off cap plus one longest window."""
+        return self.env.cap_factor * self.jobs.horizon_slots + self.max_window_slots + 1
+
+    def to_dict(self) -> dict:
+        """Plain mapping (inverse of :func:`preset_from_dict`)."""
+
+        def plain(x):
+            return [plain(v) for v in x] if isinstance(x, tuple) else x
+
+        out: dict[str, Any] = {k: getattr(self, k) for k in _TOP}
+        for sec in _SECTIONS:
+            obj = getattr(self, sec)
+            out[sec] = {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return out
+
+    def replace(self, **sections: dict) -> UDLPreset:
+        """A validated copy with some keys overridden: ``replace(jobs={"count": 20})``."""
+        data = self.to_dict()
+        src = f"{self.source_file} (with overrides)"
+        for sec, over in sections.items():
+            if sec not in _SECTIONS:
+                raise ValueError(f"{src}: unknown section '{sec}' (valid: {', '.join(_SECTIONS)})")
+            if not isinstance(over, dict):
+                raise ValueError(f"{src}: section '{sec}' must be a mapping, got {over!r}")
+            data[sec] = {**data[sec], **over}
+        return preset_from_dict(data, source=src)
+
+
+def _ranges(src, key, v, k, lo=0):
+    if not isinstance(v, list | tuple) or len(v) != k:
+        _fail(src, key, f"expected {k} [low, high] pairs (one per resource), got {v!r}")
+    return tuple(_pair(src, key, x, lo=lo, integer=True) for x in v)
+
+
+def preset_from_dict(data: dict, source: str = "<dict>") -> UDLPreset:
+    """Validate a preset mapping (as read from YAML) and build a :class:`UDLPreset`."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: a preset must be a mapping, got {type(data).__name__}")
+    for key in data:
+        if key not in _TOP and key not in _SECTIONS:
+            raise ValueError(f"{source}: unknown key '{key}' (valid: {', '.join(list(_TOP) + list(_SECTIONS))})")
+    raw: dict[str, dict] = {}
+    for sec, cls in _SECTIONS.items():
+        sub = data.get(sec) or {}
+        if not isinstance(sub, dict):
+            _fail(source, sec, f"expected a mapping, got {sub!r}")
+        valid = {f.name for f in dataclasses.fields(cls)}
+        for key in sub:
+            if key not in valid:
+                _fail(source, f"{sec}.{key}", f"unknown key (valid: {', '.join(sorted(valid))})")
+        raw[sec] = {**{f.name: getattr(cls(), f.name) for f in dataclasses.fields(cls)}, **sub}
+    s = source
+    c = raw["cluster"]
+    sites = _num(s, "cluster.sites", c["sites"], lo=1, hi=1000, integer=True)
+    max_sites = c["max_sites"]
+    if max_sites is not None:
+        max_sites = _num(s, "cluster.max_sites", max_sites, lo=sites, hi=1000, integer=True)
+    res = c["resources"]
+    if not isinstance(res, list | tuple) or not res or not all(isinstance(x, str) for x in res):
+        _fail(s, "cluster.resources", f"expected a non-empty list of names, got {res!r}")
+    K = len(res)
+    types = c["site_types"]
+    if not isinstance(types, list | tuple) or not types:
+        _fail(s, "cluster.site_types", f"expected a non-empty list of capacity vectors, got {types!r}")
+    site_types = []
+    for row in types:
+        if not isinstance(row, list | tuple) or len(row) != K:
+            _fail(s, "cluster.site_types", f"each capacity vector needs {K} values ({', '.join(res)}), got {row!r}")
+        site_types.append(tuple(_num(s, "cluster.site_types", x, lo=0) for x in row))
+    cluster = ClusterConfig(
+        sites=sites,
+        max_sites=max_sites,
+        resources=tuple(res),
+        site_types=tuple(site_types),
+        price_per_mb=_pair(s, "cluster.price_per_mb", c["price_per_mb"], lo=0),
+    )
+    j = raw["jobs"]
+    T = _num(s, "jobs.horizon_slots", j["horizon_slots"], lo=1, hi=100000, integer=True)
+    win = _pair(s, "jobs.arrival_window", j["arrival_window"], lo=0, hi=T - 1, integer=True)
+    wd = _ranges(s, "jobs.worker_demand", j["worker_demand"], K)
+    pd = _ranges(s, "jobs.ps_demand", j["ps_demand"], K)
+    jobs = JobsConfig(
+        count=_num(s, "jobs.count", j["count"], lo=1, hi=100000, integer=True),
+        horizon_slots=T,
+        arrival_window=win,
+        chunks_per_site=_pair(s, "jobs.chunks_per_site", j["chunks_per_site"], lo=1, integer=True),
+        chunk_mb=_pair(s, "jobs.chunk_mb", j["chunk_mb"], lo=0),
+        chunks_per_worker_slot=_pair(s, "jobs.chunks_per_worker_slot", j["chunks_per_worker_slot"], lo=1,
+                                     integer=True),
+        param_mb=_pair(s, "jobs.param_mb", j["param_mb"], lo=0),
+        worker_demand=wd,
+        ps_demand=pd,
+        latency_cost=_choice(s, "jobs.latency_cost", j["latency_cost"], LATENCY_KINDS),
+        tau=_pair(s, "jobs.tau", j["tau"], lo=0),
+        b=_pair(s, "jobs.b", j["b"], lo=0),
+        tau1=_pair(s, "jobs.tau1", j["tau1"], lo=0),
+        tau2=_pair(s, "jobs.tau2", j["tau2"], lo=0),
+        breakpoint_slots=_pair(s, "jobs.breakpoint_slots", j["breakpoint_slots"], lo=1, integer=True),
+        exp_rate=_num(s, "jobs.exp_rate", j["exp_rate"], lo=0, hi=5),
+    )
+    # one worker and the PS of any job must fit the empty cluster whatever the site draw (spec §4.1, Thm 1's
+    # implicit assumption): every site type holds the largest worker and the largest PS (together if R = 1)
+    for cap in site_types:
+        w_ok = all(wd[k][1] <= cap[k] for k in range(K))
+        p_ok = all(pd[k][1] <= cap[k] for k in range(K))
+        both = all(wd[k][1] + pd[k][1] <= cap[k] for k in range(K))
+        if not (w_ok and p_ok) or (sites == 1 and not both):
+            _fail(s, "cluster.site_types", f"site type {list(cap)} cannot host the largest worker and PS demands")
+    e = raw["env"]
+    env = EnvConfig(
+        mode=_choice(s, "env.mode", e["mode"], ("commit", "replan")),
+        discipline=_choice(s, "env.discipline", e["discipline"], DISCIPLINES),
+        reward_scale=_num(s, "env.reward_scale", e["reward_scale"], lo=0, strict_lo=True),
+        worker_counts=_num(s, "env.worker_counts", e["worker_counts"], lo=1, hi=64, integer=True),
+        calendar_slots=_num(s, "env.calendar_slots", e["calendar_slots"], lo=1, hi=256, integer=True),
+        wait_max_slots=_num(s, "env.wait_max_slots", e["wait_max_slots"], lo=0, integer=True),
+        cap_factor=_num(s, "env.cap_factor", e["cap_factor"], lo=1, hi=1000, integer=True),
+        latency_offset=_choice(s, "env.latency_offset", e["latency_offset"], (0, 1)),
+        sampling=_choice(s, "env.sampling", e["sampling"], ("proportional", "complete")),
+        record_schedule=_bool(s, "env.record_schedule", e["record_schedule"]),
+        cost_clip=_num(s, "env.cost_clip", e["cost_clip"], lo=0, strict_lo=True),
+    )
+    o = raw["okita"]
+    alpha = o["alpha"]
+    beta = o["beta"]
+    if not isinstance(alpha, list | tuple) or len(alpha) != 2:
+        _fail(s, "okita.alpha", f"expected [α1, α2], got {alpha!r}")
+    if not isinstance(beta, list | tuple) or len(beta) != 3:
+        _fail(s, "okita.beta", f"expected [β1, β2, β3], got {beta!r}")
+    okita = OkitaConfig(
+        alpha=tuple(_num(s, "okita.alpha", x, lo=0) for x in alpha),
+        beta=tuple(_num(s, "okita.beta", x, lo=0) for x in beta),
+        q_norm=_choice(s, "okita.q_norm", o["q_norm"], ("max", "one")),
+        pa_tie=_choice(s, "okita.pa_tie", o["pa_tie"], ("le", "lt")),
+        delay_rule=_choice(s, "okita.delay_rule", o["delay_rule"], ("max", "min", "one")),
+        priority_piecewise=_choice(s, "okita.priority_piecewise", o["priority_piecewise"], ("rec", "paper_literal")),
+    )
+    name = data.get("name", "custom")
+    if not isinstance(name, str) or not name:
+        _fail(s, "name", f"expected a non-empty string, got {name!r}")
+    family = data.get("family", "WirelessUDL")
+    if family != "WirelessUDL":
+        _fail(s, "family", f"must be WirelessUDL, got {family!r}")
+    version = _num(s, "version", data.get("version", 0), lo=0, integer=True)
+    desc = data.get("description", "")
+    if not isinstance(desc, str):
+        _fail(s, "description", f"expected a string, got {desc!r}")
+    return UDLPreset(name=name, family=family, version=version, description=desc.strip(), cluster=cluster,
+                     jobs=jobs, env=env, okita=okita, source_file=source)
+
+
+def load_preset(name_or_path: str | Path = DEFAULT_PRESET) -> UDLPreset:
+    """A shipped preset by name (``envs_config/wireless_udl/<name>.yaml``) or any YAML file by path."""
+    if isinstance(name_or_path, UDLPreset):
+        return name_or_path
+    data, src = read_preset_yaml(name_or_path, preset_dir(KEY), KEY, shipped_presets(KEY))
+    return preset_from_dict(data, source=src)

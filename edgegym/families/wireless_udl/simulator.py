@@ -1,0 +1,334 @@
+"""The WirelessUDL simulator (paper 001, spec §2.3 slot semantics, §8.1 execution modes); numpy only.
+
+Time is slotted (0-based slots). In every slot each running job trains ``d_r ≤ κ·y_r`` chunks at each site
+``r`` (SPLIT: local data first, then spare capacity by decreasing site score Q), the chunks it trains
+are drawn from the origin sites by the *sampling* rule and moved there first (DTA: cheapest source
+first), and its workers exchange parameters with its PS. Costs (eq. 1 and f_i):
+
+* transfer: ``δ_i·Σ q^{rr'} g^{rr'}(t)``; parameter exchange: ``π_i·Σ_r q^{r,ps} y^r(t)``;
+* latency: ``f_i(t_last − a_i + latency_offset)`` when the job's last chunk is trained.
+
+Sampling (the "unbiased" requirement): ``proportional`` — the chunks trained in a slot come from the
+origin sites in proportion to their share ``D_i^r / D_i`` (every origin's cumulative trained count stays
+within one chunk of its share, at every slot); ``complete`` — Alg 3 on the untrained data ``M`` (local
+first), which only guarantees that every chunk of every site is trained once (eq. 2a).
+
+Two execution modes (spec §8.1):
+
+* ``commit``: a job gets a full plan at arrival (:class:`Plan`: start slot, constant workers ``y`` per
+  site, PS site; window ``l = ceil(D_i / (κ_i N))``), reserved in a per-slot calendar of free resources.
+  A job's execution depends on nothing but its plan, so :meth:`Simulator.commit` runs it at once and
+  its exact cost is known at commit time.
+* ``replan``: between arrivals the simulator runs slot by slot and asks a slot-level discipline
+  (:mod:`.disciplines`: Okita, FIFO, DRF) for every active job's allocation of that slot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _kernels as kn
+from .costs import latency_cost
+from .instance import Instance
+
+__all__ = ["EPS", "Plan", "SlotRecord", "Simulator", "Static", "make_static", "tentative"]
+
+EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A committed plan for one job: constant ``y`` workers per site and a PS site from ``start`` on."""
+
+    job: int
+    start: int
+    y: np.ndarray  # (R,) int workers per site
+    ps: int
+
+    @property
+    def workers(self) -> int:
+        return int(np.sum(self.y))
+
+
+@dataclass(frozen=True, slots=True)
+class SlotRecord:
+    """One job's activity in one slot (the schedule log, kept when ``record_schedule``)."""
+
+    t: int
+    job: int
+    y: np.ndarray  # (R,) workers per site
+    ps: int
+    g: np.ndarray  # (R, R) chunks of origin r trained at r'
+    transfer: float
+    param: float
+
+
+@dataclass(frozen=True, slots=True)
+class Static:
+    """Per-instance constants the kernels need (computed once per episode)."""
+
+    qbar: np.ndarray  # (R,) mean outgoing price, normalised (okita.q_norm)
+    src_order: np.ndarray  # (R, R) row r: sources by q[s, r] ascending
+    beta: np.ndarray  # (3,)
+    tie_le: bool
+    n_cap: np.ndarray  # (I,) most workers placeable on the empty cluster (≥ 1)
+    order_c: list = field(default_factory=list)  # unused placeholder (kept for pickling symmetry)
+
+
+def make_static(inst: Instance, beta=(1.0, 1.0, 1.0), q_norm="max", tie_le=True) -> Static:
+    R = inst.num_sites
+    qsum = inst.q.sum(axis=1) / max(R - 1, 1)
+    qmax = float(inst.q.max()) if R > 1 else 0.0
+    norm = qmax if (q_norm == "max" and qmax > 0) else 1.0
+    qbar = qsum / norm if R > 1 else np.zeros(R)
+    src_order = np.argsort(inst.q.T, axis=1, kind="stable").astype(np.int64)
+    n_cap = np.empty(inst.num_jobs, np.int64)
+    for i in range(inst.num_jobs):
+        a0 = np.array([kn.max_workers(inst.cap[r], inst.m[i], inst.n[i], False) for r in range(R)])
+        best = 0
+        for rt in range(R):
+            if np.any(inst.cap[rt] < inst.n[i] - EPS):
+                continue
+            a1 = a0.copy()
+            a1[rt] = kn.max_workers(inst.cap[rt], inst.m[i], inst.n[i], True)
+            best = max(best, int(min(a1.sum(), kn.BIG)))
+        n_cap[i] = max(1, best)
+    return Static(qbar=qbar, src_order=np.ascontiguousarray(src_order), beta=np.asarray(beta, float),
+                  tie_le=bool(tie_le), n_cap=n_cap)
+
+
+def job_latency_cost(inst: Instance, i: int, latency):
+    """f_i(latency) (vectorised over ``latency``)."""
+    return latency_cost(inst.kind[i], inst.tau[i], inst.b[i], inst.tau1[i], inst.tau2[i], inst.c[i], latency,
+                        inst.exp_rate)
+
+
+def tentative(inst: Instance, st: Static, i: int, U: np.ndarray, M: np.ndarray, t: int, offset: int = 1):
+    """Okita's tentative enumeration for job ``i`` at slot ``t`` under availability ``U`` (Alg 1 l. 4-11).
+
+    Returns a dict of arrays indexed by N (index 0 unused): ``l``, ``param`` (l·π·Σq y), ``transfer``
+    (δ·DTA window cost), ``latency`` (f_i(t + l − 1 − a_i + offset)), ``total``, ``ps``; and ``best``,
+    the N minimising ``total`` (ties: smaller N), or 0 if no N fits.
+    """
+    tot = int(M.sum())
+    kap = int(inst.kappa[i])
+    n_max = max(1, min(-(-tot // kap), int(st.n_cap[i])))
+    L, unit, tr, ps = kn.window_estimate(U, inst.cap, st.qbar, inst.q, st.src_order, M, inst.data[i],
+                                         inst.m[i], inst.n[i], kap, n_max, st.beta, st.tie_le)
+    ok = ps >= 0
+    param = np.where(ok, L * inst.param_mb[i] * np.where(ok, unit, 0.0), np.inf)
+    transfer = np.where(ok, inst.chunk_mb[i] * np.where(ok, tr, 0.0), np.inf)
+    lat = job_latency_cost(inst, i, t + L - 1 - inst.arrival[i] + offset)
+    total = param + transfer + lat
+    total[0] = np.inf
+    total[ps < 0] = np.inf
+    best = int(np.argmin(total)) if np.isfinite(total).any() else 0
+    return {"l": L, "param": param, "transfer": transfer, "latency": lat, "total": total, "ps": ps,
+            "best": best, "n_max": n_max}
+
+
+class Simulator:
+    """State of one episode (both modes). ``discipline`` is used in ``replan`` mode only."""
+
+    def __init__(self, inst: Instance, *, mode="commit", sampling="proportional", latency_offset=1,
+                 cap_factor=10, calendar_len=None, record=False, static: Static | None = None,
+                 discipline=None):
+        self.inst = inst
+        self.mode = mode
+        self.sampling = sampling
+        self.offset = int(latency_offset)
+        self.record = bool(record)
+        self.static = static if static is not None else make_static(inst)
+        self.discipline = discipline
+        R, K, I = inst.num_sites, inst.num_resources, inst.num_jobs
+        self.cap_slot = int(cap_factor * inst.horizon_slots)  # run-off cap (spec A12)
+        max_l = int(np.max(-(-inst.data.sum(axis=1) // inst.kappa))) if I else 1
+        self.calendar_len = int(calendar_len or (self.cap_slot + max_l + 1))
+        self.t = 0  # next slot to execute (replan) / current decision slot (commit)
+        self.M = inst.data.copy()  # (I, R) untrained chunks by origin
+        self.status = np.zeros(I, np.int8)  # 0 not arrived, 1 active, 2 done
+        self.start = np.full(I, -1, np.int64)
+        self.t_last = np.full(I, -1, np.int64)
+        self.lat_cost = np.zeros(I)
+        self.transfer = np.zeros(I)
+        self.param = np.zeros(I)
+        self.penalty = np.zeros(I)
+        self.plan_l = np.zeros(I, np.int64)
+        self.plan_y = np.zeros((I, R), np.int64)
+        self.plan_ps = np.full(I, -1, np.int64)
+        self.cal = np.broadcast_to(inst.cap, (self.calendar_len, R, K)).copy() if mode == "commit" else None
+        self.usage = np.zeros((R, K))  # replan: resources used in the last executed slot
+        self.log: list[SlotRecord] = []
+        self.hit_cap = 0
+        self.slots_run = 0
+        self.worker_slots = 0  # Σ over slots of workers running
+
+    # ------------------------------------------------------------------ shared slot mechanics
+    def demand(self, i: int, y: np.ndarray, ps: int) -> np.ndarray:
+        """(R, K) resources of ``y`` workers of job i plus its PS at ``ps``."""
+        dem = np.outer(y, self.inst.m[i])
+        if ps >= 0:
+            dem[ps] += self.inst.n[i]
+        return dem
+
+    def execute(self, i: int, t: int, y: np.ndarray, ps: int, M: np.ndarray):
+        """Run one slot of job ``i`` with ``y``/``ps`` on untrained data ``M`` (modified in place).
+
+        Returns ``(transfer_cost, param_cost, chunks_trained)``; appends a :class:`SlotRecord` if recording.
+        """
+        inst, st = self.inst, self.static
+        order, _ = kn.site_order(inst.cap, inst.cap, st.qbar, M, inst.data[i], st.beta[0], st.beta[1], st.beta[2])
+        d = kn.split(y, M, int(inst.kappa[i]), 1, order)
+        X = int(d.sum())
+        S = M if self.sampling == "complete" else kn.prop_quota(M, inst.data[i], X)
+        c, g, used = kn.dta(S, d, inst.q, st.src_order, self.record)
+        M -= used
+        transfer = float(inst.chunk_mb[i] * c)
+        param = float(inst.param_mb[i] * np.dot(inst.q[:, ps], y)) if ps >= 0 else 0.0
+        if self.record:
+            self.log.append(SlotRecord(t, i, y.copy(), int(ps), g.copy(), transfer, param))
+        return transfer, param, X
+
+    def latency_of(self, i: int, t_last: int) -> int:
+        return int(t_last - self.inst.arrival[i] + self.offset)
+
+    # ------------------------------------------------------------------ commit mode
+    def window(self, i: int, N: int) -> int:
+        """Window length l = ceil(M_i / (κ_i N))."""
+        return int(-(-int(self.M[i].sum()) // (int(self.inst.kappa[i]) * N)))
+
+    def free_window(self, start: int, l: int) -> np.ndarray:
+        """(R, K) resources free in every slot of ``[start, start + l)``."""
+        return self.cal[start:start + l].min(axis=0)
+
+    def check_plan(self, plan: Plan) -> str | None:
+        """Why ``plan`` is not a legal commit now (``None`` if it is)."""
+        inst, i = self.inst, plan.job
+        y = np.asarray(plan.y)
+        if not 0 <= i < inst.num_jobs or self.status[i] != 1:
+            return f"job {i} is not the pending job"
+        if y.shape != (inst.num_sites,) or np.any(y < 0) or np.any(y != np.round(y)):
+            return f"y must be {inst.num_sites} non-negative integers, got {plan.y!r}"
+        if y.sum() < 1:
+            return "a plan needs at least one worker"
+        if not 0 <= plan.ps < inst.num_sites:
+            return f"PS site {plan.ps} out of range"
+        if plan.start < max(self.t, int(inst.arrival[i])):
+            return f"start slot {plan.start} is before the job's arrival/current slot {self.t}"
+        l = self.window(i, int(y.sum()))
+        if plan.start + l > self.calendar_len:
+            return f"window [{plan.start}, {plan.start + l}) runs past the calendar ({self.calendar_len} slots)"
+        if np.any(self.demand(i, y, plan.ps) > self.free_window(plan.start, l) + EPS):
+            return "the plan over-commits a site's resources in its window"
+        return None
+
+    def commit(self, plan: Plan) -> float:
+        """Reserve and run ``plan`` (commit mode); returns the job's total cost (its exact contribution)."""
+        err = self.check_plan(plan)
+        if err:
+            raise ValueError(f"illegal plan: {err}")
+        i = plan.job
+        y = np.asarray(plan.y, dtype=np.int64)
+        N = int(y.sum())
+        l = self.window(i, N)
+        self.cal[plan.start:plan.start + l] -= self.demand(i, y, plan.ps)
+        M = self.M[i]
+        tr = pa = 0.0
+        for s in range(l):
+            a, b, _ = self.execute(i, plan.start + s, y, plan.ps, M)
+            tr += a
+            pa += b
+        assert M.sum() == 0, "a committed window must train all data"  # internal invariant
+        self.start[i], self.t_last[i] = plan.start, plan.start + l - 1
+        self.plan_l[i], self.plan_y[i], self.plan_ps[i] = l, y, plan.ps
+        self.transfer[i], self.param[i] = tr, pa
+        self.worker_slots += N * l
+        self.lat_cost[i] = float(job_latency_cost(self.inst, i, self.latency_of(i, plan.start + l - 1)))
+        self.status[i] = 2
+        return float(tr + pa + self.lat_cost[i])
+
+    # ------------------------------------------------------------------ replan mode
+    def arrive(self, i: int) -> None:
+        self.status[i] = 1
+        if self.mode == "replan" and self.discipline is not None:
+            self.discipline.on_arrival(self, i)
+
+    def run_slot(self) -> float:
+        """Execute slot ``self.t`` with the discipline's allocations (replan mode); returns its cost."""
+        t = self.t
+        allocs = self.discipline.allocate(self, t) if self.discipline is not None else []
+        usage = np.zeros_like(self.usage)
+        cost = 0.0
+        for i, y, ps in allocs:
+            if y.sum() <= 0:
+                continue
+            usage += self.demand(i, y, ps)
+            self.worker_slots += int(y.sum())
+            if self.start[i] < 0:
+                self.start[i] = t
+            tr, pa, X = self.execute(i, t, y, ps, self.M[i])
+            self.transfer[i] += tr
+            self.param[i] += pa
+            cost += tr + pa
+            if X > 0:
+                self.t_last[i] = t
+            if self.M[i].sum() == 0:
+                self.status[i] = 2
+                self.lat_cost[i] = float(job_latency_cost(self.inst, i, self.latency_of(i, t)))
+                cost += self.lat_cost[i]
+                if self.discipline is not None:
+                    self.discipline.on_complete(self, i)
+        self.usage = usage
+        self.t += 1
+        self.slots_run += 1
+        return cost
+
+    def run_until(self, t_end: int) -> float:
+        """Run slots ``[self.t, t_end)``; returns their cost."""
+        cost = 0.0
+        while self.t < t_end:
+            cost += self.run_slot()
+        return cost
+
+    def run_off(self) -> tuple[float, bool]:
+        """After the last arrival: run until every job is done or the cap; returns ``(cost, truncated)``."""
+        cost = 0.0
+        while np.any(self.status != 2) and self.t < self.cap_slot:
+            cost += self.run_slot()
+        if np.any(self.status != 2):  # spec A12 penalty for jobs unfinished at the cap
+            qmax = float(self.inst.q.max())
+            for i in np.flatnonzero(self.status != 2):
+                pen = float(job_latency_cost(self.inst, i, self.cap_slot - self.inst.arrival[i] + self.offset))
+                pen += float(self.M[i].sum() * self.inst.chunk_mb[i] * qmax)
+                self.penalty[i] = pen
+                self.hit_cap += 1
+                cost += pen
+                self.status[i] = 2
+            return cost, True
+        return cost, False
+
+    # ------------------------------------------------------------------ metrics
+    def total_cost(self) -> float:
+        return float(self.lat_cost.sum() + self.transfer.sum() + self.param.sum() + self.penalty.sum())
+
+    def metrics(self) -> dict:
+        done = self.t_last >= 0
+        started = self.start >= 0
+        lat = (self.t_last - self.inst.arrival + self.offset)[done]
+        makespan = int(self.t_last[done].max() + 1 - self.start[started].min()) if done.any() else 0
+        return {
+            "objective": self.total_cost(),
+            "latency_cost": float(self.lat_cost.sum()),
+            "bandwidth_cost": float(self.transfer.sum() + self.param.sum()),
+            "transfer_cost": float(self.transfer.sum()),
+            "param_cost": float(self.param.sum()),
+            "penalty_cost": float(self.penalty.sum()),
+            "jobs": int(self.inst.num_jobs),
+            "jobs_hit_cap": int(self.hit_cap),
+            "mean_latency_slots": float(lat.mean()) if lat.size else 0.0,
+            "max_latency_slots": int(lat.max()) if lat.size else 0,
+            "makespan_slots": makespan,
+            "worker_slots": int(self.worker_slots),
+        }
