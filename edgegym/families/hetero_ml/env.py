@@ -1,0 +1,428 @@
+"""``HeteroML``: paper 004's heterogeneous distributed-ML cluster as a Gymnasium env (one step per arriving job).
+
+Each step commits the arriving job irrevocably (spec 004 §8): a worker type, a number of workers, co-located or
+spread, and a start delay (the masked grid action, ``Discrete(M · levels · 2 · delays)``), or a structured
+:class:`~edgegym.families.hetero_ml.simulator.Placement` (the reference policies' API; validated by T1). The env
+derives the PS type and the placement (A_mincost-style greedy over servers priced by lambda^(util) - 1) and starts
+the job at the earliest slot >= decision time + delay at which the placement fits. The reward is
+``-w_j (c_j - a_j) / Z`` (``env.reward: flow``, default) or ``-w_j c_j / Z`` (``completion``), Z = 5000 · T, so the
+undiscounted return is exactly ``-(objective - objective_offset) / reward_scale`` with ``objective`` = Σ_j w_j c_j
+(the paper's total weighted completion time) and ``objective_offset`` = Σ_j w_j a_j (flow) or 0 (completion).
+
+With ``env.discipline`` != ``reservation`` the slot driver runs the elastic / preemptive baseline (DRF, AntMan,
+Tiresias) at reset and the action space is ``Discrete(1)`` (no-op); rewards use the slot driver's completions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from .instance import IdealConfig, build_instance
+from .placement import grid_place, ps_type_for
+from .presets import DEFAULT_PRESET, HeteroPreset, load_preset
+from .simulator import (
+    HeteroCluster,
+    HeteroJobs,
+    Placement,
+    ReservationSim,
+    comm_slots,
+    duration_slots,
+    footprint,
+)
+
+__all__ = ["HeteroMLEnv", "HeteroView", "OBSERVATION_FEATURES", "observation_features", "N_BINS"]
+
+N_BINS = 8  # geometric lookahead bins [0,1), [1,2), [2,4), ..., [64,128)
+_BIN_EDGES = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128])
+OBS_HIGH = 10.0
+
+
+def observation_features(M: int, R: int, n_actions: int, resource_names=("gpu", "vcpu", "mem_gib", "bw_gbps")):
+    """The named observation features: (name, meaning, low, high), in observation order."""
+    f = [
+        ("w", "w_j / 5000", 0.0, OBS_HIGH),
+        ("log_E", "log10(E_j) / 3", 0.0, OBS_HIGH),
+        ("log_D", "log10(D_j) / 3", 0.0, OBS_HIGH),
+        ("log_K", "log10(K_j) / 3", 0.0, OBS_HIGH),
+        ("log_pi", "log10(π_j MB) / 3", 0.0, OBS_HIGH),
+    ]
+    for m in range(M):
+        f.append((f"d_coloc_{m}", f"standalone duration of type {m} at N = D_j, co-located, / T (clipped)", 0.0, OBS_HIGH))
+        f.append((f"d_spread_{m}", f"standalone duration of type {m} at N = D_j, spread, / T (clipped)", 0.0, OBS_HIGH))
+    f += [
+        ("U_ps_mean", "mean_p U^p_j in slots x 1e4", 0.0, OBS_HIGH),
+        ("U_ps_min", "min_p U^p_j in slots x 1e4", 0.0, OBS_HIGH),
+        ("U_ra", "U_j (Ring-AllReduce) in slots x 1e4", 0.0, OBS_HIGH),
+        ("time", "decision time / T (clipped)", 0.0, OBS_HIGH),
+        ("to_boundary", "(next tau_i - a_j) / tau_i", 0.0, OBS_HIGH),
+        ("progress", "k / J", 0.0, 1.0),
+        ("active", "committed-but-unfinished jobs / J", 0.0, 1.0),
+    ]
+    for b in range(N_BINS):
+        lo, hi = _BIN_EDGES[b], _BIN_EDGES[b + 1]
+        for r in range(R):
+            f.append((f"free_{resource_names[r]}_b{b}", f"aggregate free fraction of {resource_names[r]} over [{lo},{hi})", 0.0, 1.0))
+            f.append((f"maxfree_{resource_names[r]}_b{b}", f"largest single-server free fraction of {resource_names[r]} over [{lo},{hi})", 0.0, 1.0))
+        for m in range(M):
+            f.append((f"hosts_{m}_b{b}", f"servers able to host >= 1 type-{m} worker over [{lo},{hi}) / H", 0.0, 1.0))
+    for a in range(n_actions):
+        f.append((f"valid_{a}", f"grid action {a} is valid (action mask)", 0.0, 1.0))
+    return f
+
+
+#: the default preset's features (8 worker types, 4 resources, 288 grid actions)
+OBSERVATION_FEATURES = observation_features(8, 4, 288)
+
+
+@dataclass(frozen=True, slots=True)
+class HeteroView:
+    """Read-only state for reference policies (numpy arrays and scalars; jobs restricted to those arrived)."""
+
+    step: int  # index of the job to decide (jobs are in (arrival, id) order)
+    decision_time: int
+    cluster: HeteroCluster
+    jobs: HeteroJobs  # jobs 0..step (future jobs are not visible)
+    start: np.ndarray  # (step,) committed starts
+    duration: np.ndarray  # (step,)
+    horizon_slots: int
+    alpha: int
+    F: float
+    lambda_override: float | None
+    weight_scale: float
+    tie_break: str
+    tau_rule: str
+    horizon_cap: int
+    fifo_workers: tuple
+    ideal_worker_type: np.ndarray  # (step+1,) ideal configuration (spec §5.3) of the visible jobs
+    ideal_ps_type: np.ndarray
+    ideal_workers: np.ndarray
+
+
+def _jobs_prefix(jobs: HeteroJobs, n: int) -> HeteroJobs:
+    return HeteroJobs(
+        jobs.arrival[:n], jobs.weight[:n], jobs.epochs[:n], jobs.chunks[:n], jobs.batches[:n], jobs.v[:n],
+        jobs.ps_update[:n], jobs.ra_update[:n], jobs.grad_mb[:n],
+    )
+
+
+class HeteroMLEnv(gym.Env):
+    """Paper 004's model: one step per arriving job; see the module docstring."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+
+    def __init__(self, preset: str | HeteroPreset = DEFAULT_PRESET, config: dict | None = None, render_mode=None):
+        p = load_preset(preset) if not isinstance(preset, HeteroPreset) else preset
+        if config:
+            p = p.replace(**config)
+        self.preset = p
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
+        c, e = p.cluster, p.env
+        self.M, self.R = len(c.worker_types), 4
+        self.H = c.num_servers
+        self.H_max = e.max_servers or self.H
+        self.n_levels, self.n_delays = len(e.worker_fractions), len(e.delays)
+        self.grid_shape = (self.M, self.n_levels, 2, self.n_delays)
+        self.n_grid = int(np.prod(self.grid_shape))
+        self.slot_driven = e.discipline != "reservation"
+        self.action_space = spaces.Discrete(1 if self.slot_driven else self.n_grid)
+        self.features = observation_features(self.M, self.R, self.n_grid)
+        lo = np.array([f[2] for f in self.features], dtype=np.float32)
+        hi = np.array([f[3] for f in self.features], dtype=np.float32)
+        self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
+        self.reward_scale = p.reward_scale
+        self.T = p.workload.horizon_slots
+        self.lam = 2.0 * self.T * self.H * self.R * e.price_F + 1.0
+        self._inst = None
+        self._k = 0
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._inst = build_instance(self.preset, self.np_random)
+        self.cluster, self.jobs, self.ideal = self._inst.cluster, self._inst.jobs, self._inst.ideal
+        self.sim = ReservationSim(self.cluster, self.jobs, horizon=2 * self.T)
+        self._k = 0
+        self._rewards = []
+        self._mask_cache: dict = {}
+        self._slot = None
+        if self.slot_driven:
+            from .disciplines import run_slot_driver
+
+            self._slot = run_slot_driver(self.cluster, self.jobs, self.ideal, self.preset.env, self.preset.env.discipline)
+        return self._observation(), {}
+
+    def _decision_time(self, k: int) -> int:
+        a = int(self.jobs.arrival[k])
+        if self.preset.env.decision_time == "boundary":
+            t = 1
+            while t < a:
+                t *= 2
+            return t
+        return a
+
+    def step(self, action):
+        if self._inst is None:
+            raise RuntimeError("call reset() before step()")
+        J = self.jobs.num_jobs
+        if self._k >= J:
+            raise RuntimeError("episode is over: call reset()")
+        k = self._k
+        now = self._decision_time(k)
+        w, a = float(self.jobs.weight[k]), int(self.jobs.arrival[k])
+        if self.slot_driven:
+            self._check_discrete(action)
+            c = int(self._slot.completion[k])
+            start, dur, m, n, col = int(self._slot.first_start[k]), c - int(self._slot.first_start[k]), -1, 0, False
+        else:
+            if isinstance(action, Placement):
+                pl = self.sim.commit(k, action, earliest=now)
+            else:
+                act = self._check_discrete(action)
+                mask = self.action_masks()
+                if not mask[act]:  # spec §8: an unmasked invalid action maps to the earliest-completion valid one
+                    act = self._earliest_valid(k, now, mask)
+                pl = self.sim.commit(k, self._decode(k, act, now), earliest=now)
+            c, start, dur = pl.completion, pl.start, pl.duration
+            m, n, col = pl.worker_type, pl.num_workers, pl.colocated
+        r = -w * (c - (a if self.preset.env.reward == "flow" else 0)) / self.reward_scale
+        self._rewards.append(r)
+        self._k += 1
+        terminated = self._k >= J
+        info = {
+            "job": k, "start": start, "duration": dur, "completion": c, "worker_type": m, "num_workers": n,
+            "colocated": bool(col), "weighted_completion": w * c, "reward_flow": -w * (c - a) / self.reward_scale,
+        }
+        if terminated:
+            info["episode_metrics"] = self.episode_metrics()
+        obs = self._observation() if not terminated else np.zeros(self.observation_space.shape, dtype=np.float32)
+        return obs, float(r), terminated, False, info
+
+    def _check_discrete(self, action) -> int:
+        if isinstance(action, np.ndarray) and action.shape == () or isinstance(action, np.generic):
+            action = action.item()
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            raise ValueError(f"action must be an integer of {self.action_space} (or a Placement), got {action!r}")
+        if not 0 <= int(action) < self.action_space.n:
+            raise ValueError(f"action {action} outside {self.action_space}")
+        return int(action)
+
+    # ------------------------------------------------------------------ grid decoding
+    def _grid_config(self, k: int, act: int):
+        m, lvl, qm, di = np.unravel_index(act, self.grid_shape)
+        D = int(self.jobs.chunks[k])
+        n = int(min(D, max(1, math.ceil(D * self.preset.env.worker_fractions[lvl] - 1e-9))))
+        spread = bool(qm == 1)
+        p = ps_type_for(self.cluster, n, int(m), spread, self.jobs.ps_update[k]) if self.cluster.arch == "ps" else -1
+        return int(m), n, spread, p, int(self.preset.env.delays[di])
+
+    def _dur(self, k: int, m: int, p: int, n: int, q: bool) -> int:
+        from .simulator import iteration_slots
+
+        return duration_slots(float(self.jobs.work[k]), n, iteration_slots(self.cluster, self.jobs, k, m, p, n, q))
+
+    def _try(self, k, m, n, spread, p, t0):
+        """Earliest start >= t0 (candidate times: t0 and later reservation ends) and the placement there."""
+        d = self._dur(k, m, p, n, not spread)
+        ends = self.sim.completion[: self._k]
+        cands = np.unique(np.concatenate(([t0], ends[ends > t0])))
+        for t in cands:
+            t = int(t)
+            free = self.sim.ledger.free_over(t, t + d)
+            got = grid_place(self.cluster, free, m, p, n, spread, self.lam)
+            if got is not None:
+                return t, got
+        return None
+
+    def _decode(self, k: int, act: int, now: int) -> Placement:
+        m, n, spread, p, delay = self._grid_config(k, act)
+        got = self._try(k, m, n, spread, p, now + delay)
+        if got is None:  # cannot happen for a masked action (the cluster empties after the last reservation)
+            raise RuntimeError(f"no start found for a valid action {act}")
+        t, (wk, ps) = got
+        return Placement(t, 0, m, p, wk, ps)
+
+    def _earliest_valid(self, k: int, now: int, mask: np.ndarray) -> int:
+        best, best_c = None, None
+        for act in np.flatnonzero(mask):
+            m, n, spread, p, delay = self._grid_config(k, int(act))
+            if delay != self.preset.env.delays[0]:
+                continue
+            got = self._try(k, m, n, spread, p, now + delay)
+            if got is None:
+                continue
+            t, (wk, ps) = got
+            pl = Placement(t, 0, m, p, wk, ps)
+            from .simulator import placement_duration
+
+            c = t + placement_duration(self.cluster, self.jobs, k, pl)
+            if best_c is None or c < best_c:
+                best, best_c = int(act), c
+        return best
+
+    def action_masks(self) -> np.ndarray:
+        """Valid grid actions for the current job: feasible on an empty cluster (spec §8)."""
+        if self.slot_driven:
+            return np.ones(1, dtype=bool)
+        if self._inst is None or self._k >= self.jobs.num_jobs:
+            return np.ones(self.n_grid, dtype=bool)
+        k = self._k
+        mask = np.zeros(self.grid_shape, dtype=bool)
+        D = int(self.jobs.chunks[k])
+        for m in range(self.M):
+            for lvl, f in enumerate(self.preset.env.worker_fractions):
+                n = int(min(D, max(1, math.ceil(D * f - 1e-9))))
+                for qm in (0, 1):
+                    key = (m, n, qm, tuple(self.jobs.ps_update[k]) if qm == 1 else None)
+                    ok = self._mask_cache.get(key)
+                    if ok is None:
+                        p = ps_type_for(self.cluster, n, m, qm == 1, self.jobs.ps_update[k]) if self.cluster.arch == "ps" else -1
+                        ok = grid_place(self.cluster, self.cluster.capacity, m, p, n, qm == 1, self.lam) is not None
+                        self._mask_cache[key] = ok
+                    mask[m, lvl, qm, :] = ok
+        return mask.reshape(-1)
+
+    # ------------------------------------------------------------------ observation
+    def _observation(self) -> np.ndarray:
+        k = min(self._k, self.jobs.num_jobs - 1)
+        jb, c = self.jobs, self.cluster
+        now = self._decision_time(k)
+        D = int(jb.chunks[k])
+        W = float(jb.work[k])
+        comm = comm_slots(jb.grad_mb[k], c.worker_bw)
+        if c.arch == "ps":
+            u = float(jb.ps_update[k].min())
+            it_c = jb.v[k] + u
+            it_s = it_c + comm
+        else:
+            frac = (D - 1) / D
+            it_c = jb.v[k] + jb.ra_update[k] * frac
+            it_s = it_c + comm * frac
+        x = [
+            jb.weight[k] / 5000.0, math.log10(jb.epochs[k]) / 3, math.log10(D) / 3, math.log10(jb.batches[k]) / 3,
+            math.log10(max(jb.grad_mb[k], 1.0)) / 3,
+        ]
+        dc = np.ceil(W * it_c / D - 1e-9) / self.T
+        ds = np.ceil(W * it_s / D - 1e-9) / self.T
+        x += list(np.stack([dc, ds], axis=1).reshape(-1))
+        x += [jb.ps_update[k].mean() * 1e4, jb.ps_update[k].min() * 1e4, jb.ra_update[k] * 1e4]
+        a = int(jb.arrival[k])
+        tau = 1
+        while tau < a:
+            tau *= 2
+        comp = self.sim.completion[: self._k]
+        x += [now / self.T, (tau - a) / tau, self._k / jb.num_jobs, float(np.sum(comp > now)) / jb.num_jobs]
+        win = self.sim.ledger.window(now, now + 128)  # (H, R, 128)
+        C = c.capacity
+        Ctot = np.maximum(C.sum(axis=0), 1e-12)
+        safeC = np.where(C > 0, C, 1.0)
+        blocks = []
+        for b in range(N_BINS):
+            used = win[:, :, _BIN_EDGES[b] : _BIN_EDGES[b + 1]].max(axis=2)
+            free = C - used
+            agg = free.sum(axis=0) / Ctot
+            mx = (free / safeC).max(axis=0)
+            hosts = np.all(free[:, None, :] + 1e-9 >= c.worker_res[None, :, :], axis=2).mean(axis=0)
+            blocks.append(np.concatenate([np.stack([agg, mx], axis=1).reshape(-1), hosts]))
+        x = np.concatenate([np.asarray(x, dtype=np.float64), *blocks, self.action_masks().astype(np.float64)])
+        lo, hi = self.observation_space.low, self.observation_space.high
+        return np.clip(np.nan_to_num(x.astype(np.float32)), lo, hi)
+
+    # ------------------------------------------------------------------ structured API
+    def view(self) -> HeteroView:
+        if self._inst is None:
+            raise RuntimeError("call reset() before view()")
+        k = min(self._k, self.jobs.num_jobs - 1)
+        a = self.preset.aonline
+        idl: IdealConfig = self.ideal
+        return HeteroView(
+            step=k, decision_time=self._decision_time(k), cluster=self.cluster, jobs=_jobs_prefix(self.jobs, k + 1),
+            start=self.sim.start[:k].copy(), duration=self.sim.duration[:k].copy(), horizon_slots=self.T,
+            alpha=a.alpha, F=a.F, lambda_override=a.lambda_override, weight_scale=a.weight_scale,
+            tie_break=a.tie_break, tau_rule=a.tau, horizon_cap=a.horizon_cap, fifo_workers=self.preset.env.fifo_workers,
+            ideal_worker_type=idl.worker_type[: k + 1].copy(), ideal_ps_type=idl.ps_type[: k + 1].copy(),
+            ideal_workers=idl.workers[: k + 1].copy(),
+        )
+
+    def free_over(self, start: int, end: int) -> np.ndarray:
+        """Residual capacity min over [start, end) of the committed schedule (a copy).                  # (H, R)"""
+        return self.sim.ledger.free_over(int(start), int(end))
+
+    def grid_action_of(self, pl: Placement) -> int:
+        """Projection of a Placement onto the nearest grid action (for behaviour-cloning warm starts)."""
+        k = self._k
+        D = int(self.jobs.chunks[k])
+        fr = np.array(self.preset.env.worker_fractions)
+        lvl = int(np.argmin(np.abs(np.minimum(D, np.maximum(1, np.ceil(D * fr - 1e-9))) - pl.num_workers)))
+        delay = pl.start - self._decision_time(k)
+        di = int(np.argmin(np.abs(np.array(self.preset.env.delays) - delay)))
+        return int(np.ravel_multi_index((pl.worker_type, lvl, 0 if pl.colocated else 1, di), self.grid_shape))
+
+    # ------------------------------------------------------------------ metrics
+    def _completions(self) -> np.ndarray:
+        return self._slot.completion if self.slot_driven else self.sim.completion
+
+    def lower_bound(self) -> float:
+        """LB = Σ_j w_j (a_j + d_j^min), d^min the shortest standalone duration over all types, PS types and
+        N <= D_j with the co-located rate, ignoring capacity (spec §4.3): LB <= OPT."""
+        jb, c = self.jobs, self.cluster
+        lb = 0.0
+        for j in range(jb.num_jobs):
+            D = int(jb.chunks[j])
+            n = np.arange(1, D + 1)
+            if c.arch == "ps":
+                it = jb.v[j].min() + jb.ps_update[j].min()
+                d = math.ceil(float(jb.work[j]) * it / D - 1e-9)
+            else:
+                it = jb.v[j][:, None] + jb.ra_update[j] * (n - 1) / n
+                d = int(np.ceil(float(jb.work[j]) * it / n - 1e-9).min())
+            lb += float(jb.weight[j]) * (int(jb.arrival[j]) + d)
+        return lb
+
+    def episode_metrics(self) -> dict:
+        jb = self.jobs
+        comp = self._completions().astype(np.float64)
+        w, a = jb.weight, jb.arrival.astype(np.float64)
+        obj = float(np.sum(w * comp))
+        offset = float(np.sum(w * a)) if self.preset.env.reward == "flow" else 0.0
+        flow = comp - a
+        lb = self.lower_bound()
+        out = {
+            "objective": obj,
+            "weighted_flow_time": float(np.sum(w * flow)),
+            "objective_offset": offset,
+            "reward_scale": float(self.reward_scale),
+            "num_jobs": int(jb.num_jobs),
+            "lower_bound": lb,
+            "ratio_lb": obj / lb if lb > 0 else float("nan"),
+            "avg_jct": float(flow.mean()),
+            "p95_jct": float(np.percentile(flow, 95)),
+            "makespan": float(comp.max()),
+            "frac_after_T": float(np.mean(comp > self.T)),
+        }
+        if not self.slot_driven:
+            s = self.sim
+            out["avg_workers"] = float(s.workers.sum(axis=1).mean())
+            out["frac_colocated"] = float(s.colocated.mean())
+            end = int(comp.max())
+            out["utilisation_gpu"] = float(s.ledger.utilisation(1, max(2, end))[0])
+        else:
+            out["preemptions"] = int(self._slot.preemptions)
+            out["utilisation_gpu"] = float(self._slot.gpu_utilisation)
+        return out
+
+    def episode_return(self) -> float:
+        return float(sum(self._rewards))
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        from .rendering import render_gantt
+
+        return render_gantt(self)

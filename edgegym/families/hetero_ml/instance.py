@@ -1,0 +1,138 @@
+"""Instance building for HeteroML: the cluster and the jobs of an episode from a preset and one RNG.
+
+All randomness comes from the ``np.random.Generator`` passed in (spec 004 §5.2: uniform draws on the paper's
+ranges, i.i.d. per job; v_jm i.i.d. per (j, m); U^p_j i.i.d. per (j, p); arrivals uniform on {1..T}, sorted).
+Capacity calibration (spec §5.2, E12): per resource r the server shapes are scaled so that the total capacity is
+``kappa * calibration_jobs * mean_j dem^r_j`` with dem_j the per-slot demand of job j's ideal configuration (§5.3);
+the total is therefore fixed in expectation across job-count sweeps and across server-count sweeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .presets import PS_TYPES, SERVER_SHAPES, WORKER_TYPES, HeteroPreset
+from .simulator import MS_PER_SLOT, HeteroCluster, HeteroJobs, comm_slots, duration_slots
+
+__all__ = ["Instance", "IdealConfig", "build_instance", "draw_jobs", "ideal_configs", "type_tables"]
+
+
+@dataclass(frozen=True, slots=True)
+class IdealConfig:
+    """Per-job "ideal configuration" (spec §5.3): fastest types, the fewest workers reaching the minimal duration.
+
+    worker_type m*, ps_type p* (-1 for RA), workers N*, PSs s* (spread count), duration d* (spread), demand
+    dem_j = N* e_m* + s* z_p* per slot.                                          # (J,), (J,), ..., (J, R)
+    """
+
+    worker_type: np.ndarray
+    ps_type: np.ndarray
+    workers: np.ndarray
+    ps: np.ndarray
+    duration: np.ndarray
+    demand: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    cluster: HeteroCluster
+    jobs: HeteroJobs
+    ideal: IdealConfig
+
+
+def type_tables(preset: HeteroPreset) -> tuple[np.ndarray, np.ndarray]:
+    """(worker resource table (M, R), PS resource table (P, R)) of the preset's chosen types."""
+    e = np.array([WORKER_TYPES[n] for n in preset.cluster.worker_types], dtype=np.float64)
+    z = np.array([PS_TYPES[n] for n in preset.cluster.ps_types], dtype=np.float64)
+    return e, z
+
+
+def draw_jobs(preset: HeteroPreset, rng: np.random.Generator, M: int, P: int) -> HeteroJobs:
+    """Jobs of one episode (spec §5.2 defaults), sorted by (arrival, draw order)."""
+    w = preset.workload
+    J = w.num_jobs
+    arrival = np.sort(rng.integers(1, w.horizon_slots + 1, size=J))
+    weight = rng.uniform(*w.weight, size=J)
+    epochs = rng.integers(w.epochs[0], w.epochs[1] + 1, size=J)
+    chunks = rng.integers(w.chunks[0], w.chunks[1] + 1, size=J)
+    batches = rng.integers(w.batches[0], w.batches[1] + 1, size=J)
+    v = rng.uniform(*w.minibatch_time_slots, size=(J, M))
+    ps_update = rng.uniform(*w.ps_update_ms, size=(J, P)) / MS_PER_SLOT
+    ra_update = rng.uniform(*w.ra_update_ms, size=J) / MS_PER_SLOT
+    grad = rng.uniform(*w.grad_size_mb, size=J)
+    return HeteroJobs(arrival, weight, epochs, chunks, batches, v, ps_update, ra_update, grad)
+
+
+def ideal_configs(
+    arch: str, worker_res: np.ndarray, ps_res: np.ndarray, bw_index: int, jobs: HeteroJobs
+) -> IdealConfig:
+    """Spec §5.3 on an empty cluster (spread rate, so independent of the capacities)."""
+    J = jobs.num_jobs
+    gpus = worker_res[:, 0]
+    foot_z = ps_res.sum(axis=1)
+    b, B = worker_res[:, bw_index], ps_res[:, bw_index]
+    out = {k: np.zeros(J, dtype=np.int64) for k in ("m", "p", "n", "s", "d")}
+    dem = np.zeros((J, worker_res.shape[1]))
+    W = jobs.work.astype(np.float64)
+    for j in range(J):
+        m = int(np.lexsort((np.arange(len(gpus)), gpus, jobs.v[j]))[0])
+        comm = float(comm_slots(jobs.grad_mb[j], b[m]))
+        D = int(jobs.chunks[j])
+        if arch == "ps":
+            p = int(np.lexsort((np.arange(len(foot_z)), foot_z, jobs.ps_update[j]))[0])
+            durs = [duration_slots(W[j], n, jobs.v[j, m] + jobs.ps_update[j, p] + comm) for n in range(1, D + 1)]
+        else:
+            p = -1
+            durs = [
+                duration_slots(W[j], n, jobs.v[j, m] + (jobs.ra_update[j] + comm) * (n - 1) / n)
+                for n in range(1, D + 1)
+            ]
+        n = int(np.argmin(durs)) + 1  # argmin returns the first (smallest N) minimum
+        s = max(1, int(np.ceil(n * b[m] / B[p] - 1e-9))) if arch == "ps" else 0
+        out["m"][j], out["p"][j], out["n"][j], out["s"][j], out["d"][j] = m, p, n, s, durs[n - 1]
+        dem[j] = n * worker_res[m] + (s * ps_res[p] if arch == "ps" else 0.0)
+    return IdealConfig(out["m"], out["p"], out["n"], out["s"], out["d"], dem)
+
+
+def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
+    """Cluster + jobs + ideal configurations of one episode."""
+    c = preset.cluster
+    e, z = type_tables(preset)
+    M, P = e.shape[0], z.shape[0]
+    bw = 3
+    jobs = draw_jobs(preset, rng, M, P)
+    ideal = ideal_configs(c.arch, e, z if c.arch == "ps" else np.zeros_like(z), bw, jobs)
+    if preset.workload.weights == "proportional":  # spec §5.2 option: w_j ∝ ideal resource-time, in range
+        cbar = np.array([16, 64, 732, 25.0])
+        rt = (ideal.demand / cbar).sum(axis=1) * ideal.duration
+        lo, hi = preset.workload.weight
+        span = max(rt.max() - rt.min(), 1e-12)
+        jobs = HeteroJobs(
+            jobs.arrival, lo + (hi - lo) * (rt - rt.min()) / span, jobs.epochs, jobs.chunks, jobs.batches, jobs.v,
+            jobs.ps_update, jobs.ra_update, jobs.grad_mb,
+        )
+    shapes = np.array([SERVER_SHAPES[c.server_shapes[h % len(c.server_shapes)]] for h in range(c.num_servers)])
+    if c.kappa is not None:
+        target = c.kappa * c.calibration_jobs * ideal.demand.mean(axis=0)
+        sigma = target / shapes.sum(axis=0)
+        cap = shapes * sigma
+        cap[:, 0] = np.maximum(1.0, np.round(cap[:, 0]))
+        cap[:, 1] = np.maximum(1.0, np.round(cap[:, 1]))
+    else:
+        cap = shapes.astype(np.float64)
+    labels = tuple(c.server_shapes[h % len(c.server_shapes)] for h in range(c.num_servers))
+    cluster = HeteroCluster(
+        capacity=cap, worker_res=e, ps_res=z if c.arch == "ps" else np.zeros_like(z), bw_index=bw, arch=c.arch,
+        worker_labels=tuple(c.worker_types), ps_labels=tuple(c.ps_types), server_labels=labels,
+    )
+    # spec E13: every job must be runnable with one worker (+ one PS) on some empty server
+    need = e[:, None, :] + (z[None, :, :] if c.arch == "ps" else 0.0)  # (M, P, R)
+    fits = np.all(need[None] <= cap[:, None, None, :] + 1e-9, axis=-1)
+    if not fits.any():
+        raise ValueError(
+            f"{preset.source_file}: no worker type (+ PS type) fits on any server: raise cluster.kappa "
+            f"(capacity {cap.max(axis=0).tolist()})"
+        )
+    return Instance(cluster, jobs, ideal)

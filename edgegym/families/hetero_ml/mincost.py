@@ -1,0 +1,569 @@
+"""Paper 004's per-job minimum-cost subroutines on one sub-round state (spec 004 §3.5-§3.9).
+
+``SubRound`` holds one sub-round's window state (relative slots 1..tau-1, stored at indices 0..tau-2): the
+allocated amounts beta[h, r, t], the prices delta = lambda^(beta/C) - 1 (eq. 11) and the residuals omega = C - beta,
+plus derived arrays for speed (prefix sums over t of the per-worker / per-PS prices, a sparse table for window
+minima of omega). :func:`mincost` enumerates, exactly as the spec's pseudo-code, A_mincost2 (PS, co-located),
+A_mincost1 (PS, spread), A_RAmincost1 (RA, co-located) and A_RAmincost2 (RA, spread) and returns the best candidate
+under the ``better`` predicate (spec §3.9) among those whose cost is below the acceptance threshold s_w·w_j (a job
+whose minimum cost is >= s_w·w_j is rejected either way, eq. 10). It runs as a Numba kernel when Numba is available;
+:func:`mincost_reference` is the literal pure-Python reading of the pseudo-code, kept as the test oracle.
+
+Speed-ups that do not change results (spec §3.10): prefix sums (1), sparse-table window minima (2), pruning by the
+threshold / a lower bound / the earliest completion (3), ``dedupe_L`` (4: for a fixed N only the smallest window
+length can win). The spread greedy for every PS-server position uses cumulative sums over the sorted order
+(O(log H) per position instead of O(H)).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:  # Numba is optional: without it the same code runs as plain Python (slow, identical results)
+    from numba import njit
+except ImportError:  # pragma: no cover
+    def njit(*args, **kwargs):
+        if args and callable(args[0]):
+            return args[0]
+        return lambda f: f
+
+__all__ = ["SubRound", "Candidate", "mincost", "mincost_reference", "price_base"]
+
+TOL = 1e-9
+
+
+def price_base(T: int, H: int, R: int, F: float, override: float | None = None) -> float:
+    """lambda = 2 T H R F + 1 (spec §3.2, E3)."""
+    return float(override) if override is not None else 2.0 * T * H * R * F + 1.0
+
+
+class Candidate:
+    """One job's chosen schedule inside a sub-round (relative start t^- is 1-based)."""
+
+    __slots__ = ("cost", "colocated", "m", "p", "L", "N", "t_minus", "y", "s")
+
+    def __init__(self, cost, colocated, m, p, L, N, t_minus, y, s):
+        self.cost, self.colocated, self.m, self.p = float(cost), bool(colocated), int(m), int(p)
+        self.L, self.N, self.t_minus = int(L), int(N), int(t_minus)
+        self.y, self.s = np.asarray(y, dtype=np.int64), np.asarray(s, dtype=np.int64)
+
+    @property
+    def completion(self) -> int:
+        return self.t_minus + self.L
+
+    def key(self) -> tuple:
+        return (self.colocated, self.m, self.p, self.L, self.N, self.t_minus, tuple(self.y), tuple(self.s))
+
+
+class SubRound:
+    """A sub-round state (spec §3.2): window length tau, absolute offset, beta / delta / omega and derived arrays."""
+
+    def __init__(self, cluster, tau: int, offset: int, lam: float, init_used: np.ndarray | None = None) -> None:
+        self.cluster, self.tau, self.offset, self.lam = cluster, int(tau), int(offset), float(lam)
+        H, R = cluster.capacity.shape
+        n = max(1, self.tau - 1)
+        self.cap = cluster.capacity
+        self.beta = np.zeros((H, R, n)) if init_used is None else np.array(init_used[:, :, :n], dtype=np.float64)
+        self.e_hat = cluster.worker_res / cluster.cbar
+        self.z_hat = cluster.ps_res / cluster.cbar
+        self.logt = np.zeros(n + 2, dtype=np.int64)
+        for L in range(2, n + 2):
+            self.logt[L] = self.logt[L // 2] + 1
+        K = int(self.logt[n]) + 1
+        self.delta = np.zeros((H, R, n))
+        self.omega = np.zeros((H, R, n))
+        self.Aw = np.zeros((cluster.num_worker_types, H, n + 1))
+        self.Ap = np.zeros((cluster.num_ps_types, H, n + 1))
+        self.st = np.zeros((K, H, R, n))
+        self.touched = np.zeros(H, dtype=bool)
+        self.refresh(np.arange(H))
+
+    def refresh(self, servers) -> None:
+        """Recompute prices, residuals, prefix sums and window-min tables of ``servers``."""
+        servers = np.asarray(servers, dtype=np.int64)
+        if servers.size == 0:
+            return
+        cap = self.cap[servers][:, :, None]
+        b = self.beta[servers]
+        frac = np.divide(b, cap, out=np.zeros_like(b), where=cap > 0)
+        d = np.power(self.lam, frac) - 1.0  # eq. (11)
+        self.delta[servers] = d
+        om = cap - b
+        self.omega[servers] = om
+        pw = np.einsum("hrt,mr->mht", d, self.e_hat)
+        self.Aw[:, servers, 1:] = np.cumsum(pw, axis=2)
+        pp = np.einsum("hrt,pr->pht", d, self.z_hat)
+        self.Ap[:, servers, 1:] = np.cumsum(pp, axis=2)
+        n = om.shape[2]
+        self.st[0, servers] = om
+        for k in range(1, self.st.shape[0]):
+            w = 1 << (k - 1)
+            prev = self.st[k - 1, servers]
+            cur = prev.copy()
+            cur[:, :, : n - w] = np.minimum(prev[:, :, : n - w], prev[:, :, w:])
+            self.st[k, servers] = cur
+
+    def commit(self, cand: Candidate) -> None:
+        """Allocate the candidate's resources in the window and update prices (Alg. 3 lines 10-11)."""
+        c = self.cluster
+        a, L = cand.t_minus - 1, cand.L
+        f = np.outer(cand.y, c.worker_res[cand.m])
+        if c.arch == "ps":
+            f = f + np.outer(cand.s, c.ps_res[cand.p])
+        hs = np.flatnonzero(f.sum(axis=1) > 0)
+        self.beta[hs, :, a : a + L] += f[hs][:, :, None]
+        self.touched[hs] = True
+        self.refresh(hs)
+
+    def dual_value(self) -> float:
+        """Σ_{t,h,r} delta[h,r,t] · C^r_h / Cbar^r (the price part of the dual objective (9), normalised units)."""
+        return float(np.einsum("hrt,hr->", self.delta, self.cap / self.cluster.cbar))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Numba kernel
+
+
+@njit(cache=True)
+def _wmin(st, logt, h, r, a, L):
+    k = logt[L]
+    x = st[k, h, r, a]
+    y = st[k, h, r, a + L - (1 << k)]
+    return x if x < y else y
+
+
+@njit(cache=True)
+def _better(c, comp, bc, bcomp, mode):
+    if mode == 1:
+        return c < bc
+    if c < bc - TOL * max(1.0, abs(bc)):
+        return True
+    return abs(c - bc) <= TOL * max(1.0, c) and comp < bcomp
+
+
+@njit(cache=True)
+def _can_win(lb, comp, bc, bcomp, mode):
+    """Whether any candidate with cost >= lb and completion comp could beat the incumbent."""
+    if mode == 1:
+        return lb < bc
+    if lb < bc - TOL * max(1.0, abs(bc)):
+        return True
+    return lb <= bc + TOL * max(1.0, bc) and comp < bcomp
+
+
+@njit(cache=True)
+def _fill_cost(X, cumcap, cumcost, omo, H):
+    """Cost of greedily filling X workers over sorted positions 0..H-1 (cumcap[k] = Σ_{i<k} cap)."""
+    if X <= 0:
+        return 0.0
+    lo, hi = 0, H - 1  # smallest k with cumcap[k+1] >= X
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cumcap[mid + 1] >= X:
+            hi = mid
+        else:
+            lo = mid + 1
+    return cumcost[lo] + (X - cumcap[lo]) * omo[lo]
+
+
+@njit(cache=True)
+def _kernel(
+    arch_ps, mode, thr, H, R, M, P, tau, W, EK, D, v, U, comm, u_ra, e, z, e_hat, z_hat, b, B, st, logt, Aw, Ap,
+    out_y, out_s, allow_m, max_workers,
+):
+    # returns (found, cost, coloc, m, p, L, N, a); writes y and s of the best into out_y / out_s
+    best_c = thr
+    best_comp = 1 << 60
+    found = False
+    bcol, bm, bp, bL, bN, ba = 0, -1, -1, 0, 0, 0
+    Omega = np.zeros(H)
+    Psi = np.zeros(H)
+    cap = np.zeros(H, dtype=np.int64)
+    omo = np.zeros(H)
+    capo = np.zeros(H, dtype=np.int64)
+    cumcap = np.zeros(H + 1, dtype=np.int64)
+    cumcost = np.zeros(H + 1)
+    n_max = D if D < max_workers else max_workers
+    nslots = tau - 1
+    big = 1 << 40
+    # ---- co-located (Alg. 3 line 3): A_mincost2 (PS) / A_RAmincost1 (RA)
+    for m in range(M):
+        if not allow_m[m]:
+            continue
+        if arch_ps:
+            for p in range(P):
+                it = v[m] + U[p]
+                Lmin = max(1, int(math.ceil(EK * it - 1e-9)))
+                Lmax = min(int(math.ceil(W * it - 1e-9)), nslots)
+                prevN = -1
+                for L in range(Lmin, Lmax + 1):
+                    N = int(math.ceil(W * it / L - 1e-9))
+                    if N > n_max or N == prevN:
+                        continue
+                    prevN = N
+                    if mode == 1 and found and best_c <= 0.0:
+                        break
+                    if not _can_win(0.0, 1 + L, best_c, best_comp, mode):
+                        break
+                    for a in range(0, tau - L):
+                        comp = a + 1 + L
+                        if not _can_win(0.0, comp, best_c, best_comp, mode):
+                            break
+                        for h in range(H):
+                            ok = True
+                            for r in range(R):
+                                need = N * e[m, r] + z[p, r]
+                                if need > 0 and need > _wmin(st, logt, h, r, a, L) + 1e-9:
+                                    ok = False
+                                    break
+                            if not ok:
+                                continue
+                            c = N * (Aw[m, h, a + L] - Aw[m, h, a]) + (Ap[p, h, a + L] - Ap[p, h, a])
+                            if c < thr and _better(c, comp, best_c, best_comp, mode):
+                                found = True
+                                best_c, best_comp = c, comp
+                                bcol, bm, bp, bL, bN, ba = 1, m, p, L, N, a
+                                out_y[:] = 0
+                                out_s[:] = 0
+                                out_y[h] = N
+                                out_s[h] = 1
+        else:
+            for N in range(1, n_max + 1):
+                it = v[m] + u_ra * (N - 1) / N
+                L = int(math.ceil(W * it / N - 1e-9))
+                if L > nslots:
+                    continue
+                if mode == 1 and found and best_c <= 0.0:
+                    break
+                if not _can_win(0.0, 1 + L, best_c, best_comp, mode):
+                    continue
+                for a in range(0, tau - L):
+                    comp = a + 1 + L
+                    if not _can_win(0.0, comp, best_c, best_comp, mode):
+                        break
+                    for h in range(H):
+                        ok = True
+                        for r in range(R):
+                            if e[m, r] > 0 and N * e[m, r] > _wmin(st, logt, h, r, a, L) + 1e-9:
+                                ok = False
+                                break
+                        if not ok:
+                            continue
+                        c = N * (Aw[m, h, a + L] - Aw[m, h, a])
+                        if c < thr and _better(c, comp, best_c, best_comp, mode):
+                            found = True
+                            best_c, best_comp = c, comp
+                            bcol, bm, bp, bL, bN, ba = 1, m, -1, L, N, a
+                            out_y[:] = 0
+                            out_s[:] = 0
+                            out_y[h] = N
+    # ---- spread (Alg. 3 line 4): A_mincost1 (PS) / A_RAmincost2 (RA)
+    for m in range(M):
+        if not allow_m[m]:
+            continue
+        for p in range(P if arch_ps else 1):
+            if arch_ps:
+                it0 = v[m] + U[p] + comm[m]
+                Lmin = max(1, int(math.ceil(EK * it0 - 1e-9)))
+                Lmax = min(int(math.ceil(W * it0 - 1e-9)), nslots)
+                Nlo, Nhi = 1, n_max
+            else:
+                it0 = 0.0
+                Lmin, Lmax = 1, nslots
+                Nlo, Nhi = 2, n_max
+            prevN = -1
+            # PS: loop over L (N derived); RA: loop over N (L derived). Unified as an index loop.
+            n_iter = (Lmax - Lmin + 1) if arch_ps else (Nhi - Nlo + 1)
+            for ii in range(max(0, n_iter)):
+                if arch_ps:
+                    L = Lmin + ii
+                    N = int(math.ceil(W * it0 / L - 1e-9))
+                    if N > n_max or N == prevN:
+                        continue
+                    prevN = N
+                else:
+                    N = Nlo + ii
+                    it = v[m] + (u_ra + comm[m]) * (N - 1) / N
+                    L = int(math.ceil(W * it / N - 1e-9))
+                    if L > nslots:
+                        continue
+                if mode == 1 and found and best_c <= 0.0:
+                    break
+                if not _can_win(0.0, 1 + L, best_c, best_comp, mode):
+                    if arch_ps:
+                        break
+                    continue
+                for a in range(0, tau - L):
+                    comp = a + 1 + L
+                    if not _can_win(0.0, comp, best_c, best_comp, mode):
+                        break
+                    tot = 0
+                    om_min = 1e300
+                    ps_min = 1e300
+                    for h in range(H):
+                        Omega[h] = Aw[m, h, a + L] - Aw[m, h, a]
+                        if Omega[h] < om_min:
+                            om_min = Omega[h]
+                        if arch_ps:
+                            Psi[h] = Ap[p, h, a + L] - Ap[p, h, a]
+                            if Psi[h] < ps_min:
+                                ps_min = Psi[h]
+                        cmin = big
+                        for r in range(R):
+                            if e[m, r] > 0:
+                                q = int(math.floor(_wmin(st, logt, h, r, a, L) / e[m, r] + 1e-9))
+                                if q < cmin:
+                                    cmin = q
+                        cap[h] = max(0, cmin)
+                        tot += cap[h]
+                    if tot < N:
+                        continue
+                    lb = N * om_min + (ps_min if arch_ps else 0.0)
+                    if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
+                        continue
+                    order = np.argsort(Omega, kind="mergesort")
+                    for i in range(H):
+                        omo[i] = Omega[order[i]]
+                        capo[i] = cap[order[i]]
+                        cumcap[i + 1] = cumcap[i] + capo[i]
+                        cumcost[i + 1] = cumcost[i] + capo[i] * omo[i]
+                    if not arch_ps:
+                        i0 = 0
+                        while capo[i0] == 0:
+                            i0 += 1
+                        if capo[i0] >= N:  # [R] all workers on one server: a q = 1 placement (dominated), skip
+                            continue
+                        c = _fill_cost(N, cumcap, cumcost, omo, H)
+                        if c < thr and _better(c, comp, best_c, best_comp, mode):
+                            found = True
+                            best_c, best_comp = c, comp
+                            bcol, bm, bp, bL, bN, ba = 0, m, -1, L, N, a
+                            out_y[:] = 0
+                            out_s[:] = 0
+                            rem = N
+                            for i in range(H):
+                                k = order[i]
+                                y = capo[i] if capo[i] < rem else rem
+                                out_y[k] = y
+                                rem -= y
+                        continue
+                    for pn in range(H):  # PS server n = order[pn]
+                        n = order[pn]
+                        rem = N - cumcap[pn]
+                        if rem < 0:
+                            rem = 0
+                        yhat = capo[pn] if capo[pn] < rem else rem
+                        # largest feasible g in 0..yhat (the last assignment wins, Alg. 4)
+                        g = -1
+                        s_g = 0
+                        s0 = big
+                        for r in range(R):
+                            if z[p, r] > 0:
+                                q = int(math.floor(_wmin(st, logt, n, r, a, L) / z[p, r] + 1e-9))
+                                if q < s0:
+                                    s0 = q
+                        if s0 < 1:
+                            continue
+                        for gg in range(yhat, -1, -1):
+                            sh = big
+                            for r in range(R):
+                                if z[p, r] > 0:
+                                    q = int(math.floor((_wmin(st, logt, n, r, a, L) - gg * e[m, r]) / z[p, r] + 1e-9))
+                                    if q < sh:
+                                        sh = q
+                            if sh * B[p] >= (N - gg) * b[m] - 1e-9:
+                                g = gg
+                                need = int(math.ceil((N - gg) * b[m] / B[p] - 1e-9))
+                                s_g = sh if sh < need else need
+                                break
+                        if g < 0 or s_g < 1:
+                            continue
+                        X = N - g  # workers on the other servers, greedy in order (n skipped)
+                        after = cumcap[H] - cumcap[pn + 1]
+                        if X <= cumcap[pn]:
+                            cw = _fill_cost(X, cumcap, cumcost, omo, H)
+                        else:
+                            Xp = X - cumcap[pn]
+                            if Xp > after:
+                                continue
+                            cw = cumcost[pn] + _fill_cost(Xp + cumcap[pn + 1], cumcap, cumcost, omo, H) - cumcost[pn + 1]
+                        c = cw + g * Omega[n] + s_g * Psi[n]
+                        if c < thr and _better(c, comp, best_c, best_comp, mode):
+                            found = True
+                            best_c, best_comp = c, comp
+                            bcol, bm, bp, bL, bN, ba = 0, m, p, L, N, a
+                            out_y[:] = 0
+                            out_s[:] = 0
+                            out_y[n] = g
+                            out_s[n] = s_g
+                            rem = X
+                            for i in range(H):
+                                if i == pn:
+                                    continue
+                                k = order[i]
+                                y = capo[i] if capo[i] < rem else rem
+                                out_y[k] = y
+                                rem -= y
+    return found, best_c, bcol, bm, bp, bL, bN, ba
+
+
+def _job_arrays(cluster, jobs, j):
+    from .simulator import comm_slots
+
+    return (
+        float(jobs.work[j]),
+        float(jobs.epochs[j] * jobs.batches[j]),
+        int(jobs.chunks[j]),
+        np.ascontiguousarray(jobs.v[j], dtype=np.float64),
+        np.ascontiguousarray(jobs.ps_update[j], dtype=np.float64),
+        np.ascontiguousarray(comm_slots(jobs.grad_mb[j], cluster.worker_bw), dtype=np.float64),
+        float(jobs.ra_update[j]),
+    )
+
+
+def mincost(
+    S: SubRound, jobs, j: int, threshold: float, tie_break: str = "earliest_completion",
+    allow_types: np.ndarray | None = None, max_workers: int | None = None,
+) -> Candidate | None:
+    """The best schedule of job j in sub-round S with cost < threshold (None if there is none).
+
+    ``allow_types`` (bool per worker type) and ``max_workers`` restrict the enumeration (Figs. 9 and 10)."""
+    c = S.cluster
+    H, R = c.capacity.shape
+    M, P = c.num_worker_types, c.num_ps_types
+    W, EK, D, v, U, comm, u_ra = _job_arrays(c, jobs, j)
+    y = np.zeros(H, dtype=np.int64)
+    s = np.zeros(H, dtype=np.int64)
+    allow = np.ones(M, dtype=np.bool_) if allow_types is None else np.asarray(allow_types, dtype=np.bool_)
+    found, cost, col, m, p, L, N, a = _kernel(
+        c.arch == "ps", 1 if tie_break == "paper_order" else 0, float(threshold), H, R, M, P, S.tau, W, EK, D,
+        v, U, comm, u_ra, c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw, S.st, S.logt, S.Aw, S.Ap,
+        y, s, allow, int(max_workers) if max_workers is not None else 1 << 30,
+    )
+    if not found:
+        return None
+    return Candidate(cost, col, m, p, L, N, a + 1, y, s)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# literal pure-Python reference (the spec's pseudo-code, no pruning, no prefix sums): the test oracle
+
+
+def mincost_reference(S: SubRound, jobs, j: int, threshold: float, tie_break: str = "earliest_completion"):
+    c = S.cluster
+    H, R = c.capacity.shape
+    e, z, eh, zh, b, B = c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw
+    W, EK, D, v, U, comm, u_ra = _job_arrays(c, jobs, j)
+    tau, om, dl = S.tau, S.omega, S.delta
+    best = [threshold, 1 << 60, None]
+
+    def better(cost, comp):
+        bc, bcomp = best[0], best[1]
+        if tie_break == "paper_order":
+            return cost < bc
+        return cost < bc - TOL * max(1.0, abs(bc)) or (abs(cost - bc) <= TOL * max(1.0, cost) and comp < bcomp)
+
+    def consider(cost, L, t_minus, cand):
+        if cost < threshold and better(cost, t_minus + L):
+            best[0], best[1], best[2] = cost, t_minus + L, cand
+
+    def wmin(h, r, a, L):
+        return om[h, r, a : a + L].min()
+
+    def wcost(h, a, L, vec):
+        return float((dl[h, :, a : a + L] * vec[:, None]).sum())
+
+    arch_ps = c.arch == "ps"
+    for m in range(c.num_worker_types):  # co-located
+        if arch_ps:
+            for p in range(c.num_ps_types):
+                it = v[m] + U[p]
+                prevN = -1
+                for L in range(max(1, math.ceil(EK * it - 1e-9)), min(math.ceil(W * it - 1e-9), tau - 1) + 1):
+                    N = math.ceil(W * it / L - 1e-9)
+                    if N > D or N == prevN:  # dedupe_L (spec §3.10 item 4)
+                        continue
+                    prevN = N
+                    for a in range(0, tau - L):
+                        for h in range(H):
+                            if any(N * e[m, r] + z[p, r] > 0 and N * e[m, r] + z[p, r] > wmin(h, r, a, L) + 1e-9
+                                   for r in range(R)):
+                                continue
+                            cost = wcost(h, a, L, N * eh[m] + zh[p])
+                            y = np.zeros(H, dtype=np.int64)
+                            s = np.zeros(H, dtype=np.int64)
+                            y[h], s[h] = N, 1
+                            consider(cost, L, a + 1, Candidate(cost, True, m, p, L, N, a + 1, y, s))
+        else:
+            for N in range(1, D + 1):
+                L = math.ceil(W * (v[m] + u_ra * (N - 1) / N) / N - 1e-9)
+                if L > tau - 1:
+                    continue
+                for a in range(0, tau - L):
+                    for h in range(H):
+                        if any(e[m, r] > 0 and N * e[m, r] > wmin(h, r, a, L) + 1e-9 for r in range(R)):
+                            continue
+                        cost = N * wcost(h, a, L, eh[m])
+                        y = np.zeros(H, dtype=np.int64)
+                        y[h] = N
+                        consider(cost, L, a + 1, Candidate(cost, True, m, -1, L, N, a + 1, y, np.zeros(H, np.int64)))
+    for m in range(c.num_worker_types):  # spread
+        for p in range(c.num_ps_types if arch_ps else 1):
+            if arch_ps:
+                it = v[m] + U[p] + comm[m]
+                pairs = []
+                for L in range(max(1, math.ceil(EK * it - 1e-9)), min(math.ceil(W * it - 1e-9), tau - 1) + 1):
+                    N = math.ceil(W * it / L - 1e-9)
+                    if N <= D and (not pairs or pairs[-1][1] != N):  # dedupe_L
+                        pairs.append((L, N))
+            else:
+                pairs = []
+                for N in range(2, D + 1):
+                    L = math.ceil(W * (v[m] + (u_ra + comm[m]) * (N - 1) / N) / N - 1e-9)
+                    if L <= tau - 1:
+                        pairs.append((L, N))
+            for L, N in pairs:
+                for a in range(0, tau - L):
+                    Om = np.array([wcost(h, a, L, eh[m]) for h in range(H)])
+                    Ps = np.array([wcost(h, a, L, zh[p]) for h in range(H)]) if arch_ps else np.zeros(H)
+                    cap = np.array(
+                        [min(math.floor(wmin(h, r, a, L) / e[m, r] + 1e-9) for r in range(R) if e[m, r] > 0)
+                         for h in range(H)]
+                    )
+                    cap = np.maximum(cap, 0)
+                    order = sorted(range(H), key=lambda h: (Om[h], h))
+                    if not arch_ps:
+                        y = np.zeros(H, dtype=np.int64)
+                        rem = N
+                        for k in order:
+                            y[k] = min(cap[k], rem)
+                            rem -= y[k]
+                        if rem > 0 or np.count_nonzero(y) == 1:
+                            continue
+                        cost = float((y * Om).sum())
+                        consider(cost, L, a + 1, Candidate(cost, False, m, -1, L, N, a + 1, y, np.zeros(H, np.int64)))
+                        continue
+                    for n in order:
+                        y = np.zeros(H, dtype=np.int64)
+                        s_n = 0
+                        rem = N
+                        for k in order:
+                            yh = min(cap[k], rem)
+                            y[k] = yh
+                            if k == n:
+                                for g in range(0, yh + 1):
+                                    sh = min(math.floor((wmin(n, r, a, L) - g * e[m, r]) / z[p, r] + 1e-9)
+                                             for r in range(R) if z[p, r] > 0)
+                                    if sh * B[p] >= (N - g) * b[m] - 1e-9:
+                                        y[n] = g
+                                        s_n = min(sh, math.ceil((N - g) * b[m] / B[p] - 1e-9))
+                            rem -= y[k]
+                        if rem > 0 or s_n < 1:
+                            continue
+                        cost = float((y * Om).sum() + s_n * Ps[n])
+                        s = np.zeros(H, dtype=np.int64)
+                        s[n] = s_n
+                        consider(cost, L, a + 1, Candidate(cost, False, m, p, L, N, a + 1, y, s))
+    return best[2]

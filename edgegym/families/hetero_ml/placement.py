@@ -1,0 +1,148 @@
+"""Placement primitives of the HeteroML family (numpy only).
+
+* :func:`place`: the baselines' PLACE(config) of spec 004 §5.4: co-locate on the feasible server with the fewest
+  remaining GPUs (best fit); otherwise spread the workers over servers in decreasing free-GPU order and put the PSs on
+  the server with the most free bandwidth, s = ceil(remote · b / B).
+* :func:`grid_place`: the env's placement for a grid action (spec §8): A_mincost-style greedy over servers ordered
+  by their current price lambda^(utilisation) - 1 over the window, PS type derived deterministically.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .simulator import HeteroCluster
+
+__all__ = ["place", "grid_place", "server_caps", "ps_type_for"]
+
+
+def server_caps(free: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """How many workers of resource vector e fit on each server (resources with e = 0 ignored).      # (H,)"""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(e[None, :] > 0, np.floor(free / np.where(e > 0, e, 1.0)[None, :] + 1e-9), np.inf)
+    c = q.min(axis=1)
+    c = np.where(np.isfinite(c), c, 1 << 30)
+    return np.maximum(c, 0).astype(np.int64)
+
+
+def _fill(order: np.ndarray, caps: np.ndarray, n: int, H: int) -> np.ndarray | None:
+    y = np.zeros(H, dtype=np.int64)
+    rem = n
+    for h in order:
+        if rem <= 0:
+            break
+        k = min(int(caps[h]), rem)
+        y[h] = k
+        rem -= k
+    return y if rem <= 0 else None
+
+
+def place(
+    cluster: HeteroCluster, free: np.ndarray, m: int, p: int, n: int, colocate_only: bool = False,
+    spread_only: bool = False,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """PLACE (spec §5.4) of n type-m workers (+ PSs of type p in the PS architecture) on residuals ``free`` (H, R).
+
+    Returns (workers (H,), ps (H,)) or None."""
+    H = cluster.num_servers
+    e = cluster.worker_res[m]
+    ps_arch = cluster.arch == "ps"
+    z = cluster.ps_res[p] if ps_arch else np.zeros_like(e)
+    if not spread_only:
+        need = n * e + z
+        ok = np.all(free + 1e-9 >= need[None, :], axis=1)
+        if ok.any():
+            left_gpu = np.where(ok, free[:, 0] - need[0], np.inf)
+            h = int(np.argmin(left_gpu))  # best fit, lowest index on ties
+            w = np.zeros(H, dtype=np.int64)
+            w[h] = n
+            s = np.zeros(H, dtype=np.int64)
+            if ps_arch:
+                s[h] = 1
+            return w, s
+    if colocate_only:
+        return None
+    caps = server_caps(free, e)
+    order = np.lexsort((np.arange(H), -free[:, 0]))
+    w = _fill(order, caps, n, H)
+    if w is None:
+        return None
+    s = np.zeros(H, dtype=np.int64)
+    if not ps_arch:
+        if spread_only and np.count_nonzero(w) == 1:
+            return None
+        return w, s
+    after = free - np.outer(w, e)
+    bw = cluster.bw_index
+    b, B = cluster.worker_bw[m], cluster.ps_bw[p]
+    for h in np.lexsort((np.arange(H), -after[:, bw])):
+        remote = n - int(w[h])
+        k = max(1, math.ceil(remote * b / B - 1e-9))
+        if np.all(after[h] + 1e-9 >= k * z):
+            s[h] = k
+            if spread_only and np.count_nonzero((w > 0) | (s > 0)) == 1:
+                s[h] = 0
+                continue
+            return w, s
+    return None
+
+
+def ps_type_for(cluster: HeteroCluster, n: int, m: int, spread: bool, ps_update: np.ndarray) -> int:
+    """The env's derived PS type (spec §8): co-located: the smallest footprint Σ_r ẑ; spread: the type minimising
+    s · Σ_r ẑ with s = max(1, ceil(n b_m / B_p)); ties by the lower U^p_j, then index."""
+    zf = (cluster.ps_res / cluster.cbar).sum(axis=1)
+    if spread:
+        s = np.maximum(1, np.ceil(n * cluster.worker_bw[m] / cluster.ps_bw - 1e-9))
+        zf = s * zf
+    return int(np.lexsort((np.arange(zf.size), ps_update, np.round(zf, 12)))[0])
+
+
+def grid_place(
+    cluster: HeteroCluster, free: np.ndarray, m: int, p: int, n: int, spread: bool, lam: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The env's placement for a grid action on residuals ``free`` (H, R) over the window.
+
+    Servers are priced by Σ_r (lambda^(used/C) - 1) · ê (A_mincost style); co-located: the cheapest server that fits
+    n workers + 1 PS; spread: the PS server n is the cheapest server fitting s = ceil(n b / B) PSs, then the workers
+    fill the cheapest servers first (the PS's footprint is taken from its server first)."""
+    H = cluster.num_servers
+    C = cluster.capacity
+    used = np.divide(C - free, C, out=np.zeros_like(free), where=C > 0)
+    price = np.power(lam, np.clip(used, 0.0, 1.0)) - 1.0  # (H, R)
+    e = cluster.worker_res[m]
+    ps_arch = cluster.arch == "ps"
+    z = cluster.ps_res[p] if ps_arch else np.zeros_like(e)
+    e_hat, z_hat = e / cluster.cbar, z / cluster.cbar
+    if not spread:
+        need = n * e + z
+        ok = np.all(free + 1e-9 >= need[None, :], axis=1)
+        if not ok.any():
+            return None
+        cost = np.where(ok, price @ (n * e_hat + z_hat), np.inf)
+        h = int(np.argmin(cost))
+        w = np.zeros(H, dtype=np.int64)
+        w[h] = n
+        s = np.zeros(H, dtype=np.int64)
+        if ps_arch:
+            s[h] = 1
+        return w, s
+    om = price @ e_hat
+    s = np.zeros(H, dtype=np.int64)
+    rest = free
+    if ps_arch:
+        k = max(1, math.ceil(n * cluster.worker_bw[m] / cluster.ps_bw[p] - 1e-9))
+        ok = np.all(free + 1e-9 >= k * z[None, :], axis=1)
+        if not ok.any():
+            return None
+        h = int(np.argmin(np.where(ok, price @ z_hat, np.inf)))
+        s[h] = k
+        rest = free.copy()
+        rest[h] -= k * z
+    caps = server_caps(rest, e)
+    order = np.lexsort((np.arange(H), om))
+    w = _fill(order, caps, n, H)
+    if w is None:
+        return None
+    return w, s
