@@ -16,6 +16,7 @@ __all__ = ["FAMILY_MODULES", "families", "family", "family_of", "family_module",
 FAMILY_MODULES: tuple[str, ...] = (
     "edgegym.families.edge_cloud",
     "edgegym.families.edge_utility",
+    "edgegym.families.wireless_udl",
 )
 
 _cache: dict[str, Family] = {}
