@@ -1,0 +1,57 @@
+"""Test helpers of the WirelessUDL family (used by ``tests/wireless_udl``): schedule invariants of spec 001 §4.2.
+
+:func:`check_schedule` re-derives everything from the simulator's schedule log (``record_schedule``) and
+raises ``AssertionError`` naming the broken invariant; it returns the cost recomputed by hand from eq. (1)
+and f_i, to compare with the simulator's own total (I7).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .simulator import EPS, Simulator, job_latency_cost
+
+__all__ = ["check_schedule"]
+
+
+def check_schedule(sim: Simulator, unbiased: bool | None = None) -> float:
+    """Check I1-I6 (and per-slot unbiased sampling when ``unbiased``) on ``sim.log``; return the recomputed cost."""
+    inst = sim.inst
+    if unbiased is None:
+        unbiased = sim.sampling == "proportional"
+    usage = defaultdict(lambda: np.zeros_like(inst.cap))
+    trained = np.zeros_like(inst.data)  # (I, R) by origin
+    last = np.full(inst.num_jobs, -1)
+    transfer = param = 0.0
+    seen = set()
+    for rec in sorted(sim.log, key=lambda r: (r.job, r.t)):
+        i, t, y, ps, g = rec.job, rec.t, rec.y, rec.ps, rec.g
+        assert (i, t) not in seen, f"job {i} scheduled twice in slot {t}"
+        seen.add((i, t))
+        assert t >= inst.arrival[i], f"I6: job {i} active in slot {t} before its arrival {inst.arrival[i]}"
+        assert y.sum() > 0 and 0 <= ps < inst.num_sites, f"I2: job {i} slot {t} has workers {y} and PS {ps}"
+        usage[t] += np.outer(y, inst.m[i])
+        usage[t][ps] += inst.n[i]
+        assert np.all(g >= 0), f"negative transfer for job {i} in slot {t}"
+        d = g.sum(axis=0)
+        assert np.all(d <= inst.kappa[i] * y), f"I3: job {i} slot {t} trains {d} with capacity {inst.kappa[i] * y}"
+        trained[i] += g.sum(axis=1)
+        assert np.all(trained[i] <= inst.data[i]), f"I4: job {i} trained more than its data by slot {t}"
+        if unbiased:
+            x = trained[i].sum()
+            share = inst.data[i] * x / inst.data[i].sum()
+            assert np.all(np.abs(trained[i] - share) < 1 + EPS), (
+                f"unbiased sampling: job {i} slot {t} trained {trained[i]} by origin vs shares {share}")
+        transfer += inst.chunk_mb[i] * float(np.sum(inst.q * g))
+        param += inst.param_mb[i] * float(np.dot(inst.q[:, ps], y))
+        last[i] = max(last[i], t) if d.sum() > 0 else last[i]
+    for t, u in usage.items():
+        assert np.all(u <= inst.cap + EPS), f"I1: slot {t} uses {u} > capacity {inst.cap}"
+    done = sim.penalty == 0
+    for i in np.flatnonzero(done):
+        assert np.array_equal(trained[i], inst.data[i]), f"I5: job {i} trained {trained[i]} of {inst.data[i]}"
+        assert last[i] == sim.t_last[i], f"job {i}: last training slot {last[i]} vs recorded {sim.t_last[i]}"
+    lat = sum(float(job_latency_cost(inst, i, last[i] - inst.arrival[i] + sim.offset)) for i in np.flatnonzero(done))
+    return transfer + param + lat + float(sim.penalty.sum())
