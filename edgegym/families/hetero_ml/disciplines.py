@@ -46,7 +46,11 @@ def run_slot_driver(cluster: HeteroCluster, jobs: HeteroJobs, ideal, env_cfg, di
         raise ValueError(f"unknown discipline {discipline!r} (valid: {', '.join(DISCIPLINES)})")
     J, H = jobs.num_jobs, cluster.num_servers
     W = jobs.work.astype(np.float64)
-    m_star, p_star, n_star = ideal.worker_type, ideal.ps_type, ideal.workers
+    m_star, p_star = ideal.worker_type, ideal.ps_type
+    n_star = ideal.workers.copy()
+    for j in range(J):  # [R] the ideal N* shrinks until it fits an empty cluster (else a gang job never runs)
+        while n_star[j] > 1 and place(cluster, cluster.capacity, int(m_star[j]), int(p_star[j]), int(n_star[j])) is None:
+            n_star[j] -= 1
     progress = np.zeros(J)
     completion = np.full(J, -1, dtype=np.int64)
     first = np.full(J, -1, dtype=np.int64)

@@ -270,6 +270,9 @@ class HeteroMLEnv(gym.Env):
         """Valid grid actions for the current job: feasible on an empty cluster (spec §8)."""
         if self.slot_driven:
             return np.ones(1, dtype=bool)
+        return self._grid_mask()
+
+    def _grid_mask(self) -> np.ndarray:
         if self._inst is None or self._k >= self.jobs.num_jobs:
             return np.ones(self.n_grid, dtype=bool)
         k = self._k
@@ -330,7 +333,7 @@ class HeteroMLEnv(gym.Env):
             mx = (free / safeC).max(axis=0)
             hosts = np.all(free[:, None, :] + 1e-9 >= c.worker_res[None, :, :], axis=2).mean(axis=0)
             blocks.append(np.concatenate([np.stack([agg, mx], axis=1).reshape(-1), hosts]))
-        x = np.concatenate([np.asarray(x, dtype=np.float64), *blocks, self.action_masks().astype(np.float64)])
+        x = np.concatenate([np.asarray(x, dtype=np.float64), *blocks, self._grid_mask().astype(np.float64)])
         lo, hi = self.observation_space.low, self.observation_space.high
         return np.clip(np.nan_to_num(x.astype(np.float32)), lo, hi)
 
