@@ -56,6 +56,8 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
 
 def render_gantt(env) -> np.ndarray:
     """The Gantt chart as an ``(H, W, 3)`` uint8 RGB array."""
-    fig = gantt_figure(env)
-    fig.canvas.draw()
-    return np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(gantt_figure(env))
+    canvas.draw()
+    return np.ascontiguousarray(np.asarray(canvas.buffer_rgba())[:, :, :3])
