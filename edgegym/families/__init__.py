@@ -17,6 +17,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "edgegym.families.edge_cloud",
     "edgegym.families.edge_utility",
     "edgegym.families.wireless_udl",
+    "edgegym.families.hetero_ml",
 )
 
 _cache: dict[str, Family] = {}
