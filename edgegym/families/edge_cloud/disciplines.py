@@ -43,6 +43,7 @@ from .rates import chunk_time_slots, comm_time_h, iteration_time_h
 
 __all__ = [
     "DISCIPLINES",
+    "GANG_SIZES",
     "gang_sizes",
     "simulate_batchsche",
     "simulate_srtf",
@@ -130,14 +131,27 @@ class _Prep:
         self.has_cloud = bool(cluster.has_cloud)
 
 
-def gang_sizes(cluster: Cluster, jobs: JobSet) -> np.ndarray:
-    """g_j = min(num_gpus_j, D_j, #qualified edge workers in the cluster) (spec §5.3 Rec, capped). # (J,) int
+GANG_SIZES = ("trace_gpus", "chunks")
 
+
+def _gang(num_gpus, D: np.ndarray, qual: np.ndarray, gang_size: str) -> np.ndarray:
+    if gang_size == "trace_gpus":
+        return np.minimum(np.minimum(np.asarray(num_gpus, dtype=np.int64), D), qual)
+    if gang_size == "chunks":
+        return np.minimum(D, qual)
+    raise ValueError(f"unknown gang_size {gang_size!r} (valid: {', '.join(GANG_SIZES)})")
+
+
+def gang_sizes(cluster: Cluster, jobs: JobSet, gang_size: str = "trace_gpus") -> np.ndarray:
+    """Gang size g_j of SRTF / Tiresias-L (spec §5.3 Rec, capped).                          # (J,) int
+
+    ``gang_size="trace_gpus"``: g_j = min(num_gpus_j, D_j, #qualified edge workers in the cluster), the
+    paper's "worker requirement" from the trace; ``"chunks"``: g_j = min(D_j, #qualified edge workers).
     0 means the job has no qualified edge worker at all (it then falls back to the cloud, see
     :func:`simulate_srtf`).
     """
     prep = _Prep(cluster, jobs, 1.0)
-    return np.minimum(np.minimum(np.asarray(jobs.num_gpus, dtype=np.int64), prep.D), prep.qual_count)
+    return _gang(jobs.num_gpus, prep.D, prep.qual_count, gang_size)
 
 
 def _segments_array(rows: list) -> np.ndarray:
@@ -161,11 +175,12 @@ def _simulate_gang(
     theta1_factor: float = 0.5,
     starvation_kappa: float | None = None,
     event_skip: bool = True,
+    gang_size: str = "trace_gpus",
 ) -> ScheduleOutcome:
     prep = _Prep(cluster, jobs, speed)
     J, S = prep.J, prep.S
     r, D, p0, p1 = prep.r, prep.D, prep.p0, prep.p1
-    g = np.minimum(np.minimum(np.asarray(jobs.num_gpus, dtype=np.int64), D), prep.qual_count)
+    g = _gang(jobs.num_gpus, D, prep.qual_count, gang_size)
     completion = np.full(J, np.nan)
     edge_chunks = np.zeros(J, dtype=np.int64)
     cloud_chunks = np.zeros(J, dtype=np.int64)
@@ -393,6 +408,7 @@ def simulate_srtf(
     speed: float = 1.0,
     rng: np.random.Generator | None = None,
     event_skip: bool = True,
+    gang_size: str = "trace_gpus",
 ) -> ScheduleOutcome:
     """SRTF [Schrage & Miller], job-level preemptive, gang-scheduled, edge-only (paper Sec. V-A; spec §5.3.2).
 
@@ -400,7 +416,8 @@ def simulate_srtf(
     remaining training time". Rec (spec §5.3 item 2, §7 B8), per integer slot t (a job may run from slot
     ceil(r_j)):
 
-    - job j needs g_j = min(num_gpus_j, D_j) workers of its type, all or nothing; its D_j chunks are split
+    - job j needs g_j workers of its type, all or nothing (``gang_size="trace_gpus"``: g_j = min(num_gpus_j,
+      D_j), the trace's GPU count; ``"chunks"``: g_j = D_j, the elastic reading); its D_j chunks are split
       round-robin over the g_j workers at edge speed, so its work is D_j·p0_j worker-slots and its remaining
       time is R_j = remaining work / g_j;
     - active jobs are sorted by (R_j, r_j, j); walking the list, a job is admitted if g_j qualified workers
@@ -438,7 +455,7 @@ def simulate_srtf(
        speed + Σ_cloud jobs Δ_{j,c} (spec §5.4 Rec).
     """
     del rng
-    return _simulate_gang(cluster, jobs, speed, "srtf", event_skip=event_skip)
+    return _simulate_gang(cluster, jobs, speed, "srtf", event_skip=event_skip, gang_size=gang_size)
 
 
 def simulate_tiresias_l(
@@ -451,6 +468,7 @@ def simulate_tiresias_l(
     theta1_factor: float = 0.5,
     starvation_kappa: float | None = None,
     event_skip: bool = True,
+    gang_size: str = "trace_gpus",
 ) -> ScheduleOutcome:
     """Tiresias-L [Gu et al., NSDI'19]: discretised 2D-LAS, gang-scheduled, edge-only (spec §5.3.3).
 
@@ -482,6 +500,7 @@ def simulate_tiresias_l(
         theta1_factor=theta1_factor,
         starvation_kappa=starvation_kappa,
         event_skip=event_skip,
+        gang_size=gang_size,
     )
 
 

@@ -28,7 +28,7 @@ from gymnasium import spaces
 from ...core.metrics import ScheduleOutcome, episode_metrics, utilisation_series
 from ...core.types import Cluster, JobSet
 from .instance import build_instance
-from .presets import Preset, load_preset
+from .presets import Preset, discipline_kwargs, load_preset
 from .simulator import Candidates, PaperSimulator, greedy_placement, water_fill
 
 __all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder"]
@@ -194,7 +194,8 @@ class EdgeCloudMLEnv(gym.Env):
             from .disciplines import DISCIPLINES
 
             self._outcome = DISCIPLINES[self.discipline](
-                cl, jobs, speed=self.preset.env.speed, rng=np.random.default_rng(rng.integers(2**63))
+                cl, jobs, speed=self.preset.env.speed, rng=np.random.default_rng(rng.integers(2**63)),
+                **discipline_kwargs(self.preset),
             )
         self._k = 0
         self._prepare_step()
@@ -215,7 +216,10 @@ class EdgeCloudMLEnv(gym.Env):
         j = self._k
         info: dict = {"job": j}
         if self.discipline == "paper":
+            before = self._fallbacks
             counts, n_cloud, server_counts = self.decode_action(action)
+            if self._fallbacks == before and not np.isfinite(self._cand.q).any():
+                self._fallbacks += 1  # no qualified edge worker: the job had to go to the cloud (A10)
             rec = self.sim.place(j, counts, n_cloud, self._cand)
             reward = -rec["delta_phi"] / self.reward_scale
             info.update(

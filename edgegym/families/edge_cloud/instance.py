@@ -5,6 +5,7 @@ Every random draw comes from the generator passed in (the env's ``np_random`` af
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -12,7 +13,15 @@ import numpy as np
 from ...core.types import Cluster, JobSet
 from .presets import ClusterConfig, JobModelConfig, Preset, WorkloadConfig
 
-__all__ = ["build_cluster", "build_jobs", "build_instance", "small_lp_instance", "PHILLY_SERVER_GPUS"]
+__all__ = [
+    "PHILLY_SERVER_GPUS",
+    "build_cluster",
+    "build_instance",
+    "build_jobs",
+    "edge_work_slots",
+    "offered_load",
+    "small_lp_instance",
+]
 
 # Per-server worker counts for ``workers_per_server: philly``. The Pollux copy of the Philly trace has
 # no machine list; the ATC'19 paper's machines have 2 or 8 GPUs (a few 4), so W_s ~ {2: .4, 4: .2, 8: .4}
@@ -76,7 +85,7 @@ def build_cluster(cfg: ClusterConfig, rng: np.random.Generator) -> Cluster:
 
 
 @functools.lru_cache(maxsize=8)
-def _trace_table(source: str, path: str | None, trace_cluster: str | None):
+def _trace_table(source: str, path: str | None, trace_cluster: str | None, columns: tuple = (), time_unit: str = "s"):
     from ... import workloads as wl
 
     if source == "philly":
@@ -86,7 +95,7 @@ def _trace_table(source: str, path: str | None, trace_cluster: str | None):
     if source == "google2011":
         return wl.load_google2011(path)
     if source == "csv":
-        return wl.load_csv(path)
+        return wl.load_csv(path, columns=dict(columns) or None, time_unit=time_unit)
     raise ValueError(f"unknown trace source {source!r}")
 
 
@@ -113,8 +122,42 @@ def _inline_jobs(cfg: WorkloadConfig, cluster: Cluster) -> JobSet:
     )
 
 
-def build_jobs(wcfg: WorkloadConfig, jcfg: JobModelConfig, cluster: Cluster, rng: np.random.Generator) -> JobSet:
-    """The episode's jobs: inline, synthetic (Philly-calibrated) or a seeded window of a trace."""
+def edge_work_slots(jobs: JobSet, speed: float = 1.0) -> np.ndarray:
+    """Edge work of each job, D_j · p0_j worker-slots (p0_j: chunk time on an edge worker, ζ_j = 0). # (J,)"""
+    from .rates import chunk_time_slots, iteration_time_h
+
+    tau0 = iteration_time_h(
+        jobs.minibatch_time_h, jobs.ps_update_ms, jobs.grad_size_mb, jobs.bandwidth_mbps, all_in_cloud=False
+    )
+    p0 = np.atleast_1d(chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau0, speed)).astype(float)
+    return np.asarray(jobs.num_chunks, dtype=float) * p0
+
+
+def offered_load(jobs: JobSet, cluster: Cluster, speed: float = 1.0) -> float:
+    """Offered edge utilisation of an instance: Σ_j D_j p0_j / (W · span of the arrivals).
+
+    The denominator is the edge workers' capacity over the arrival window ``[r_1, r_J]`` (``inf`` when all
+    jobs arrive at once, 0 work → 0). This is the quantity ``workload.load`` sets.
+    """
+    work = float(edge_work_slots(jobs, speed).sum())
+    r = np.asarray(jobs.arrival_slots, dtype=float)
+    span = float(r.max() - r.min()) if r.size else 0.0
+    cap = cluster.num_workers * span
+    if work == 0:
+        return 0.0
+    return work / cap if cap > 0 else float("inf")
+
+
+def build_jobs(
+    wcfg: WorkloadConfig, jcfg: JobModelConfig, cluster: Cluster, rng: np.random.Generator, speed: float = 1.0
+) -> JobSet:
+    """The episode's jobs: inline, synthetic (Philly-calibrated) or a seeded window of a trace.
+
+    With ``workload.load`` the window's submissions are rescaled to span ``H = Σ_j D_j p0_j / (W · load)``
+    slots (then floored to whole slots, as with ``horizon_slots``): the offered edge utilisation of the
+    episode's own jobs over the arrival window is ``load`` (up to that flooring). The random draws are the
+    same as with ``horizon_slots``: only the arrival slots differ.
+    """
     from ... import workloads as wl
 
     if wcfg.source == "inline":
@@ -124,7 +167,7 @@ def build_jobs(wcfg: WorkloadConfig, jcfg: JobModelConfig, cluster: Cluster, rng
         table = wl.synthetic_philly_table(J, rng)
         start = 0
     else:
-        table = _trace_table(wcfg.source, wcfg.path, wcfg.trace_cluster)
+        table = _trace_table(wcfg.source, wcfg.path, wcfg.trace_cluster, wcfg.columns, wcfg.time_unit)
         n = len(table)
         if n < J:
             raise ValueError(f"workload.num_jobs={J} but the {wcfg.source} trace has only {n} jobs")
@@ -139,7 +182,8 @@ def build_jobs(wcfg: WorkloadConfig, jcfg: JobModelConfig, cluster: Cluster, rng
         upload_delay_edge_slots=jcfg.edge_upload_delay_slots,
         upload_delay_cloud_slots=jcfg.cloud_upload_delay_slots,
     )
-    return wl.build_jobset(
+    load = getattr(wcfg, "load", None)
+    jobs = wl.build_jobset(
         table,
         num_edge_servers=cluster.num_edge_servers,
         num_worker_types=cluster.num_worker_types,
@@ -149,14 +193,22 @@ def build_jobs(wcfg: WorkloadConfig, jcfg: JobModelConfig, cluster: Cluster, rng
         params=params,
         num_jobs=J,
         start_index=start,
-        horizon_slots=wcfg.horizon_slots,
+        horizon_slots=wcfg.horizon_slots if load is None else 1.0,
     )
+    if load is None:
+        return jobs
+    if cluster.num_workers == 0:
+        raise ValueError("workload.load needs edge workers (the cluster has none); use workload.horizon_slots")
+    horizon = float(edge_work_slots(jobs, speed).sum()) / (cluster.num_workers * load)
+    submit = table["submit_time_s"].to_numpy()[start : start + J]
+    arrival = wl.arrival_slots_from_times(submit, params.slot_s, horizon)
+    return dataclasses.replace(jobs, arrival_slots=arrival)
 
 
 def build_instance(preset: Preset, rng: np.random.Generator) -> tuple[Cluster, JobSet]:
     """Cluster then jobs, both from ``rng`` (in that order)."""
     cluster = build_cluster(preset.cluster, rng)
-    return cluster, build_jobs(preset.workload, preset.job_model, cluster, rng)
+    return cluster, build_jobs(preset.workload, preset.job_model, cluster, rng, speed=preset.env.speed)
 
 
 def small_lp_instance(

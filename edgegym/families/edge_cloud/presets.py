@@ -19,18 +19,26 @@ from ...core.validation import pair as _range
 from ...core.validation import read_preset_yaml
 
 __all__ = [
+    "BaselinesConfig",
     "ClusterConfig",
     "EnvConfig",
     "JobModelConfig",
     "Preset",
     "WorkloadConfig",
+    "discipline_kwargs",
     "list_presets",
     "load_preset",
     "preset_from_dict",
 ]
 
 ACTION_MODES = ("server_proportions", "cloud_split")
+GANG_SIZES = ("chunks", "trace_gpus")
+#: hours per unit of the m_j reading (``job_model.minibatch_time_unit``)
+TIME_UNITS_H = {"hour": 1.0, "minute": 1.0 / 60.0, "second": 1.0 / 3600.0}
 DISCIPLINES = ("paper", "srtf", "tiresias_l", "batchsche")
+#: the largest ``workload.num_jobs`` accepted (a bound on the episode's memory: ~1 KB per job plus the executed
+#: schedule; the whole Philly trace is 82,247 jobs)
+MAX_NUM_JOBS = 1_000_000
 WORKLOAD_SOURCES = ("synthetic", "philly", "itp", "google2011", "csv", "inline")
 
 
@@ -64,27 +72,64 @@ class WorkloadConfig:
     ``google2011``, ``csv`` with ``path``), or ``inline`` (``jobs`` listed in the preset, for tests).
     ``window``: ``"random"`` (a seeded random window of ``num_jobs`` consecutive trace jobs) or a start index.
     ``horizon_slots``: the arrivals of the window are rescaled to span ``[0, horizon_slots]``.
+    ``load``: offered edge utilisation instead of a horizon: the arrivals are rescaled to span
+    ``H = Σ_j D_j p0_j / (W · load)`` slots, the episode's edge work (chunk time at edge speed, the
+    ``env.speed`` included) over the W edge workers' capacity (see :func:`~.instance.build_jobs`). Give
+    ``load`` or ``horizon_slots``, not both.
     """
 
     source: str = "synthetic"
     num_jobs: int = 30
     horizon_slots: float | None = 100.0
+    load: float | None = None
     window: Any = "random"
     path: str | None = None
     trace_cluster: str | None = None
     jobs: tuple = ()
+    columns: tuple = ()  # source csv: ((canonical, column in the file), ...), as load_csv(columns=...)
+    time_unit: str = "s"  # source csv: unit of the file's time columns, as load_csv(time_unit=...)
 
 
 @dataclass(frozen=True, slots=True)
 class JobModelConfig:
-    """Ranges from which fields a trace lacks are sampled (spec 000 §5.1-§5.2; uniform draws)."""
+    """Ranges from which fields a trace lacks are sampled (spec 000 §5.1-§5.2; uniform draws).
+
+    ``minibatch_time`` is the m_j range read in ``minibatch_time_unit`` (``hour``: the paper's text,
+    "m_j ∈ [0.001, 0.05] hour"; ``minute``/``second``: other readings). A YAML file may give the legacy key
+    ``minibatch_time_h`` (hours) instead; :attr:`minibatch_time_h` is the range in hours either way.
+    """
 
     epochs: tuple = (20, 60)
-    minibatch_time_h: tuple = (0.001, 0.05)
+    minibatch_time: tuple = (0.001, 0.05)
+    minibatch_time_unit: str = "hour"
     ps_update_ms: tuple = (10.0, 100.0)
     grad_size_mb: tuple = (30.0, 575.0)
     edge_upload_delay_slots: tuple = (1, 4)
     cloud_upload_delay_slots: tuple = (10, 15)
+
+    @property
+    def minibatch_time_h(self) -> tuple:
+        """The m_j range in hours."""
+        f = TIME_UNITS_H[self.minibatch_time_unit]
+        return (self.minibatch_time[0] * f, self.minibatch_time[1] * f)
+
+
+@dataclass(frozen=True, slots=True)
+class BaselinesConfig:
+    """Knobs of the paper's job-level baselines (``env.discipline`` ≠ ``paper``; spec 000 §5.3).
+
+    ``gang_size``: workers a job of SRTF / Tiresias-L holds: ``chunks`` = min(D_j, #qualified edge workers)
+    or ``trace_gpus`` = min(trace GPU count, D_j, #qualified) (the paper's "worker requirement").
+    ``tiresias_thresholds``: attained-service thresholds in worker-slots (``null``: one threshold,
+    ``tiresias_theta1_factor`` × the median job work). ``tiresias_starvation_kappa``: ``null`` = off.
+    ``batchsche_max_interval_slots``: cap on BatchSche's doubling window (``null``: pure doubling).
+    """
+
+    gang_size: str = "chunks"
+    tiresias_thresholds: tuple | None = None
+    tiresias_theta1_factor: float = 0.5
+    tiresias_starvation_kappa: float | None = None
+    batchsche_max_interval_slots: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +159,7 @@ class Preset:
     workload: WorkloadConfig = field(default_factory=WorkloadConfig)
     job_model: JobModelConfig = field(default_factory=JobModelConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
+    baselines: BaselinesConfig = field(default_factory=BaselinesConfig)
     source_file: str = "<dict>"
 
     @property
@@ -130,12 +176,37 @@ class Preset:
         for sec, overrides in sections.items():
             if sec not in _SECTIONS:
                 raise ValueError(f"unknown section {sec!r} in overrides (valid: {sorted(_SECTIONS)})")
-            data[sec] = {**data[sec], **dict(overrides)}
+            if not isinstance(overrides, dict):
+                raise ValueError(f"{self.source_file} (with overrides): section {sec!r} must be a mapping of keys "
+                                 f"to values, got {overrides!r}")
+            overrides = dict(overrides)
+            base = dict(data[sec])
+            # an override of one of two alternative keys replaces the other one
+            for new, old in _ALTERNATIVES.get(sec, ()):
+                if any(k in overrides for k in new) and not any(k in overrides for k in old):
+                    for k in old:
+                        base.pop(k, None)
+            data[sec] = {**base, **overrides}
         return preset_from_dict(data, source=f"{self.source_file} (with overrides)")
 
 
-_SECTIONS = {"cluster": ClusterConfig, "workload": WorkloadConfig, "job_model": JobModelConfig, "env": EnvConfig}
+_SECTIONS = {
+    "cluster": ClusterConfig,
+    "workload": WorkloadConfig,
+    "job_model": JobModelConfig,
+    "env": EnvConfig,
+    "baselines": BaselinesConfig,
+}
 _TOP = ("name", "family", "version", "description")
+#: per section: pairs of mutually exclusive key groups (an override of one drops the other)
+_ALTERNATIVES = {
+    "workload": ((("horizon_slots",), ("load",)), (("load",), ("horizon_slots",))),
+    "job_model": (
+        (("minibatch_time_h",), ("minibatch_time", "minibatch_time_unit")),
+        (("minibatch_time", "minibatch_time_unit"), ("minibatch_time_h",)),
+    ),
+}
+_LEGACY_KEYS = {"job_model": {"minibatch_time_h"}}
 
 
 def _int_or_list(src, key, v, S, lo=0):
@@ -249,9 +320,16 @@ def _check_workload(c: dict, src: str, num_servers: int) -> WorkloadConfig:
         if jobs:
             _fail(src, k + "jobs", f"only allowed with source 'inline' (source is {source!r})")
         jobs = ()
-        num_jobs = _num(src, k + "num_jobs", c.get("num_jobs", 30), lo=1, integer=True)
-    h = c.get("horizon_slots", 100.0)
+        num_jobs = _num(src, k + "num_jobs", c.get("num_jobs", 30), lo=1, hi=MAX_NUM_JOBS, integer=True)
+    load = c.get("load")
+    h = c.get("horizon_slots", None if load is not None else 100.0)
     h = None if h is None else _num(src, k + "horizon_slots", h, lo=0, strict_lo=True)
+    if load is not None:
+        load = _num(src, k + "load", load, lo=0, strict_lo=True, hi=100)
+        if h is not None:
+            _fail(src, k + "load", "give workload.load or workload.horizon_slots, not both")
+        if source == "inline":
+            _fail(src, k + "load", "inline jobs carry their own arrival slots (no load rescaling)")
     window = c.get("window", "random")
     if window != "random":
         window = _num(src, k + "window", window, lo=0, integer=True)
@@ -263,15 +341,59 @@ def _check_workload(c: dict, src: str, num_servers: int) -> WorkloadConfig:
     tc = c.get("trace_cluster")
     if tc is not None and not isinstance(tc, str):
         _fail(src, k + "trace_cluster", f"expected a string, got {tc!r}")
-    return WorkloadConfig(source, num_jobs, h, window, path, tc, jobs)
+    columns, time_unit = _check_csv_keys(c, src, source)
+    return WorkloadConfig(source, num_jobs, h, load, window, path, tc, jobs, columns, time_unit)
+
+
+def _check_csv_keys(c: dict, src: str, source: str) -> tuple[tuple, str]:
+    """``workload.columns`` (canonical name -> CSV column) and ``workload.time_unit``: ``source: csv`` only."""
+    k = "workload."
+    cols = c.get("columns") or {}
+    unit = c.get("time_unit", "s")
+    if not cols and unit == "s":
+        return (), "s"
+    from ...workloads.loaders import TIME_UNITS_S  # only when used: pandas stays out of `import edgegym`
+    from ...workloads.schema import CANONICAL_COLUMNS
+
+    if isinstance(cols, list | tuple):  # the round-tripped form: [[canonical, column], ...]
+        if not all(isinstance(x, list | tuple) and len(x) == 2 for x in cols):
+            _fail(src, k + "columns", f"expected a mapping of canonical names to CSV columns, got {cols!r}")
+        cols = dict(cols)
+    if not isinstance(cols, dict):
+        _fail(src, k + "columns", f"expected a mapping of canonical names to CSV columns, got {cols!r}")
+    for name, col in cols.items():
+        if name not in CANONICAL_COLUMNS:
+            _fail(src, f"{k}columns.{name}", f"unknown canonical column (valid: {', '.join(CANONICAL_COLUMNS)})")
+        if not isinstance(col, str) or not col:
+            _fail(src, f"{k}columns.{name}", f"expected a CSV column name, got {col!r}")
+    if unit not in TIME_UNITS_S:
+        _fail(src, k + "time_unit", f"unknown unit {unit!r} (valid: {', '.join(TIME_UNITS_S)})")
+    if source != "csv" and (cols or unit != "s"):
+        _fail(src, k + ("columns" if cols else "time_unit"), f"only used with source 'csv' (source is {source!r})")
+    return tuple(sorted(cols.items())), unit
 
 
 def _check_job_model(c: dict, src: str) -> JobModelConfig:
     k = "job_model."
     d = JobModelConfig()
+    if "minibatch_time_h" in c:
+        if "minibatch_time" in c or "minibatch_time_unit" in c:
+            _fail(
+                src,
+                k + "minibatch_time_h",
+                "give job_model.minibatch_time_h (hours) or job_model.minibatch_time with minibatch_time_unit, not both",
+            )
+        mb = _range(src, k + "minibatch_time_h", c["minibatch_time_h"], lo=1e-12)
+        unit = "hour"
+    else:
+        unit = c.get("minibatch_time_unit", d.minibatch_time_unit)
+        if unit not in TIME_UNITS_H:
+            _fail(src, k + "minibatch_time_unit", f"unknown unit {unit!r} (valid: {', '.join(TIME_UNITS_H)})")
+        mb = _range(src, k + "minibatch_time", c.get("minibatch_time", d.minibatch_time), lo=1e-12)
     return JobModelConfig(
         epochs=_range(src, k + "epochs", c.get("epochs", d.epochs), lo=1, integer=True),
-        minibatch_time_h=_range(src, k + "minibatch_time_h", c.get("minibatch_time_h", d.minibatch_time_h), lo=1e-12),
+        minibatch_time=mb,
+        minibatch_time_unit=unit,
         ps_update_ms=_range(src, k + "ps_update_ms", c.get("ps_update_ms", d.ps_update_ms), lo=0),
         grad_size_mb=_range(src, k + "grad_size_mb", c.get("grad_size_mb", d.grad_size_mb), lo=0),
         edge_upload_delay_slots=_range(
@@ -289,6 +411,53 @@ def _check_job_model(c: dict, src: str) -> JobModelConfig:
             integer=True,
         ),
     )
+
+
+def _check_baselines(c: dict, src: str) -> BaselinesConfig:
+    k = "baselines."
+    d = BaselinesConfig()
+    gang = c.get("gang_size", d.gang_size)
+    if gang not in GANG_SIZES:
+        _fail(src, k + "gang_size", f"unknown gang size {gang!r} (valid: {', '.join(GANG_SIZES)})")
+    thr = c.get("tiresias_thresholds")
+    if thr is not None:
+        if not isinstance(thr, list | tuple) or not thr:
+            _fail(src, k + "tiresias_thresholds", f"expected a non-empty list of worker-slots or null, got {thr!r}")
+        thr = tuple(_num(src, k + "tiresias_thresholds", x, lo=0, strict_lo=True) for x in thr)
+    kappa = c.get("tiresias_starvation_kappa")
+    if kappa is not None:
+        kappa = _num(src, k + "tiresias_starvation_kappa", kappa, lo=0, strict_lo=True)
+    cap = c.get("batchsche_max_interval_slots")
+    if cap is not None:
+        cap = _num(src, k + "batchsche_max_interval_slots", cap, lo=0, strict_lo=True)
+    return BaselinesConfig(
+        gang_size=gang,
+        tiresias_thresholds=thr,
+        tiresias_theta1_factor=_num(
+            src, k + "tiresias_theta1_factor", c.get("tiresias_theta1_factor", d.tiresias_theta1_factor),
+            lo=0, strict_lo=True,
+        ),
+        tiresias_starvation_kappa=kappa,
+        batchsche_max_interval_slots=cap,
+    )
+
+
+def discipline_kwargs(preset: Preset) -> dict:
+    """Keyword arguments of the preset's baseline discipline (``env.discipline``) from its ``baselines`` section."""
+    b = preset.baselines
+    disc = preset.env.discipline
+    if disc in ("srtf", "tiresias_l"):
+        out: dict[str, Any] = {"gang_size": b.gang_size}
+        if disc == "tiresias_l":
+            out.update(
+                thresholds=b.tiresias_thresholds,
+                theta1_factor=b.tiresias_theta1_factor,
+                starvation_kappa=b.tiresias_starvation_kappa,
+            )
+        return out
+    if disc == "batchsche":
+        return {"max_interval_slots": b.batchsche_max_interval_slots}
+    return {}
 
 
 def _check_env(c: dict, src: str) -> EnvConfig:
@@ -331,7 +500,7 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> Preset:
         sub = data.get(sec) or {}
         if not isinstance(sub, dict):
             _fail(source, sec, f"expected a mapping, got {sub!r}")
-        valid = {f.name for f in dataclasses.fields(cls)}
+        valid = {f.name for f in dataclasses.fields(cls)} | _LEGACY_KEYS.get(sec, set())
         for key in sub:
             if key not in valid:
                 _fail(source, f"{sec}.{key}", f"unknown key (valid: {', '.join(sorted(valid))})")
@@ -353,6 +522,7 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> Preset:
         workload=_check_workload(data.get("workload") or {}, source, cluster.num_edge_servers),
         job_model=_check_job_model(data.get("job_model") or {}, source),
         env=env,
+        baselines=_check_baselines(data.get("baselines") or {}, source),
         source_file=source,
     )
 
@@ -371,6 +541,12 @@ def to_dict(preset: Preset) -> dict:
     for sec in _SECTIONS:
         obj = getattr(preset, sec)
         out[sec] = {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    jm = out["job_model"]
+    if jm["minibatch_time_unit"] == "hour":  # the legacy spelling: literal presets round-trip unchanged
+        jm["minibatch_time_h"] = jm.pop("minibatch_time")
+        del jm["minibatch_time_unit"]
+    if out["workload"]["load"] is None:
+        del out["workload"]["load"]
     return out
 
 
