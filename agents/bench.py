@@ -327,15 +327,16 @@ def summarise(df, baselines=(), metrics=None):
 
 
 def _fmt(m: float, s: float) -> str:
-    if m is None or (isinstance(m, float) and math.isnan(m)):
-        return "–"
-    return f"{m:.6g} ± {s:.3g}"
+    from .options import fmt_pm
+
+    return fmt_pm(m, s)
 
 
 def format_markdown(summary) -> str:
     """The markdown table(s) of :func:`summarise`'s output, one section per (env, window).
 
-    Cells read ``mean ± std`` with 6 significant digits for the mean (``results.csv`` holds full precision).
+    Cells read ``mean ± std`` rounded to the std's two significant digits (``results.csv`` holds full
+    precision).
     """
     parts = []
     for (env, window), g in summary.groupby(["env", "window"], sort=False, dropna=False):
@@ -533,23 +534,9 @@ def run_bench(
 
 
 def _parse_seeds(items: list[str]) -> list[int]:
-    seeds: list[int] = []
-    for it in items:
-        for part in str(it).split(","):
-            if not part:
-                continue
-            m = re.fullmatch(r"(-?\d+)-(\d+)", part)
-            try:
-                if m:
-                    a, b = int(m.group(1)), int(m.group(2))
-                    if b < a:
-                        raise ValueError
-                    seeds += list(range(a, b + 1))
-                else:
-                    seeds.append(int(part))
-            except ValueError:
-                raise _err(f"bad seed {part!r}: use integers, lists (0,1,2) or ranges (0-2)") from None
-    return list(dict.fromkeys(seeds))
+    from .options import parse_seeds
+
+    return parse_seeds(items)
 
 
 def _cmd_bench(args) -> int:
@@ -560,7 +547,10 @@ def _cmd_bench(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise _err(f"--workers must be >= 1, got {args.workers}")
     workers = args.workers or max(1, os.cpu_count() or 1)
-    seeds = _parse_seeds(args.seeds)
+    from .options import resolve_policy, seeds_from
+
+    seeds = seeds_from(args)
+    args.policies = [resolve_policy(p) for p in args.policies]
     if not args.envs:
         from .runner import default_env_id
 
@@ -606,34 +596,45 @@ def _cmd_bench(args) -> int:
 
 def add_bench_parser(sub) -> None:
     """Add the ``bench`` subcommand."""
-    p = sub.add_parser("bench", help="policies x envs x seeds in parallel -> CSV, markdown table, plots")
-    p.add_argument("--envs", nargs="+", help="env ids (see `edgegym list`; default: the first family's default id)")
+    from .options import add_env_config_flag, add_seed_flags
+
+    p = sub.add_parser("bench", help="policies x envs x seeds in parallel -> CSV, markdown table, plots",
+                       description="Run policies x envs x seeds (x trace windows) in parallel; write results.csv, "
+                       "summary.md / summary.csv (mean ± std over seeds, ratio to a baseline) and plots.")
+    p.add_argument("--envs", "--env", nargs="+", help="env ids (see `edgegym list`; default: the first family's "
+                   "default id)")
     p.add_argument(
         "--policies",
+        "--policy",
         nargs="+",
         default=["all"],
-        help="policy names, `all` (every policy supporting each env), ppo:PATH, maskable-ppo:PATH",
+        help="policy names, `all` (every policy supporting each env; default), a saved agent DIR or "
+        "DIR/model.zip, ppo:PATH, maskable-ppo:PATH",
     )
-    p.add_argument("--seeds", nargs="+", default=["0-2"], help="seeds: 0 1 2, 0,1,2 or 0-2")
+    add_seed_flags(p, seed=0, episodes=3, what="seed")
     p.add_argument("--trace", help="workload source for every cell (e.g. philly)")
     p.add_argument("--windows", type=int, nargs="+", help="trace window start indices (a grid axis)")
-    p.add_argument("--env-config", help="preset overrides for every cell (inline JSON/YAML or a file)")
+    add_env_config_flag(p)
     p.add_argument("--baseline", nargs="+", help="ratio column: objective / objective(first of these run on the env)")
     p.add_argument("--metrics", nargs="+", help="table columns (default: every non-constant episode metric)")
     p.add_argument("--out", default="bench_out", help="output directory")
     p.add_argument("--workers", type=int, help="parallel processes (default: all cores)")
-    p.add_argument("--backend", choices=["local", "ray"], default="local")
+    p.add_argument("--backend", choices=["local", "ray"], default="local",
+                   help="local processes (default) or Ray tasks (pip install 'edgegym[ray]')")
     p.add_argument("--ray-address", help="existing Ray cluster (default: start a local one)")
     p.add_argument("--gantt", action="store_true", help="Gantt PNG per (env, policy), first seed, small presets")
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="write the tables only, no PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_cmd_bench)
 
 
 def _cmd_render(args) -> int:
+    from .options import resolve_policy
     from .rl.train import ensure_writable_dir, parse_env_config
     from .runner import check_env_policy, fill_env_policy_defaults, run_episode
 
+    if args.policy is not None:
+        args.policy = resolve_policy(args.policy)
     fill_env_policy_defaults(args)
     check_env_policy(args.env, args.policy)
     png = Path(args.out)
@@ -654,10 +655,13 @@ def _cmd_render(args) -> int:
 
 def add_render_parser(sub) -> None:
     """Add the ``render`` subcommand: the Gantt chart of one episode as a PNG."""
+    from .options import add_env_config_flag
+
     p = sub.add_parser("render", help="run one episode and write its Gantt chart (PNG)")
-    p.add_argument("--env", help="env id (default: the first family's default id)")
-    p.add_argument("--policy", help="policy name, ppo:PATH or maskable-ppo:PATH (default: the family's reference)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--env-config", help="preset overrides (inline JSON/YAML or a file)")
+    p.add_argument("--env", help="env id (default: the first family's default id; small presets only)")
+    p.add_argument("--policy", help="policy name, a saved agent DIR or DIR/model.zip, ppo:PATH or "
+                   "maskable-ppo:PATH (default: the family's reference)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the episode (default 0)")
+    add_env_config_flag(p)
     p.add_argument("--out", required=True, help="PNG path")
     p.set_defaults(func=_cmd_render)

@@ -14,40 +14,21 @@ import json
 import sys
 
 from .errors import CLIError
-from .runner import check_env_policy, env_ids, fill_env_policy_defaults, json_default, run_episode
+from .runner import check_env_policy, env_ids, fill_env_policy_defaults, run_episode
 
 __all__ = ["main", "run_episode", "SUBCOMMANDS"]
 
 
-# metrics shown (when present) on the one-line text summary of an episode; --json prints them all
-_SUMMARY_KEYS = (
-    "avg_jct",
-    "makespan",
-    "preemptions",
-    "edge_fraction",
-    "total_utility",
-    "deadline_miss_rate",
-    "avg_response_time",
-)
-
-
 def _cmd_run(args) -> int:
+    from .options import resolve_policy, run_episodes, seeds_from
+    from .rl.train import parse_env_config
+
+    if args.policy is not None:
+        args.policy = resolve_policy(args.policy)
     fill_env_policy_defaults(args)
     check_env_policy(args.env, args.policy)
-    if args.episodes < 1:
-        raise CLIError(f"--episodes must be >= 1, got {args.episodes}")
-    for k in range(args.episodes):
-        rec = run_episode(args.env, args.policy, args.seed + k)
-        rec["episode"] = k
-        if args.json:
-            print(json.dumps(rec, default=json_default))
-        else:
-            shown = [f"{k} {rec[k]:.4g}" for k in _SUMMARY_KEYS if k in rec]
-            print(
-                f"[{rec['env']} | {rec['policy']} | seed {rec['seed']}] objective {rec['objective']:.2f}  "
-                + "  ".join(shown)
-                + f"  return {rec['episode_return']:.4f}  ({rec['wall_s']:.2f} s)"
-            )
+    seeds = seeds_from(args)
+    run_episodes(args, args.env, args.policy, seeds, parse_env_config(args.env_config))
     return 0
 
 
@@ -84,18 +65,24 @@ def _cmd_list(args) -> int:
 
 
 def _add_run(sub):
-    p = sub.add_parser("run", help="run one policy on one env; print metrics per episode")
+    from .options import add_env_config_flag, add_seed_flags
+
+    p = sub.add_parser("run", help="run one policy on one env; print metrics per episode and their mean ± std",
+                       description="Run one policy on one env for some seeds; print each episode's metrics as it "
+                       "ends, then mean ± std over the episodes.")
     p.add_argument("--env", help="env id (see `edgegym list`; default: the first family's default id)")
-    p.add_argument("--policy", help="policy name (see `edgegym list`; default: the env family's reference policy)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first episode (episode k uses seed+k)")
-    p.add_argument("--episodes", type=int, default=1)
-    p.add_argument("--json", action="store_true", help="one JSON object per episode")
+    p.add_argument("--policy", help="policy name (see `edgegym list`), a saved agent DIR or DIR/model.zip, or "
+                   "ppo:PATH / maskable-ppo:PATH (default: the env family's reference policy)")
+    add_seed_flags(p, seed=0, episodes=1)
+    add_env_config_flag(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per episode on stdout (summary on stderr)")
+    p.add_argument("--no-progress", action="store_true", help="no step counter on stderr during long episodes")
     p.set_defaults(func=_cmd_run)
 
 
 def _add_list(sub):
     p = sub.add_parser("list", help="list envs, policies and trace loaders")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON object with the three lists")
     p.set_defaults(func=_cmd_list)
 
 
@@ -129,7 +116,14 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``edgegym`` console script."""
-    parser = _Parser(prog="edgegym", description="edge-cloud ML scheduling benchmark")
+    from edgegym import __version__
+
+    from .options import install_notice_hook
+
+    install_notice_hook()
+    parser = _Parser(prog="edgegym", description="Gymnasium envs for online ML-job scheduling in edge-cloud "
+                     "clusters: run, compare, render, train and evaluate policies.")
+    parser.add_argument("--version", action="version", version=f"edgegym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in SUBCOMMANDS.values():
         add(sub)

@@ -146,13 +146,16 @@ def make_env(env_id: str, policy: str, seed: int = 0, env_config: dict | None = 
     return env, pol
 
 
-def run_episode(env_id: str, policy: str, seed: int, env_config: dict | None = None, *, on_end=None) -> dict:
+def run_episode(
+    env_id: str, policy: str, seed: int, env_config: dict | None = None, *, on_end=None, on_step=None
+) -> dict:
     """Run one episode of ``policy`` on ``env_id`` with ``reset(seed=seed)``; return the JSON-able record.
 
     The record holds ``env``, ``policy``, ``seed``, ``episode_return``, ``steps``, every episode metric
     (``objective`` included), ``wall_s`` and ``decisions_per_s`` (policy decisions per second of decision
     time). ``on_end(env, rec)``, when given, is called after the last step, before the env is closed (the
-    benchmark reads per-job times and draws Gantt charts there).
+    benchmark reads per-job times and draws Gantt charts there). ``on_step(steps)``, when given, is called
+    after every step (the CLI's progress bar).
     """
     env, pol = make_env(env_id, policy, seed, env_config)
     try:
@@ -169,6 +172,8 @@ def run_episode(env_id: str, policy: str, seed: int, env_config: dict | None = N
             ret += float(r)
             steps += 1
             done = term or trunc
+            if on_step is not None:
+                on_step(steps)
         wall = time.perf_counter() - t0
         rec = {"env": env_id, "policy": policy, "seed": seed, "episode_return": ret, "steps": steps}
         rec.update(info["episode_metrics"])

@@ -294,6 +294,7 @@ def _cmd_train(args) -> int:
     if args.hyperparams and not Path(args.hyperparams).is_file():
         raise _cli_error(f"--hyperparams {args.hyperparams!r} does not exist")
     cfg = parse_env_config(args.env_config)
+    _notice_yaml_env_config(args, cfg)
     out = ensure_writable_dir(args.out)
     try:
         s = train(
@@ -315,24 +316,42 @@ def _cmd_train(args) -> int:
     return 0
 
 
+def _notice_yaml_env_config(args, cfg: dict) -> None:
+    """One line on stderr when the hyperparameter YAML changes the env (e.g. MaskablePPO's discrete action mode)."""
+    import sys
+
+    try:
+        yaml_cfg = load_hyperparams(args.algo, args.env, args.hyperparams).get("env_config") or {}
+    except (OSError, ValueError, yaml.YAMLError):
+        return  # train() reports the error
+    applied = merge_config(yaml_cfg, cfg)
+    if yaml_cfg:
+        src = args.hyperparams or f"agents/rl/{args.algo}.yaml"
+        print(f"edgegym train: notice: {src} sets env config {json.dumps(yaml_cfg)} for {args.env}; "
+              f"training (and later evaluation) uses {json.dumps(applied)} (change it with --env-config)",
+              file=sys.stderr)
+
+
 def add_train_parser(sub) -> None:
     """Add the ``train`` subcommand to the CLI's subparsers."""
-    p = sub.add_parser("train", help="train PPO / MaskablePPO on an env; saves DIR/model.zip")
+    p = sub.add_parser("train", help="train PPO / MaskablePPO on an env; saves DIR/model.zip",
+                       description="Train SB3 PPO or sb3-contrib MaskablePPO on an env (hyperparameters from "
+                       "agents/rl/<algo>.yaml); writes DIR/model.zip and its sidecar DIR/model.edgegym.json.")
     p.add_argument("--env", required=True, help="env id (see `edgegym list`)")
     p.add_argument("--algo", required=True, choices=list(ALGOS), help="ppo (SB3) or maskable-ppo (sb3-contrib)")
     p.add_argument("--timesteps", type=int, required=True, help="env steps to train for")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the algorithm and of env 0 (env i: seed+i)")
     p.add_argument("--out", required=True, help="output directory (model.zip, train.json, checkpoints, eval)")
     p.add_argument("--hyperparams", help="YAML file read instead of agents/rl/<algo>.yaml")
     p.add_argument("--env-config", help="preset overrides: inline JSON/YAML or a file, e.g. "
-                   '\'{"env": {"action_mode": "cloud_split"}}\'')
+                   '\'{"env": {"action_mode": "cloud_split"}}\' (applied after the YAML\'s env_config)')
     p.add_argument("--n-envs", type=int, help="parallel envs (default: from the YAML)")
     p.add_argument("--subproc", action="store_true", help="SubprocVecEnv instead of DummyVecEnv")
     p.add_argument("--eval-freq", type=int, help="EvalCallback every N env steps (0: off; default: YAML)")
     p.add_argument("--checkpoint-freq", type=int, help="checkpoint every N env steps (0: off; default: YAML)")
     p.add_argument("--tensorboard", action="store_true", help="log to DIR/tb (needs tensorboard)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--verbose", type=int, default=0)
+    p.add_argument("--verbose", type=int, default=0, help="SB3 verbosity: 0 quiet, 1 training logs, 2 debug")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_cmd_train)
 
@@ -360,7 +379,6 @@ def _model_name(args) -> str:
 
 def _cmd_eval(args) -> int:
     from ..runner import check_env_policy
-    from ..runner import json_default as _json_default
 
     name = _model_name(args)
     try:
@@ -380,22 +398,20 @@ def _cmd_eval(args) -> int:
         cfg = merge_config(cfg, {"workload": {"source": args.trace}})
     if args.window is not None:
         cfg = merge_config(cfg, {"workload": {"window": args.window}})
-    seeds = args.seeds if args.seeds else [args.seed + k for k in range(args.episodes)]
+    from ..options import seeds_from
+
+    seeds = seeds_from(args)
     on_end = None
     if args.render_png:
         png = Path(args.render_png)
         ensure_writable_dir(png.parent if str(png.parent) else ".", "--render-png")
         on_end = _gantt_once(png)
+    from ..options import run_episodes
+
     try:
-        recs = evaluate(name, env_id, seeds, cfg, on_end=on_end)
+        run_episodes(args, env_id, name, seeds, cfg, on_end=on_end)
     except ValueError as e:
         raise _cli_error(str(e)) from None
-    for rec in recs:
-        if args.json:
-            print(json.dumps(rec, default=_json_default))
-        else:
-            print(f"[{rec['env']} | {rec['policy']} | seed {rec['seed']}] objective {rec['objective']:.2f}  "
-                  f"return {rec['episode_return']:.4f}  ({rec['wall_s']:.2f} s)")
     return 0
 
 
@@ -417,16 +433,20 @@ def _gantt_once(png: Path):
 
 def add_eval_parser(sub) -> None:
     """Add the ``eval`` subcommand: a saved agent on held-out seeds and trace windows."""
-    p = sub.add_parser("eval", help="evaluate a saved agent (same JSON as `edgegym run`)")
-    p.add_argument("--model", required=True, help="DIR, DIR/model.zip or <algo>:PATH")
-    p.add_argument("--algo", choices=list(ALGOS), help="default: from the model's sidecar")
+    from ..options import add_env_config_flag, add_seed_flags
+
+    p = sub.add_parser("eval", help="evaluate a saved agent on held-out seeds (same output as `edgegym run`)",
+                       description="Evaluate a saved agent on held-out seeds: one line (or JSON object) per "
+                       "episode, then mean ± std over the episodes.")
+    p.add_argument("--model", required=True, help="DIR, DIR/model.zip or <algo>:PATH (the algorithm and the env "
+                   "are read from the sidecar DIR/model.edgegym.json)")
+    p.add_argument("--algo", choices=list(ALGOS), help="the model's algorithm (default: from its sidecar)")
     p.add_argument("--env", help="env id (default: the one it was trained on)")
-    p.add_argument("--seed", type=int, default=100, help="first held-out seed (episode k uses seed+k)")
-    p.add_argument("--episodes", type=int, default=5)
-    p.add_argument("--seeds", type=int, nargs="+", help="explicit seeds (overrides --seed/--episodes)")
+    add_seed_flags(p, seed=100, episodes=5)
     p.add_argument("--trace", help="workload source, e.g. philly (a held-out trace)")
     p.add_argument("--window", type=int, help="trace window start index")
-    p.add_argument("--env-config", help="extra preset overrides (inline JSON/YAML or a file)")
+    add_env_config_flag(p)
     p.add_argument("--render-png", help="write a Gantt chart PNG of the first episode")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON object per episode on stdout (summary on stderr)")
+    p.add_argument("--no-progress", action="store_true", help="no step counter on stderr during long episodes")
     p.set_defaults(func=_cmd_eval)

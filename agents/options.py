@@ -1,0 +1,241 @@
+"""Flags shared by the ``edgegym`` subcommands, and the one way numbers are printed.
+
+Every subcommand that runs episodes takes the same env / seed / config flags, parsed the same way:
+
+* ``--env ID`` (``bench``: ``--envs ID ...``), ``--env-config JSON|YAML|FILE`` (preset overrides);
+* ``--seed S --episodes N`` (seeds ``S .. S+N-1``) or ``--seeds 0-4`` / ``--seeds 0,1,2`` / ``--seeds 0 1 2``
+  (explicit seeds win over ``--seed``/``--episodes``);
+* a learned policy by path: ``DIR`` or ``DIR/model.zip`` with its sidecar ``model.edgegym.json`` naming the
+  algorithm, or explicitly ``ppo:PATH`` / ``maskable-ppo:PATH``.
+
+``fmt_pm`` prints ``mean ± std`` rounded to the std's two significant digits (``10.7 ± 0``, never
+``10.7 ± 2.18e-15``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .errors import UserError
+
+__all__ = [
+    "add_env_config_flag",
+    "add_seed_flags",
+    "fmt_num",
+    "fmt_pm",
+    "install_notice_hook",
+    "parse_seeds",
+    "print_summary",
+    "resolve_policy",
+    "seeds_from",
+    "summary_stats",
+]
+
+SEEDS_HELP = "explicit seeds: 0 1 2, 0,1,2 or a range 0-4 (overrides --seed/--episodes)"
+ENV_CONFIG_HELP = (
+    "preset overrides, inline JSON/YAML or a YAML file, e.g. "
+    '\'{"workload": {"num_jobs": 10}}\' (keys as in envs_config/<family>/*.yaml)'
+)
+
+
+def parse_seeds(items) -> list[int]:
+    """``["0-2", "5,7", "9"]`` -> ``[0, 1, 2, 5, 7, 9]`` (duplicates dropped, order kept)."""
+    seeds: list[int] = []
+    for it in [items] if isinstance(items, str | int) else items:
+        for part in str(it).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            m = re.fullmatch(r"(-?\d+)-(\d+)", part)
+            try:
+                if m:
+                    a, b = int(m.group(1)), int(m.group(2))
+                    if b < a:
+                        raise ValueError
+                    seeds += list(range(a, b + 1))
+                else:
+                    seeds.append(int(part))
+            except ValueError:
+                raise UserError(f"bad seed {part!r}: use integers, lists (0,1,2) or ranges (0-2)") from None
+    return list(dict.fromkeys(seeds))
+
+
+def add_seed_flags(p, *, seed: int = 0, episodes: int = 1, what: str = "episode") -> None:
+    """``--seed``, ``--episodes`` and ``--seeds`` (ranges), the same on every subcommand."""
+    p.add_argument("--seed", type=int, default=seed, help=f"seed of the first {what} ({what} k uses seed+k; "
+                   f"default {seed})")
+    p.add_argument("--episodes", type=int, default=episodes, help=f"number of {what}s (default {episodes})")
+    p.add_argument("--seeds", nargs="+", metavar="SEEDS", help=SEEDS_HELP)
+
+
+def seeds_from(args) -> list[int]:
+    """The seeds of ``--seeds`` if given, else ``--seed .. --seed + --episodes - 1``."""
+    if getattr(args, "seeds", None):
+        seeds = parse_seeds(args.seeds)
+        if not seeds:
+            raise UserError("--seeds needs at least one seed")
+        return seeds
+    if args.episodes < 1:
+        raise UserError(f"--episodes must be >= 1, got {args.episodes}")
+    return [args.seed + k for k in range(args.episodes)]
+
+
+def add_env_config_flag(p) -> None:
+    """``--env-config``: preset overrides (inline JSON/YAML or a file)."""
+    p.add_argument("--env-config", metavar="CONFIG", help=ENV_CONFIG_HELP)
+
+
+# ------------------------------------------------------------------------------------- learned by path
+def resolve_policy(name: str) -> str:
+    """A saved agent given by path (``DIR`` or ``DIR/model.zip``) -> ``<algo>:PATH``, the algorithm read from
+    its sidecar ``model.edgegym.json``; any other name is returned unchanged."""
+    if not isinstance(name, str) or ":" in name.split("/")[0]:
+        return name
+    path = Path(name)
+    if path.is_dir() and (path / "model.zip").is_file():
+        path = path / "model.zip"
+    if path.suffix != ".zip":
+        return name
+    from .rl.learned import sidecar_path
+
+    side = sidecar_path(path)
+    if not side.is_file():
+        if path.exists():
+            raise UserError(f"cannot tell the algorithm of {str(path)!r} (no sidecar {side.name}): "
+                            "name it as ppo:PATH or maskable-ppo:PATH")
+        raise UserError(f"model file {str(path)!r} does not exist")
+    try:
+        algo = json.loads(side.read_text())["algo"]
+    except (OSError, ValueError, KeyError):
+        raise UserError(f"{side}: unreadable sidecar (expected JSON with an 'algo' key)") from None
+    return f"{algo}:{path}"
+
+
+# ------------------------------------------------------------------------------------------ numbers
+def fmt_num(x, digits: int = 4) -> str:
+    """``x`` with ``digits`` significant digits (integers printed whole)."""
+    if x is None:
+        return "–"
+    x = float(x)
+    if not math.isfinite(x):
+        return "–" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if x == int(x) and abs(x) < 1e7:
+        return str(int(x))
+    return f"{x:.{digits}g}"
+
+
+def fmt_pm(mean, std, digits: int = 4) -> str:
+    """``mean ± std`` rounded to the std's two significant digits (a std below 1e-9 of the mean reads 0)."""
+    if mean is None or not math.isfinite(float(mean)):
+        return fmt_num(mean)
+    m, s = float(mean), float(std) if std is not None else float("nan")
+    if not math.isfinite(s) or s <= 1e-9 * max(abs(m), 1e-300):
+        return f"{fmt_num(m, digits)} ± 0"
+    e = math.floor(math.log10(s))
+    if 1e-4 <= s and abs(m) < 1e6:
+        dec = max(0, 1 - e)
+        return f"{m:.{dec}f} ± {s:.{dec}f}"
+    sig = max(1, min(10, (math.floor(math.log10(abs(m))) if m else e) - e + 2))
+    return f"{m:.{sig}g} ± {s:.2g}"
+
+
+#: metrics in the summary of ``run`` / ``eval`` (when the env reports them), after the objective
+SUMMARY_KEYS = (
+    "objective",
+    "avg_jct",
+    "makespan",
+    "preemptions",
+    "edge_fraction",
+    "total_utility",
+    "deadline_miss_rate",
+    "avg_response_time",
+    "episode_return",
+    "wall_s",
+)
+
+
+def summary_stats(records: list[dict], keys=SUMMARY_KEYS) -> list[tuple[str, float, float]]:
+    """``(key, mean, sample std)`` over ``records`` for each numeric key they all have (std 0 for one)."""
+    out = []
+    for k in keys:
+        vals = [r.get(k) for r in records]
+        if not vals or any(not isinstance(v, int | float | np.number) or isinstance(v, bool) for v in vals):
+            continue
+        a = np.asarray(vals, dtype=float)
+        out.append((k, float(a.mean()), float(a.std(ddof=1)) if a.size > 1 else 0.0))
+    return out
+
+
+def print_summary(records: list[dict], file=None) -> None:
+    """The mean ± std table of ``run`` / ``eval`` over the episodes of one env and one policy."""
+    if not records:
+        return
+    file = file or sys.stdout
+    r0 = records[0]
+    seeds = [r["seed"] for r in records]
+    span = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds[:6]))}" + (
+        ", ..." if len(seeds) > 6 else "")
+    print(f"{r0['env']} | {r0['policy']}: {len(records)} episode(s), {span}; mean ± std over episodes", file=file)
+    for k, m, s in summary_stats(records):
+        print(f"  {k:<20} {fmt_pm(m, s)}", file=file)
+
+
+#: metrics on the one-line text record of an episode (when present); --json prints them all
+LINE_KEYS = ("avg_jct", "makespan", "preemptions", "edge_fraction", "total_utility", "deadline_miss_rate",
+             "avg_response_time")
+
+
+# ------------------------------------------------------------------------------------------ episodes
+def _progress(args, desc: str):
+    """A step counter on stderr that appears only when an episode runs longer than 2 s (``--no-progress``: off)."""
+    from tqdm import tqdm
+
+    return tqdm(desc=desc, unit=" steps", delay=2.0, leave=False, file=sys.stderr,
+                disable=getattr(args, "no_progress", False))
+
+
+def run_episodes(args, env_id: str, policy: str, seeds: list[int], env_config: dict | None, on_end=None) -> list:
+    """Run ``policy`` on ``env_id`` for each seed, printing one line (or JSON object) per episode as it ends,
+    then the mean ± std summary (on stderr with ``--json``). Shared by ``run`` and ``eval``."""
+    from .runner import json_default, run_episode
+
+    recs = []
+    for k, seed in enumerate(seeds):
+        bar = _progress(args, f"{env_id} | {policy} | seed {seed}")
+        try:
+            rec = run_episode(env_id, policy, seed, env_config or None, on_end=on_end,
+                              on_step=lambda n, b=bar: b.update(1))
+        finally:
+            bar.close()
+        rec["episode"] = k
+        recs.append(rec)
+        if args.json:
+            print(json.dumps(rec, default=json_default), flush=True)
+        else:
+            shown = [f"{m} {rec[m]:.4g}" for m in LINE_KEYS if m in rec]
+            print(
+                f"[{rec['env']} | {rec['policy']} | seed {rec['seed']}] objective {rec['objective']:.4g}  "
+                + "  ".join(shown)
+                + f"  return {rec['episode_return']:.4g}  ({rec['wall_s']:.2f} s)",
+                flush=True,
+            )
+    if len(recs) > 1 or not args.json:
+        print_summary(recs, file=sys.stderr if args.json else sys.stdout)
+    return recs
+
+
+# ------------------------------------------------------------------------------------------- notices
+def install_notice_hook(prog: str = "edgegym") -> None:
+    """Print Python warnings (e.g. a missing trace replaced by synthetic data) as one line on stderr."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"{prog}: notice: {message}", file=file or sys.stderr)
+
+    warnings.showwarning = show
