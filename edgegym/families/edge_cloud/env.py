@@ -31,12 +31,72 @@ from .instance import build_instance
 from .presets import Preset, discipline_kwargs, load_preset
 from .simulator import Candidates, PaperSimulator, greedy_placement, water_fill
 
-__all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder"]
+__all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder", "observation_features"]
 
-_ROW_FEATURES = 8
-_GLOBAL_FEATURES = 5
-_JOB_BASE_FEATURES = 9
 _OBS_HIGH = 10.0
+_L = _OBS_HIGH  # upper bound of the scaled-log features (the observation is clipped to [0, 10])
+
+#: the arriving job's features (index, then the two one-hot blocks of ``max_types`` each)
+_JOB_FEATURES = (
+    ("chunks", "D_j / env.max_chunks: the job's number of data chunks", 0.0, 1.0),
+    ("log_work_per_chunk", "log1p(epochs_j × batches per chunk) / 10", 0.0, _L),
+    ("log_p_edge", "log1p(p_j^0) / 6: processing time of one chunk on an edge worker (hours)", 0.0, _L),
+    ("log_p_cloud", "log1p(p_j^1) / 6: processing time of one chunk in the cloud (hours)", 0.0, _L),
+    ("log_total_edge_work", "log1p(D_j × p_j^0) / 10: the whole job on one edge worker (hours)", 0.0, _L),
+    ("cloud_speedup", "(p_j^0 − p_j^1) / p_j^0: relative speed-up of a chunk in the cloud", 0.0, 1.0),
+    ("qualified_share", "qualified edge workers (the job's worker type) / all edge workers", 0.0, 1.0),
+    ("log_cloud_upload", "log1p(d_j^cloud) / 3: upload delay to the cloud (hours)", 0.0, _L),
+    ("log_qualified", "log1p(number of qualified edge workers) / 5", 0.0, _L),
+)
+#: per row (edge server s = 0..S_max−1, then the cloud)
+_ROW_FEATURE_LIST = (
+    ("upload", "log1p(upload delay to the server) / 3 (hours; cloud row: to the cloud)", 0.0, _L),
+    ("qualified", "log1p(qualified workers on the server) / 3 (cloud row: 0)", 0.0, _L),
+    ("idle", "log1p(idle qualified workers on the server) / 3 (cloud row: 0)", 0.0, _L),
+    ("min_wait", "log1p(min over its qualified workers of the queued higher-priority work) / 6 (hours)", 0.0, _L),
+    ("min_delay_caused", "log1p(min of p_j^0 × Σ_{A2} 1/D) / 6: delay this job causes lower-priority jobs",
+     0.0, _L),
+    ("min_q", "log1p(min Q_w) / 6: the paper's marginal cost of one chunk (cloud row: (d+p^0)/D_j)", 0.0, _L),
+    ("backlog", "log1p(queued work on the server) / 8 (hours; cloud row: log1p((d+p^1)/D_j) / 6)", 0.0, _L),
+    ("eligible", "1 if the row is a legal target (the action mask of the row)", 0.0, 1.0),
+)
+_GLOBAL_FEATURE_LIST = (
+    ("log_time", "log1p(current time) / 8 (hours since the first arrival)", 0.0, _L),
+    ("in_system", "jobs placed and not finished / number of jobs", 0.0, 1.0),
+    ("log_backlog", "log1p(queued work over all qualified workers) / 10 (hours)", 0.0, _L),
+    ("remaining", "(number of jobs − index of this job) / number of jobs", 0.0, 1.0),
+    ("busy", "busy edge workers / all edge workers", 0.0, 1.0),
+)
+_ROW_FEATURES = len(_ROW_FEATURE_LIST)
+_GLOBAL_FEATURES = len(_GLOBAL_FEATURE_LIST)
+_JOB_BASE_FEATURES = len(_JOB_FEATURES)
+
+
+def _feature_list(max_types: int, max_edge_servers: int) -> list[tuple[str, str, float, float]]:
+    f = list(_JOB_FEATURES)
+    f += [(f"worker_type[{t}]", f"1 if the job needs worker type {t} (one-hot; the last also means ≥ {t})", 0.0,
+           1.0) for t in range(max_types)]
+    f += [(f"ps_type[{t}]", f"1 if the job needs parameter-server type {t} (one-hot)", 0.0, 1.0)
+          for t in range(max_types)]
+    for s in range(max_edge_servers + 1):
+        row = "cloud" if s == max_edge_servers else f"server[{s}]"
+        f += [(f"{row}.{name}", meaning, lo, hi) for name, meaning, lo, hi in _ROW_FEATURE_LIST]
+    f += list(_GLOBAL_FEATURE_LIST)
+    return f
+
+
+def observation_features(preset: Preset | str = "sim100") -> list[tuple[str, str, float, float]]:
+    """One ``(name, meaning, low, high)`` per observation index, in order, for a preset (name, path or object).
+
+    The encoder allocates the observation from this list (its length is the observation size), so the
+    documented table cannot drift from the code. Rows are padded to ``env.max_edge_servers`` (default: the
+    preset's number of edge servers); padded rows are zero.
+    """
+    p = preset if isinstance(preset, Preset) else load_preset(preset)
+    S = p.cluster.num_edge_servers
+    return _feature_list(p.env.max_types, p.env.max_edge_servers if p.env.max_edge_servers is not None else S)
+#: ``cloud_fraction`` action mode: actions 0..K send round(k/K · D_j) chunks to the cloud, action K+1 is A_greedy
+CLOUD_LEVELS = 4
 
 
 def largest_remainder(weights: np.ndarray, total: int) -> np.ndarray:
@@ -135,7 +195,9 @@ class EdgeCloudMLEnv(gym.Env):
         self.reward_scale = ecfg.reward_scale
         rows = self.max_edge_servers + 1
         self._job_dim = _JOB_BASE_FEATURES + 2 * self.max_types
-        obs_dim = self._job_dim + rows * _ROW_FEATURES + _GLOBAL_FEATURES
+        #: the named observation features, one per index (``observation_features(preset)``)
+        self.features = _feature_list(self.max_types, self.max_edge_servers)
+        obs_dim = len(self.features)
         # every feature is a share, a flag or a scaled log1p of a time: bounded by 10 for any realistic instance
         self.observation_space = spaces.Box(0.0, _OBS_HIGH, shape=(obs_dim,), dtype=np.float32)
         if self.discipline != "paper":

@@ -33,12 +33,61 @@ from .presets import DEFAULT_PRESET, UtilityPreset, WorkloadConfig, load_utility
 from .simulator import UtilityJobs, UtilitySimulator, upper_bound
 from .utility_fn import FAMILY_CODES
 
-__all__ = ["EdgeUtilityEnv", "UtilityView"]
+__all__ = ["EdgeUtilityEnv", "UtilityView", "observation_features"]
 
 _G_POINTS = np.geomspace(0.01, 10.0, 16)
-_JOB_FEATURES = 4 + _G_POINTS.size + 2
-_ROW_FEATURES = 9
-_GLOBAL_FEATURES = 3
+_INF = float("inf")
+#: the released job's features: utility family one-hot, g(t)/g_max at 16 response times, scale, position
+_JOB_FEATURE_LIST = (
+    ("family.linear", "1 if the utility is linear (one-hot of the utility family)", 0.0, 1.0),
+    ("family.aon", "1 if the utility is all-or-nothing (hard deadline)", 0.0, 1.0),
+    ("family.sigmoid", "1 if the utility is a sigmoid of the response time", 0.0, 1.0),
+    ("family.other", "1 if the utility is constant or a step function", 0.0, 1.0),
+    *((f"utility_at[{t:.3g}s]", f"g_j({t:.3g} s) / g_max: the utility left after a {t:.3g} s response time",
+       0.0, 1.0) for t in _G_POINTS),
+    ("log_g_max", "log1p(g_max) / 5: the largest utility the job can give", 0.0, _INF),
+    ("remaining", "(number of jobs − index of this job) / number of jobs (v1, obs_relative: 0)", 0.0, 1.0),
+)
+#: per row (edge server s = 0..S_max−1, then the cloud); response times in seconds
+_ROW_FEATURE_LIST = (
+    ("log_proc", "log1p(estimated processing time on the server, s)", 0.0, _INF),
+    ("log_up", "log1p(estimated upload delay Δ̂↑, s)", 0.0, _INF),
+    ("log_down", "log1p(estimated download delay Δ̂↓, s)", 0.0, _INF),
+    ("log_lb", "log1p(no-queue response time Δ̂↑ + p̂/s + Δ̂↓, s)", 0.0, _INF),
+    ("log_est", "log1p(estimated response time with the queue, s) (v1: minus the best row's; 0 if "
+     "env.obs_estimates is off)", 0.0, _INF),
+    ("utility_lb", "g_j(no-queue response time) / g_max", 0.0, 1.0),
+    ("utility_est", "g_j(estimated response time) / g_max (0 if env.obs_estimates is off)", 0.0, 1.0),
+    ("queue", "log1p(jobs queued on the server) (v1: queue / (1 + longest queue))", 0.0, _INF),
+    ("present", "1 for a real server (or the cloud), 0 for a padded row", 0.0, 1.0),
+)
+_GLOBAL_FEATURE_LIST = (
+    ("log_time", "log1p(release time of the job, s) / 10 (v1: 0)", 0.0, _INF),
+    ("progress", "index of this job / number of jobs (v1: 0)", 0.0, 1.0),
+    ("log_rate", "log1p(jobs per second over the last 50 releases) / 5", 0.0, _INF),
+)
+_JOB_FEATURES = len(_JOB_FEATURE_LIST)
+_ROW_FEATURES = len(_ROW_FEATURE_LIST)
+_GLOBAL_FEATURES = len(_GLOBAL_FEATURE_LIST)
+
+
+def _feature_list(max_edge_servers: int) -> list[tuple[str, str, float, float]]:
+    f = list(_JOB_FEATURE_LIST)
+    for s in range(max_edge_servers + 1):
+        row = "cloud" if s == max_edge_servers else f"server[{s}]"
+        f += [(f"{row}.{name}", meaning, lo, hi) for name, meaning, lo, hi in _ROW_FEATURE_LIST]
+    return f + list(_GLOBAL_FEATURE_LIST)
+
+
+def observation_features(preset: UtilityPreset | str = DEFAULT_PRESET) -> list[tuple[str, str, float, float]]:
+    """One ``(name, meaning, low, high)`` per observation index, in order, for a preset (name, path or object).
+
+    The env allocates its observation from this list (its length is the observation size), so the
+    documented table cannot drift from the code. Rows are padded to ``env.max_edge_servers``.
+    """
+    p = preset if isinstance(preset, UtilityPreset) else load_utility_preset(preset)
+    S = p.num_edge_servers
+    return _feature_list(p.env.max_edge_servers if p.env.max_edge_servers is not None else S)
 
 
 # ============================================================================================ env
@@ -142,7 +191,9 @@ class EdgeUtilityEnv(gym.Env):
         self.allow_reject = p.env.allow_reject
         self.reward_scale = p.env.reward_scale
         self.action_space = spaces.Discrete(self.N + int(self.allow_reject))
-        dim = _JOB_FEATURES + self.N * _ROW_FEATURES + _GLOBAL_FEATURES
+        #: the named observation features, one per index (``observation_features(preset)``)
+        self.features = _feature_list(self.max_edge_servers)
+        dim = len(self.features)
         self.observation_space = spaces.Box(0.0, np.inf, shape=(dim,), dtype=np.float32)
         self.sim: UtilitySimulator | None = None
         self.jobs: UtilityJobs | None = None
