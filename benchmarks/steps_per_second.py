@@ -1,62 +1,131 @@
-"""Arrival-steps per second of each registered edgegym env (random legal action) vs CartPole-v1.
+"""Arrival-steps per second of every registered edgegym env vs Gymnasium's CartPole-v1, in the same run.
 
-Usage: ``python benchmarks/steps_per_second.py [--seconds 5] [--scaling]``. Prints one line per env and the ratio to
-CartPole (both through ``gym.make``, same process, same machine).
+Usage::
+
+    python benchmarks/steps_per_second.py [--seconds 3] [--env ID ...] [--quick] [--episodes-only] [--no-episodes]
+
+Three tables, every figure measured in this process on this machine (all envs through ``gym.make``):
+
+1. ``CartPole-v1`` with a random action (the yardstick), then every registered id with a random **legal**
+   action (uniform over ``action_masks()``) and with the family's **reference policy**
+   (``Family.default_policy``, e.g. A_online, O4A, Okita, with the env overrides it needs); steps/s and the
+   ratio to CartPole.
+2. Whole episodes: every policy of the ``EdgeUtility`` family on one ``EdgeUtility-v0`` episode (4,000 jobs),
+   wall seconds per episode (``--episodes-only`` prints only this table).
+
+Each row runs for ``--seconds`` of wall time (at least one step), resetting with the next seed when an episode
+ends. ``--quick``: 1 s per row and only the default id of each family.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 
-import edgegym
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import edgegym  # noqa: E402
+
+EPISODE_ENV = "EdgeUtility-v0"
+
+
+def _random_legal(env, rng: np.random.Generator):
+    u = env.unwrapped
+    if hasattr(u, "action_masks"):
+        mask = np.asarray(u.action_masks())
+        if isinstance(env.action_space, gym.spaces.Box):
+            return (rng.random(env.action_space.shape) * mask).astype(np.float32)
+        if isinstance(env.action_space, gym.spaces.Discrete) and mask.shape == (env.action_space.n,):
+            return int(rng.choice(np.flatnonzero(mask)))
+    return env.action_space.sample()
 
 
 def steps_per_second(env_id: str, seconds: float, seed: int = 0, config: dict | None = None) -> tuple[float, int]:
+    """``(steps/s, completed episodes)`` of ``env_id`` with a random legal action for ``seconds`` of wall time."""
     env = gym.make(env_id, config=config) if config else gym.make(env_id)
     env.action_space.seed(seed)
-    masked = hasattr(env.unwrapped, "action_masks")
     rng = np.random.default_rng(seed)
-    obs, _ = env.reset(seed=seed)
+    env.reset(seed=seed)
     steps = episodes = 0
     t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        if masked and isinstance(env.action_space, gym.spaces.Box):
-            a = (rng.random(env.action_space.shape) * env.unwrapped.action_masks()).astype(np.float32)
-        elif masked:
-            a = int(rng.choice(np.flatnonzero(env.unwrapped.action_masks())))
-        else:
-            a = env.action_space.sample()
-        obs, r, term, trunc, _ = env.step(a)
+    while steps == 0 or time.perf_counter() - t0 < seconds:
+        _, _, term, trunc, _ = env.step(_random_legal(env, rng))
+        steps += 1
+        if term or trunc:
+            episodes += 1
+            env.reset(seed=seed + episodes)
+    sps = steps / (time.perf_counter() - t0)
+    env.close()
+    return sps, episodes
+
+
+def policy_steps_per_second(env_id: str, policy: str, seconds: float, seed: int = 0) -> tuple[float, int]:
+    """``(steps/s, completed episodes)`` of ``env_id`` driven by a registered policy (env build excluded)."""
+    from agents.runner import make_env
+
+    env, pol = make_env(env_id, policy, seed)
+    obs, _ = env.reset(seed=seed)
+    pol.reset(seed)
+    steps = episodes = 0
+    t0 = time.perf_counter()
+    while steps == 0 or time.perf_counter() - t0 < seconds:
+        action, _ = pol.predict(obs, deterministic=True)
+        obs, _, term, trunc, _ = env.step(action)
         steps += 1
         if term or trunc:
             episodes += 1
             obs, _ = env.reset(seed=seed + episodes)
-    return steps / (time.perf_counter() - t0), episodes
+            pol.reset(seed + episodes)
+    sps = steps / (time.perf_counter() - t0)
+    env.close()
+    return sps, episodes
+
+
+def episode_table(seed: int = 0) -> None:
+    """Wall seconds of one whole episode of :data:`EPISODE_ENV` under every policy of its family."""
+    from agents.registry import policy_names
+    from agents.runner import env_family, run_episode
+
+    fam = env_family(EPISODE_ENV)
+    print(f"\nwhole episodes: {EPISODE_ENV}, seed {seed} (wall s includes every step, not the env build)")
+    print(f"{'policy':<12} {'jobs':>6} {'wall s':>8} {'steps/s':>9} {'objective':>12}")
+    for policy in policy_names(fam):
+        rec = run_episode(EPISODE_ENV, policy, seed)
+        print(f"{policy:<12} {rec['steps']:>6d} {rec['wall_s']:>8.2f} {rec['steps'] / rec['wall_s']:>9.0f} "
+              f"{rec['objective']:>12.2f}")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--seconds", type=float, default=5.0, help="wall time per env")
-    ap.add_argument("--scaling", action="store_true", help="also: sim100 steps/s vs edge servers and jobs")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=3.0, help="wall time per row")
+    ap.add_argument("--env", nargs="*", default=None, help="env ids (default: every registered id)")
+    ap.add_argument("--quick", action="store_true", help="1 s per row, only each family's default id")
+    ap.add_argument("--episodes-only", action="store_true", help="only the whole-episode table")
+    ap.add_argument("--no-episodes", action="store_true", help="skip the whole-episode table")
     args = ap.parse_args()
-    cart, _ = steps_per_second("CartPole-v1", args.seconds)
-    print(f"{'env':<28} {'steps/s':>10} {'episodes':>9} {'vs CartPole':>12}")
-    print(f"{'CartPole-v1':<28} {cart:>10.0f} {'':>9} {1.0:>12.4f}")
-    for env_id in edgegym.registered_ids():
-        sps, eps = steps_per_second(env_id, args.seconds)
-        print(f"{env_id:<28} {sps:>10.0f} {eps:>9d} {sps / cart:>12.4f}")
-    if args.scaling:
-        print("\nscaling (EdgeCloudML-sim100-v0, random legal action; horizon scaled with J for a constant load)")
-        print(f"{'edge servers':>12} {'jobs':>6} {'steps/s':>10}")
-        for S in (25, 50, 100):
-            for J in (100, 300):
-                cfg = {"cluster": {"num_edge_servers": S}, "workload": {"num_jobs": J, "horizon_slots": 2500 * J / 300}}
-                sps, _ = steps_per_second("EdgeCloudML-sim100-v0", args.seconds, config=cfg)
-                print(f"{S:>12} {J:>6} {sps:>10.0f}")
+    if not args.episodes_only:
+        from agents.runner import default_policy
+
+        secs = 1.0 if args.quick else args.seconds
+        ids = args.env or edgegym.registered_ids()
+        if args.quick and not args.env:
+            ids = [i for i in ids if i.count("-") == 1]  # <Family>-v<N>: the default preset
+        cart, _ = steps_per_second("CartPole-v1", secs)
+        print(f"{'env':<30} {'policy':<10} {'steps/s':>10} {'episodes':>9} {'vs CartPole':>12}")
+        print(f"{'CartPole-v1':<30} {'random':<10} {cart:>10.0f} {'':>9} {1.0:>12.4f}")
+        for env_id in ids:
+            sps, eps = steps_per_second(env_id, secs)
+            print(f"{env_id:<30} {'random':<10} {sps:>10.0f} {eps:>9d} {sps / cart:>12.4f}", flush=True)
+            ref = default_policy(env_id)
+            sps, eps = policy_steps_per_second(env_id, ref, secs)
+            print(f"{env_id:<30} {ref:<10} {sps:>10.0f} {eps:>9d} {sps / cart:>12.4f}", flush=True)
+    if not args.no_episodes and EPISODE_ENV in edgegym.registered_ids():
+        episode_table()
 
 
 if __name__ == "__main__":

@@ -25,11 +25,18 @@ Time model (spec §7 A5, the resolutions chosen here):
   over the executed trace when the episode drains (``assign_ps``): a job holds a PS while any of its chunks
   is being trained, keeps it while it runs without a break (sticky), and draws a free qualified PS uniformly
   at random (edge PSs of its type if ζ_j = 0, the cloud if ζ_j = 1, the cloud as a fallback, spec A11).
+
+Implementation: struct-of-arrays state and compiled kernels (:mod:`._kernels`, Numba, ``cache=True``, loaded
+on the first simulator built). A step costs O(qualified workers · queue length) for CALCULATEQ and
+O(touched workers · queue length · log) for the placement; Φ is kept as an exact running sum (Shewchuk
+partials, rounded like ``math.fsum``) and the number of jobs in the system by a completion heap, so nothing
+re-scans the jobs placed so far. The executed schedule is kept compactly (one row of 4 numbers per contiguous
+run, needed by A_ps at the drain). The pure-Python original is kept as the test oracle
+(:class:`._reference.ReferenceSimulator`); the differential tests require identical results.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
 
@@ -43,6 +50,16 @@ __all__ = ["Candidates", "PaperSimulator", "greedy_placement", "haprf_key", "wat
 
 _TOL = 1e-9
 _INF = math.inf
+_K = None  # the kernel module, imported on first use (keeps ``import edgegym`` free of Numba)
+
+
+def _kernels():
+    global _K
+    if _K is None:
+        from . import _kernels as k
+
+        _K = k
+    return _K
 
 
 def haprf_key(num_chunks: float, chunk_time: float) -> float:
@@ -59,18 +76,11 @@ def water_fill(q: np.ndarray, step: float, count: int, order: np.ndarray | None 
 
     Returns the number of chunks given to each candidate.                              # (n,) int
     """
-    q = np.asarray(q, dtype=float)
-    n = q.size
-    order = np.arange(n) if order is None else np.asarray(order)
-    counts = np.zeros(n, dtype=np.int64)
-    heap = [(float(q[i]), order[i], i) for i in range(n) if np.isfinite(q[i])]
-    if count > 0 and not heap:
+    q = np.ascontiguousarray(q, dtype=np.float64).reshape(-1)
+    order = np.arange(q.size, dtype=np.int64) if order is None else np.ascontiguousarray(order, dtype=np.int64)
+    counts = np.zeros(q.size, dtype=np.int64)
+    if _kernels().water_fill(q, float(step), int(count), order, counts) < 0:
         raise ValueError("water_fill: no finite candidate to place chunks on")
-    heapq.heapify(heap)
-    for _ in range(count):
-        _, _, i = heapq.heappop(heap)
-        counts[i] += 1
-        heapq.heappush(heap, (float(q[i]) + counts[i] * step, order[i], i))
     return counts
 
 
@@ -119,6 +129,7 @@ class PaperSimulator:
                 f"job set has upload delays for {jobs.num_edge_servers} edge servers, "
                 f"cluster has {cluster.num_edge_servers}"
             )
+        _kernels()
         self.cluster = cluster
         self.jobs = jobs
         self.speed = float(speed)
@@ -129,50 +140,140 @@ class PaperSimulator:
         tau1 = iteration_time_h(jobs.minibatch_time_h, jobs.ps_update_ms, jobs.grad_size_mb, jobs.bandwidth_mbps, True)
         self.p_edge = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau0, self.speed, self.slotted)  # (J,)
         self.p_cloud = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau1, self.speed, self.slotted)  # (J,)
-        D = jobs.num_chunks
+        D = np.asarray(jobs.num_chunks, dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(D)]).astype(np.int64)  # (J+1,)
         N = int(self.offsets[-1])
-        self.chunk_job = np.repeat(np.arange(J), D)  # (N,)
+        self.chunk_job = np.repeat(np.arange(J, dtype=np.int64), D)  # (N,)
         # per-chunk state (valid once placed)
         self.chunk_worker = np.full(N, -2, dtype=np.int64)  # -2 unplaced, -1 cloud, else edge worker
         self.chunk_rho = np.zeros(N)  # release time on its worker
         self.chunk_key = np.zeros(N)  # HAPRF key D·p
         self.chunk_seq = np.zeros(N, dtype=np.int64)
         self.chunk_end = np.full(N, _INF)  # projected (later: actual) completion c_jd
-        # Python-list mirrors of per-chunk fields read one element at a time on the hot path
-        self._rho_l = [0.0] * N
-        self._key_l = [0.0] * N
-        self._seq_l = [0] * N
-        self._end_l = [_INF] * N
-        self._rem_l = [0.0] * N
-        self._inv_d_l = (1.0 / D[self.chunk_job]).tolist()  # 1/D_j of each chunk's job
+        self._rem = np.zeros(N)  # remaining service as of the worker's sync time
+        self._inv_d = (1.0 / D)[self.chunk_job] if N else np.zeros(0)  # 1/D_j of each chunk's job
         self.chunk_alpha = np.zeros(N)  # α_jd recorded at dispatch
         self.job_end = np.full(J, _INF)  # projected / actual c_j
         self.job_zeta = np.zeros(J, dtype=bool)
         self.job_edge_chunks = np.zeros(J, dtype=np.int64)
         self.job_cloud_chunks = np.zeros(J, dtype=np.int64)
         W = cluster.num_workers
+        self._worker_server = np.ascontiguousarray(cluster.worker_server, dtype=np.int64)
+        self._delay_edge = np.ascontiguousarray(jobs.upload_delay_edge_slots, dtype=np.float64)
         # qualified workers per worker type, ordered by (server, worker index) for tie-breaks
         self._qualified = {}
         for wt in range(cluster.num_worker_types):
             idx = np.flatnonzero(cluster.worker_type == wt)
-            self._qualified[wt] = idx[np.lexsort((idx, cluster.worker_server[idx]))]
-        self.worker_queue: list[list[int]] = [[] for _ in range(W)]
+            self._qualified[wt] = idx[np.lexsort((idx, cluster.worker_server[idx]))].astype(np.int64)
+        # per-worker queues and plans (grown on demand)
+        self._qcap = 8
+        self._qbuf = np.zeros((W, self._qcap), dtype=np.int64)
+        self._qlen = np.zeros(W, dtype=np.int64)
+        pcap = 2 * self._qcap + 2
+        self._ps = np.zeros((W, pcap))
+        self._pe = np.zeros((W, pcap))
+        self._pc = np.zeros((W, pcap), dtype=np.int64)
+        self._phead = np.zeros(W, dtype=np.int64)
+        self._plen = np.zeros(W, dtype=np.int64)
         self.worker_sync = np.zeros(W)  # time up to which each worker's execution is logged
-        self.worker_plan: list[list[list]] = [[] for _ in range(W)]  # [start, end, chunk]
-        self.worker_log: list[list[list]] = [[] for _ in range(W)]  # executed [start, end, chunk]
         self._head_start = np.full(W, _INF)  # start of each worker's first planned segment (inf: idle)
         self._head_end = np.full(W, _INF)  # end of each worker's first planned segment
+        # executed log: rows (worker, start, end, chunk), grown on demand
+        self._lcap = 1024
+        self._lw = np.zeros(self._lcap, dtype=np.int64)
+        self._ls = np.zeros(self._lcap)
+        self._le = np.zeros(self._lcap)
+        self._lc = np.zeros(self._lcap, dtype=np.int64)
+        self._llast = np.full(W, -1, dtype=np.int64)
+        self._cnt = np.zeros(5, dtype=np.int64)  # log rows, heap size, finished jobs, seq, postponed
+        # completion heap (lazy entries (c_j, j)) for the number of jobs in the system
+        self._hcap = 64
+        self._hk = np.zeros(self._hcap)
+        self._hs = np.zeros(self._hcap, dtype=np.int64)
+        self._hi = np.zeros(self._hcap, dtype=np.int64)
+        # exact running sums of placed c_j and r_j (Shewchuk partials)
+        self._end_part = np.zeros(256)
+        self._end_np = 0
+        self._arr_part = np.zeros(256)
+        self._arr_np = 0
+        self._served = np.zeros(N)  # scratch of CALCULATEQ, all zero between calls
+        self._mark = np.zeros(J, dtype=np.bool_)  # scratch of place_edge, all False between calls
+        self._touched = np.zeros(max(J, 1), dtype=np.int64)
+        self._arrival = np.ascontiguousarray(jobs.arrival_slots, dtype=np.float64)
         self.now = float(jobs.arrival_slots[0]) if J else 0.0
         self.num_placed = 0
-        self._seq = 0
-        self.postponed_chunks = 0
         self.fallbacks = 0
         self._phi = 0.0  # Σ over placed jobs of (ĉ_j − r_j)
         self._drained = False
         self.ps_log: np.ndarray | None = None
         self.ps_switches = 0
         self.ps_fallbacks = 0
+
+    # ------------------------------------------------------------------ state helpers
+    @property
+    def _k(self):
+        return _kernels()
+
+    @property
+    def postponed_chunks(self) -> int:
+        """Chunks postponed so far: Σ over placed edge chunks of |A2| of their worker (spec §3.2)."""
+        return int(self._cnt[4])
+
+    def _state(self):
+        """The worker/log arrays every sync-type kernel takes, in their order."""
+        return (self._qbuf, self._qlen, self._rem, self.chunk_end, self.worker_sync, self._ps, self._pe, self._pc,
+                self._phead, self._plen, self._head_start, self._head_end, self._lw, self._ls, self._le, self._lc,
+                self._llast, self._cnt)
+
+    def _ensure_log(self) -> None:
+        """Room in the log for every planned segment (a sync never logs more rows than planned segments)."""
+        need = int(self._cnt[0]) + int(np.sum(self._plen - self._phead)) + 1
+        if need > self._lcap:
+            cap = max(need, 2 * self._lcap)
+            for name in ("_lw", "_ls", "_le", "_lc"):
+                old = getattr(self, name)
+                new = np.zeros(cap, dtype=old.dtype)
+                new[: old.size] = old
+                setattr(self, name, new)
+            self._lcap = cap
+
+    def _ensure_queue(self, extra: int) -> None:
+        """Room for ``extra`` more chunks in any one queue (and for the plans that go with it)."""
+        need = int(self._qlen.max(initial=0)) + extra
+        if need <= self._qcap:
+            return
+        cap = max(need, 2 * self._qcap)
+        W = self._qlen.size
+        qb = np.zeros((W, cap), dtype=np.int64)
+        qb[:, : self._qcap] = self._qbuf
+        self._qbuf = qb
+        pcap = 2 * cap + 2
+        for name in ("_ps", "_pe", "_pc"):
+            old = getattr(self, name)
+            new = np.zeros((W, pcap), dtype=old.dtype)
+            new[:, : old.shape[1]] = old
+            setattr(self, name, new)
+        self._qcap = cap
+
+    def _ensure_heap(self, extra: int) -> None:
+        """Room for ``extra`` completion-heap pushes (compacting stale entries first)."""
+        n = int(self._cnt[1])
+        if n + extra <= self._hcap:
+            return
+        self._k.finished_jobs(self.now, self.job_end, self._hk, self._hs, self._hi, self._cnt)
+        n = int(self._cnt[1])
+        live = np.unique(self._hi[:n])
+        live = live[self.job_end[live] > self.now]
+        cap = self._hcap
+        while live.size + extra > cap // 2:
+            cap *= 2
+        hk, hs, hi = np.zeros(cap), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64)
+        order = np.lexsort((live, self.job_end[live]))  # a sorted array is a valid heap
+        hk[: live.size] = self.job_end[live][order]
+        hs[: live.size] = live[order]
+        hi[: live.size] = live[order]
+        self._hk, self._hs, self._hi, self._hcap = hk, hs, hi, cap
+        self._cnt[1] = live.size
 
     # ------------------------------------------------------------------ time
     def advance_to(self, t: float) -> None:
@@ -181,123 +282,17 @@ class PaperSimulator:
             raise ValueError(f"the clock never goes back: now={self.now}, asked for {t}")
         self.now = max(self.now, float(t))
         # execute plan heads that end by now; a head still running at `now` is logged later, in one piece
-        for w in np.flatnonzero(self._head_end <= self.now).tolist():
-            self._sync(w, self.now)
-
-    def _sync(self, w: int, t: float) -> None:
-        """Execute worker ``w``'s plan up to time ``t`` (log it, update remaining times, drop finished)."""
-        if t <= self.worker_sync[w]:
-            return
-        plan, log = self.worker_plan[w], self.worker_log[w]
-        rem, end = self._rem_l, self._end_l
-        k = 0
-        finished = False
-        while k < len(plan) and plan[k][0] < t:
-            s, e, c = plan[k]
-            e_exec = min(e, t)
-            if log and log[-1][2] == c and abs(log[-1][1] - s) <= _TOL:
-                log[-1][1] = e_exec
-            else:
-                log.append([s, e_exec, c])
-            if e_exec >= end[c]:
-                rem[c] = 0.0
-                finished = True
-            else:
-                rem[c] -= e_exec - s
-            if e <= t:
-                k += 1
-            else:
-                plan[k][0] = t
-                break
-        del plan[:k]
-        self._set_head(w)
-        self.worker_sync[w] = t
-        if finished:
-            self.worker_queue[w] = [c for c in self.worker_queue[w] if end[c] > t]
-
-    def _set_head(self, w: int) -> None:
-        plan = self.worker_plan[w]
-        if plan:
-            self._head_start[w], self._head_end[w] = plan[0][0], plan[0][1]
-        else:
-            self._head_start[w] = self._head_end[w] = _INF
-
-    def _replan(self, w: int) -> None:
-        """Recompute worker ``w``'s HAPRF plan from its sync time, with no further arrivals."""
-        t = self.worker_sync[w]
-        rho, key, seq = self._rho_l, self._key_l, self._seq_l
-        q = self.worker_queue[w]
-        rem = {c: self._rem_l[c] for c in q}
-        pending = sorted([(rho[c], key[c], seq[c], c) for c in q])
-        plan: list[list] = []
-        heap: list = []
-        done_c, done_t = [], []
-        push, pop = heapq.heappush, heapq.heappop
-        i, n = 0, len(pending)
-        while heap or i < n:
-            while i < n and pending[i][0] <= t + _TOL:
-                _, k_, s_, c = pending[i]
-                push(heap, (k_, s_, c))
-                i += 1
-            if not heap:
-                t = max(t, pending[i][0])
-                continue
-            c = heap[0][2]
-            nxt = pending[i][0] if i < n else _INF
-            fin = t + rem[c]
-            if fin <= nxt + _TOL:
-                seg_end = fin
-                pop(heap)
-                done_c.append(c)
-                done_t.append(fin)
-            else:
-                seg_end = nxt
-                rem[c] -= nxt - t
-            if plan and plan[-1][2] == c and abs(plan[-1][1] - t) <= _TOL:
-                plan[-1][1] = seg_end
-            else:
-                plan.append([t, seg_end, c])
-            t = seg_end
-        self.worker_plan[w] = plan
-        self._set_head(w)
-        end_l = self._end_l
-        for c, f in zip(done_c, done_t, strict=True):
-            end_l[c] = f
-        if done_c:
-            self.chunk_end[done_c] = done_t
-
-    def _queue_stats(self, w: int, t0: float, key_new: float) -> tuple[float, float, int, float]:
-        """CALCULATEQ's sums over worker ``w``'s queue at ``t0`` (spec §3.2, A4): ``(wait, a2_weight,
-        a2_count, backlog)``. Remaining times at ``t0`` come from the projected plan (no new arrivals);
-        chunks with key ≤ ``key_new`` (γ ≥ γ_new, ties included) are A1, the others A2.
-        Pure Python: queues are short and numpy's per-call overhead dominates at this size.
-        """
-        served: dict[int, float] = {}
-        for s, e, c in self.worker_plan[w]:
-            if s >= t0:
-                break
-            served[c] = served.get(c, 0.0) + (min(e, t0) - s)
-        end, rem_l, key, inv_d = self._end_l, self._rem_l, self._key_l, self._inv_d_l
-        wait = a2w = backlog = 0.0
-        a2n = 0
-        lim = t0 + _TOL
-        for c in self.worker_queue[w]:
-            if end[c] <= lim:
-                continue
-            rem = rem_l[c] - served.get(c, 0.0)
-            if rem <= _TOL:
-                continue
-            backlog += rem
-            if key[c] <= key_new:
-                wait += rem
-            else:
-                a2w += inv_d[c]
-                a2n += 1
-        return wait, a2w, a2n, backlog
+        self._ensure_log()
+        self._k.advance(self.now, *self._state())
 
     def busy_workers(self) -> int:
         """Number of edge workers training a chunk at the current time."""
         return int(np.count_nonzero(self._head_start <= self.now))
+
+    def jobs_in_system(self) -> int:
+        """Placed jobs whose projected completion is after the current time (O(log) amortised per change)."""
+        done = self._k.finished_jobs(self.now, self.job_end, self._hk, self._hs, self._hi, self._cnt)
+        return self.num_placed - int(done)
 
     # ------------------------------------------------------------ decisions
     def next_job(self) -> int:
@@ -323,13 +318,10 @@ class PaperSimulator:
         a2n = np.zeros(W, dtype=np.int64)
         backlog = np.zeros(W)
         qual = self.qualified_workers(j)
-        t0 = r + jobs.upload_delay_edge_slots[j][self.cluster.worker_server[qual]]  # (|qual|,)
-        queue = self.worker_queue
-        for i in np.flatnonzero([bool(queue[w]) for w in qual.tolist()]).tolist():
-            w = int(qual[i])
-            wait[w], a2w[w], a2n[w], backlog[w] = self._queue_stats(w, float(t0[i]), key_new)
-        q[qual] = (t0 - r + wait[qual] + p0) / D + p0 * a2w[qual]
-        t_star[qual] = t0 + wait[qual]
+        t0 = r + self._delay_edge[j][self._worker_server[qual]]  # (|qual|,)
+        self._k.candidates(qual, t0, r, key_new, D, p0, self._qbuf, self._qlen, self._rem, self.chunk_key,
+                           self._inv_d, self.chunk_end, self._ps, self._pe, self._pc, self._phead, self._plen,
+                           self._served, q, t_star, wait, a2w, a2n, backlog)
         if self.cluster.has_cloud:
             dc = float(jobs.upload_delay_cloud_slots[j])
             qc0, qc1 = (dc + p0) / D, (dc + p1) / D
@@ -348,10 +340,11 @@ class PaperSimulator:
             raise ValueError(f"jobs must be placed in order: expected job {self.num_placed}, got {j}")
         jobs, cl = self.jobs, self.cluster
         D = int(jobs.num_chunks[j])
-        counts = np.asarray(worker_counts, dtype=np.int64).reshape(-1)
+        counts = np.ascontiguousarray(worker_counts, dtype=np.int64).reshape(-1)
         if counts.size != cl.num_workers:
             raise ValueError(f"worker_counts has {counts.size} entries, the cluster has {cl.num_workers} workers")
-        if counts.min(initial=0) < 0 or num_cloud < 0 or int(counts.sum()) + int(num_cloud) != D:
+        n_edge = int(counts.sum())
+        if counts.min(initial=0) < 0 or num_cloud < 0 or n_edge + int(num_cloud) != D:
             raise ValueError(f"placement of job {j} must put its {D} chunks somewhere exactly once")
         used = np.flatnonzero(counts)
         if used.size and np.any(cl.worker_type[used] != jobs.worker_type[j]):
@@ -371,51 +364,45 @@ class PaperSimulator:
             p = float(self.p_cloud[j]) if zeta else p0
             start = r + float(jobs.upload_delay_cloud_slots[j])
             alpha = cand.qc1 if zeta else cand.qc0
-            for _ in range(int(num_cloud)):
-                self.chunk_worker[c] = -1
-                self.chunk_rho[c] = start
-                self.chunk_end[c] = start + p
-                self._end_l[c] = start + p
-                self.chunk_alpha[c] = alpha
-                c += 1
-        key = haprf_key(D, p0)
-        touched: list[int] = []
-        postponed_before = self.postponed_chunks
-        for w in used:
-            w = int(w)
-            self._sync(w, r)
-            rho = r + float(jobs.upload_delay_edge_slots[j, cl.worker_server[w]])
-            for k in range(int(counts[w])):
-                self.chunk_worker[c] = w
-                self.chunk_rho[c] = rho
-                self.chunk_key[c] = key
-                self.chunk_seq[c] = self._seq
-                self._rho_l[c], self._key_l[c], self._seq_l[c], self._rem_l[c] = rho, key, self._seq, p0
-                self.chunk_alpha[c] = cand.q[w] + k * p0 / D
-                self._seq += 1
-                self.worker_queue[w].append(c)
-                c += 1
-            self.postponed_chunks += int(counts[w]) * int(cand.a2_count[w])
-            touched.extend(self.worker_queue[w])
-            self._replan(w)
-        self.job_edge_chunks[j] = int(counts.sum())
+            sl = slice(c, c + int(num_cloud))
+            self.chunk_worker[sl] = -1
+            self.chunk_rho[sl] = start
+            self.chunk_end[sl] = start + p
+            self.chunk_alpha[sl] = alpha
+            c += int(num_cloud)
+        postponed_before = int(self._cnt[4])
+        if used.size:
+            self._ensure_queue(int(counts.max()))
+            self._ensure_log()
+            rho_w = r + self._delay_edge[j][self._worker_server[used]]
+            nt = self._k.place_edge(
+                j, used, counts, r, rho_w, haprf_key(D, p0), p0, float(D), cand.q, cand.a2_count, c,
+                self.chunk_worker, self.chunk_rho, self.chunk_key, self.chunk_seq, self._rem, self.chunk_end,
+                self.chunk_alpha, self._qbuf, self._qlen, self.worker_sync, self._ps, self._pe, self._pc,
+                self._phead, self._plen, self._head_start, self._head_end, self._lw, self._ls, self._le, self._lc,
+                self._llast, self._cnt, self.chunk_job, self._mark, self._touched,
+            )
+        else:
+            self._touched[0] = j
+            nt = 1
+        self.job_edge_chunks[j] = n_edge
         self.job_cloud_chunks[j] = int(num_cloud)
-        off = self.offsets
-        affected = np.unique(np.concatenate([[j], self.chunk_job[touched]])) if touched else [j]
-        for a in affected:
-            self.job_end[a] = float(self.chunk_end[off[a] : off[a + 1]].max())
+        self._ensure_heap(nt)
+        self._end_np = self._k.update_jobs(self._touched, nt, self.offsets, self.chunk_end, self.job_end,
+                                           self._end_part, self._end_np, self._hk, self._hs, self._hi, self._cnt)
+        self._arr_np = self._k.msum_add(self._arr_part, self._arr_np, r)
         self.num_placed += 1
-        n = self.num_placed
         phi_before = self._phi
-        self._phi = math.fsum(self.job_end[:n]) - math.fsum(jobs.arrival_slots[:n])
+        self._phi = math.fsum(self._end_part[: self._end_np]) - math.fsum(self._arr_part[: self._arr_np])
+        off = self.offsets
         return {
             "job": j,
             "zeta": bool(zeta),
-            "edge_chunks": int(counts.sum()),
+            "edge_chunks": n_edge,
             "cloud_chunks": int(num_cloud),
             "alpha": self.chunk_alpha[off[j] : off[j + 1]].copy(),
             "projected_jct": float(self.job_end[j] - r),
-            "postponed_chunks": self.postponed_chunks - postponed_before,
+            "postponed_chunks": int(self._cnt[4]) - postponed_before,
             "delta_phi": self._phi - phi_before,
         }
 
@@ -430,29 +417,54 @@ class PaperSimulator:
         if self.num_placed != self.jobs.num_jobs:
             raise RuntimeError(f"drain() before all jobs were placed ({self.num_placed}/{self.jobs.num_jobs})")
         if not self._drained:
-            for w in range(self.cluster.num_workers):
-                self._sync(w, _INF)
+            self._ensure_log()
+            self._k.sync_all(_INF, *self._state())
             self._drained = True
             self.now = float(self.job_end.max()) if self.jobs.num_jobs else self.now
             self.assign_ps()
         return self.outcome()
 
+    def _log(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Executed runs ``(worker, start, end, chunk)`` grouped by worker (each worker's in time order)."""
+        n = int(self._cnt[0])
+        o = np.argsort(self._lw[:n], kind="stable")
+        return self._lw[:n][o], self._ls[:n][o], self._le[:n][o], self._lc[:n][o]
+
     def segments(self) -> np.ndarray:
         """Executed edge work so far: rows ``[worker, start, end, job]``.                 # (N, 4)"""
-        rows = [(w, s, e, self.chunk_job[c]) for w, log in enumerate(self.worker_log) for s, e, c in log]
-        return np.array(rows, dtype=float).reshape(-1, 4)
+        w, s, e, c = self._log()
+        return np.column_stack([w, s, e, self.chunk_job[c]]).astype(float).reshape(-1, 4)
 
     def chunk_segments(self) -> np.ndarray:
         """Executed edge work so far per chunk: rows ``[worker, start, end, chunk]``.     # (N, 4)"""
-        rows = [(w, s, e, c) for w, log in enumerate(self.worker_log) for s, e, c in log]
-        return np.array(rows, dtype=float).reshape(-1, 4)
+        w, s, e, c = self._log()
+        return np.column_stack([w, s, e, c]).astype(float).reshape(-1, 4)
+
+    @property
+    def worker_log(self) -> list[list[list]]:
+        """Executed runs per worker as ``[start, end, chunk]`` lists (built on demand, for rendering/tests)."""
+        out: list[list[list]] = [[] for _ in range(self.cluster.num_workers)]
+        for w, s, e, c in zip(*(a.tolist() for a in self._log()), strict=True):
+            out[w].append([s, e, c])
+        return out
+
+    @property
+    def worker_plan(self) -> list[list[list]]:
+        """Projected segments per worker as ``[start, end, chunk]`` lists (built on demand, for rendering)."""
+        return [
+            [[float(self._ps[w, k]), float(self._pe[w, k]), int(self._pc[w, k])] for k in range(h, n)]
+            for w, (h, n) in enumerate(zip(self._phead.tolist(), self._plen.tolist(), strict=True))
+        ]
+
+    @property
+    def worker_queue(self) -> list[list[int]]:
+        """Chunk ids queued on each worker, in dispatch order (built on demand)."""
+        return [self._qbuf[w, :n].tolist() for w, n in enumerate(self._qlen.tolist())]
 
     def preemptions(self) -> int:
         """Times a started, unfinished chunk stopped for another chunk: Σ_chunks (executed runs − 1)."""
-        runs = np.zeros(self.chunk_job.size, dtype=np.int64)
-        for log in self.worker_log:
-            for _, _, c in log:
-                runs[c] += 1
+        n = int(self._cnt[0])
+        runs = np.bincount(self._lc[:n], minlength=self.chunk_job.size)
         return int(np.sum(np.maximum(runs - 1, 0)))
 
     def outcome(self) -> ScheduleOutcome:
@@ -471,28 +483,6 @@ class PaperSimulator:
         )
 
     # ------------------------------------------------------------------ A_ps
-    def _running_intervals(self) -> list[list[tuple[float, float]]]:
-        """Per job, the maximal intervals during which at least one of its chunks is trained."""
-        J = self.jobs.num_jobs
-        per_job: list[list[tuple[float, float]]] = [[] for _ in range(J)]
-        for log in self.worker_log:
-            for s, e, c in log:
-                per_job[self.chunk_job[c]].append((s, e))
-        cloud = np.flatnonzero(self.chunk_worker == -1)
-        for c in cloud:
-            per_job[self.chunk_job[c]].append((self.chunk_rho[c], self.chunk_end[c]))
-        merged = []
-        for iv in per_job:
-            iv.sort()
-            out: list[list[float]] = []
-            for s, e in iv:
-                if out and s <= out[-1][1] + _TOL:
-                    out[-1][1] = max(out[-1][1], e)
-                else:
-                    out.append([s, e])
-            merged.append([(s, e) for s, e in out])
-        return merged
-
     def assign_ps(self) -> np.ndarray:
         """A_ps (spec §3.5, corrected per A3/A11) as one sweep over the executed trace.
 
@@ -500,31 +490,46 @@ class PaperSimulator:
         ``-1`` for a cloud PS (unlimited).                                                   # (M, 4)
         """
         cl, jobs = self.cluster, self.jobs
-        events = []  # (time, kind 0=release 1=acquire, job, interval end)
-        for j, ivs in enumerate(self._running_intervals()):
-            for s, e in ivs:
-                events.append((s, 1, j, e))
-                events.append((e, 0, j, e))
-        events.sort(key=lambda x: (x[0], x[1], x[2]))
+        n = int(self._cnt[0])
+        cloud = np.flatnonzero(self.chunk_worker == -1).astype(np.int64)
+        ij, is_, ie = self._k.job_intervals(self._lw, self._ls, self._le, self._lc, n, self.chunk_job, cloud,
+                                            self.chunk_rho, self.chunk_end, jobs.num_jobs)
+        # events: acquire (start, 1, job) and release (end, 0, job), sorted by (time, kind, job)
+        m = ij.size
+        t = np.concatenate([is_, ie])
+        kind = np.concatenate([np.ones(m, dtype=np.int64), np.zeros(m, dtype=np.int64)])
+        ej = np.concatenate([ij, ij])
+        order = np.lexsort((ej, kind, t))
         free = np.ones(cl.num_ps, dtype=bool)
+        # free edge PSs per type, as sorted lists (the pool of a draw, in index order)
+        pools: dict[int, list[int]] = {}
+        for ps in range(cl.num_ps):
+            pools.setdefault(int(cl.ps_type[ps]), []).append(ps)
         held: dict[int, tuple[int, float]] = {}
         rows = []
-        for t, kind, j, _e in events:
-            if kind == 0:
+        zeta = self.job_zeta.tolist()
+        ps_type_job = jobs.ps_type.tolist()
+        ps_type = cl.ps_type.tolist()
+        integers = self.rng.integers
+        from bisect import insort
+
+        for tt, kk, j in zip(t[order].tolist(), kind[order].tolist(), ej[order].tolist(), strict=True):
+            if kk == 0:
                 ps, start = held.pop(j)
-                rows.append((ps, start, t, j))
+                rows.append((ps, start, tt, j))
                 if ps >= 0:
                     free[ps] = True
+                    insort(pools[ps_type[ps]], ps)
                 continue
             ps = -1
-            if not self.job_zeta[j]:
-                pool = np.flatnonzero(free & (cl.ps_type == jobs.ps_type[j]))
-                if pool.size:
-                    ps = int(pool[self.rng.integers(pool.size)])
+            if not zeta[j]:
+                pool = pools.get(ps_type_job[j])
+                if pool:
+                    ps = pool.pop(int(integers(len(pool))))
                     free[ps] = False
                 else:
                     self.ps_fallbacks += 1
-            held[j] = (ps, t)
+            held[j] = (ps, tt)
             self.ps_switches += 1
         self.ps_log = np.array(rows, dtype=float).reshape(-1, 4)
         return self.ps_log
@@ -544,25 +549,10 @@ def greedy_placement(
 
     Returns ``(worker_counts (W,), num_cloud)``.
     """
-    q = np.asarray(q, dtype=float)
-    D = int(num_chunks)
+    q = np.ascontiguousarray(q, dtype=np.float64).reshape(-1)
     counts = np.zeros(q.size, dtype=np.int64)
-    finite = np.isfinite(q)
-    if not finite.any():
-        if not np.isfinite(qc1):
-            raise ValueError("no qualified edge worker and no cloud: the job cannot be placed")
-        return counts, D
-    q_best = float(q[finite].min())
-    if qc1 < q_best:
-        return counts, D
-    step = p_edge / D
-    heap = [(float(q[i]), order[i], i) for i in np.flatnonzero(finite)]
-    heapq.heapify(heap)
-    for d in range(D):
-        qe, _, i = heap[0]
-        if qc0 < qe:
-            return counts, D - d
-        heapq.heappop(heap)
-        counts[i] += 1
-        heapq.heappush(heap, (float(q[i]) + counts[i] * step, order[i], i))
-    return counts, 0
+    n_cloud = _kernels().greedy(q, np.ascontiguousarray(order, dtype=np.int64), int(num_chunks), float(p_edge),
+                                float(qc0), float(qc1), counts)
+    if n_cloud < 0:
+        raise ValueError("no qualified edge worker and no cloud: the job cannot be placed")
+    return counts, int(n_cloud)

@@ -1,0 +1,535 @@
+"""Compiled hot paths of paper 000's simulator: per-worker HAPRF planning and syncing, CALCULATEQ, placement,
+water-filling and A_greedy, on struct-of-arrays state.
+
+Every kernel is plain Python over numpy arrays, compiled with Numba's ``@njit(cache=True)`` when Numba is
+installed (without it the same source runs as Python, slowly but identically). Each kernel performs exactly the
+floating-point operations of the pure reference (:mod:`._reference`), in the same order, so the two agree bit
+for bit (``tests/speed/test_speed_edge_cloud.py`` checks it on random instances).
+
+State layout (owned by :class:`~.simulator.PaperSimulator`, passed in as arrays):
+
+* per chunk (N): ``rho`` release on its worker, ``key`` HAPRF key, ``seq`` dispatch order, ``rem`` remaining
+  service as of the worker's sync time, ``end`` projected/actual completion, ``alpha``, ``worker``, ``job``;
+* per worker (W): the queue ``qbuf[w, :qlen[w]]`` (chunk ids in dispatch order: finished chunks are dropped
+  when the worker syncs past them), the plan ``ps/pe/pc[w, phead[w]:plen[w]]`` (start, end, chunk of each
+  planned segment), ``wsync`` (time up to which the plan was executed), ``hstart/hend`` (head segment);
+* the executed log ``lw/ls/le/lc[:cnt[0]]`` (worker, start, end, chunk; one row per contiguous run) with
+  ``llast[w]`` the row of worker ``w``'s last run (extended in place when the same chunk continues);
+* ``cnt``: int64 counters ``[log rows, heap size, finished jobs, dispatch seq, postponed chunks]``.
+
+The cost of a step is O(touched workers · queue length · log) for placement and O(qualified workers · queue
+length) for CALCULATEQ: queue lengths depend on the load, not on how many jobs came before.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:  # Numba is a core dependency; without it the kernels run as plain Python (identical results)
+    from numba import njit as _njit
+
+    def njit(f):
+        return _njit(cache=True, nogil=True)(f)
+
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - exercised only without numba
+
+    def njit(f):
+        f.py_func = f
+        return f
+
+    HAVE_NUMBA = False
+
+TOL = 1e-9
+INF = math.inf
+
+# indices into the int64 counter array ``cnt``
+LOG_N, HEAP_N, DONE_N, SEQ, POSTPONED = 0, 1, 2, 3, 4
+
+
+# ------------------------------------------------------------------------------------------ small heaps
+@njit
+def _less(ka, sa, kb, sb):
+    return ka < kb or (ka == kb and sa < sb)
+
+
+@njit
+def _heap_push(hk, hs, hi, n, k, s, i):
+    """Push (k, s, i) on the min-heap (k, s) held in ``hk/hs/hi[:n]``; returns the new size."""
+    pos = n
+    hk[pos] = k
+    hs[pos] = s
+    hi[pos] = i
+    while pos > 0:
+        par = (pos - 1) >> 1
+        if _less(hk[pos], hs[pos], hk[par], hs[par]):
+            hk[pos], hk[par] = hk[par], hk[pos]
+            hs[pos], hs[par] = hs[par], hs[pos]
+            hi[pos], hi[par] = hi[par], hi[pos]
+            pos = par
+        else:
+            break
+    return n + 1
+
+
+@njit
+def _heap_pop(hk, hs, hi, n):
+    """Remove the top of the heap ``hk/hs/hi[:n]``; returns the new size."""
+    n -= 1
+    hk[0] = hk[n]
+    hs[0] = hs[n]
+    hi[0] = hi[n]
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        if left >= n:
+            break
+        best = left
+        right = left + 1
+        if right < n and _less(hk[right], hs[right], hk[left], hs[left]):
+            best = right
+        if _less(hk[best], hs[best], hk[pos], hs[pos]):
+            hk[pos], hk[best] = hk[best], hk[pos]
+            hs[pos], hs[best] = hs[best], hs[pos]
+            hi[pos], hi[best] = hi[best], hi[pos]
+            pos = best
+        else:
+            break
+    return n
+
+
+# ------------------------------------------------------------------------------------------ exact sums
+@njit
+def msum_add(partials, n, x):
+    """Add ``x`` exactly to the non-overlapping expansion ``partials[:n]`` (Shewchuk; ``math.fsum``'s
+    partials); returns the new length. ``math.fsum(partials[:n])`` is then the correctly rounded total."""
+    i = 0
+    for k in range(n):
+        y = partials[k]
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i] = x
+    return i + 1
+
+
+# ------------------------------------------------------------------------------------------ workers
+@njit
+def _set_head(w, ps, pe, phead, plen, hstart, hend):
+    h = phead[w]
+    if h < plen[w]:
+        hstart[w] = ps[w, h]
+        hend[w] = pe[w, h]
+    else:
+        hstart[w] = INF
+        hend[w] = INF
+
+
+@njit
+def sync(w, t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt):
+    """Execute worker ``w``'s plan up to ``t``: log it, update remaining times, drop finished chunks."""
+    if t <= wsync[w]:
+        return
+    k = phead[w]
+    n = plen[w]
+    finished = False
+    while k < n and ps[w, k] < t:
+        s = ps[w, k]
+        e = pe[w, k]
+        c = pc[w, k]
+        e_exec = e if e <= t else t
+        li = llast[w]
+        if li >= 0 and lc[li] == c and abs(le[li] - s) <= TOL:
+            le[li] = e_exec
+        else:
+            li = cnt[LOG_N]
+            lw[li] = w
+            ls[li] = s
+            le[li] = e_exec
+            lc[li] = c
+            llast[w] = li
+            cnt[LOG_N] = li + 1
+        if e_exec >= end[c]:
+            rem[c] = 0.0
+            finished = True
+        else:
+            rem[c] -= e_exec - s
+        if e <= t:
+            k += 1
+        else:
+            ps[w, k] = t
+            break
+    phead[w] = k
+    _set_head(w, ps, pe, phead, plen, hstart, hend)
+    wsync[w] = t
+    if finished:
+        m = 0
+        for i in range(qlen[w]):
+            c = qbuf[w, i]
+            if end[c] > t:
+                qbuf[w, m] = c
+                m += 1
+        qlen[w] = m
+
+
+@njit
+def replan(w, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend):
+    """Recompute worker ``w``'s HAPRF plan from its sync time, with no further arrivals."""
+    t = wsync[w]
+    n = qlen[w]
+    ids = qbuf[w, :n].copy()  # dispatch (= seq) order
+    o1 = np.argsort(key[ids], kind="mergesort")  # stable: (key, seq)
+    ids = ids[o1]
+    o2 = np.argsort(rho[ids], kind="mergesort")  # stable: (rho, key, seq)
+    ids = ids[o2]
+    prho = rho[ids]
+    pkey = key[ids]
+    pseq = seq[ids]
+    prem = rem[ids]
+    hk = np.empty(n, np.float64)
+    hs = np.empty(n, np.int64)
+    hi = np.empty(n, np.int64)
+    h = 0
+    k = 0  # plan length
+    i = 0
+    while h > 0 or i < n:
+        while i < n and prho[i] <= t + TOL:
+            h = _heap_push(hk, hs, hi, h, pkey[i], pseq[i], i)
+            i += 1
+        if h == 0:
+            if prho[i] > t:
+                t = prho[i]
+            continue
+        p = hi[0]
+        c = ids[p]
+        nxt = prho[i] if i < n else INF
+        fin = t + prem[p]
+        if fin <= nxt + TOL:
+            seg_end = fin
+            h = _heap_pop(hk, hs, hi, h)
+            end[c] = fin
+        else:
+            seg_end = nxt
+            prem[p] -= nxt - t
+        if k > 0 and pc[w, k - 1] == c and abs(pe[w, k - 1] - t) <= TOL:
+            pe[w, k - 1] = seg_end
+        else:
+            ps[w, k] = t
+            pe[w, k] = seg_end
+            pc[w, k] = c
+            k += 1
+        t = seg_end
+    phead[w] = 0
+    plen[w] = k
+    _set_head(w, ps, pe, phead, plen, hstart, hend)
+
+
+@njit
+def advance(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt):
+    """Sync every worker whose head segment ends by ``now`` (in worker order)."""
+    for w in range(hend.size):
+        if hend[w] <= now:
+            sync(w, now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast,
+                 cnt)
+
+
+@njit
+def sync_all(t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt):
+    """Sync every worker to ``t`` (the drain: ``t = inf``)."""
+    for w in range(hend.size):
+        sync(w, t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt)
+
+
+# ------------------------------------------------------------------------------------------ CALCULATEQ
+@njit
+def candidates(qual, t0, r, key_new, D, p0, qbuf, qlen, rem, key, inv_d, end, ps, pe, pc, phead, plen, served,
+               q, t_star, wait, a2w, a2n, backlog):
+    """CALCULATEQ (spec §3.2) on the qualified workers ``qual`` (upload-complete times ``t0``), written into
+    the (W,) outputs ``q, t_star, wait, a2w, a2n, backlog`` (entries of other workers are left as they are).
+    ``served`` is an all-zero (N,) scratch array (left all-zero)."""
+    lim_add = TOL
+    for i in range(qual.size):
+        w = qual[i]
+        wt = 0.0
+        a2 = 0.0
+        bl = 0.0
+        a2c = 0
+        tz = t0[i]
+        if qlen[w] > 0:
+            # service each queued chunk receives in the projected plan before tz
+            last = phead[w]
+            for k in range(phead[w], plen[w]):
+                s = ps[w, k]
+                if s >= tz:
+                    break
+                e = pe[w, k]
+                served[pc[w, k]] += (e if e <= tz else tz) - s
+                last = k + 1
+            lim = tz + lim_add
+            for m in range(qlen[w]):
+                c = qbuf[w, m]
+                if end[c] <= lim:
+                    continue
+                rm = rem[c] - served[c]
+                if rm <= TOL:
+                    continue
+                bl += rm
+                if key[c] <= key_new:
+                    wt += rm
+                else:
+                    a2 += inv_d[c]
+                    a2c += 1
+            for k in range(phead[w], last):
+                served[pc[w, k]] = 0.0
+        wait[w] = wt
+        a2w[w] = a2
+        a2n[w] = a2c
+        backlog[w] = bl
+        q[w] = (tz - r + wt + p0) / D + p0 * a2
+        t_star[w] = tz + wt
+
+
+# ------------------------------------------------------------------------------------------ placement
+@njit
+def place_edge(j, used, counts, r, rho_w, key_j, p0, D, cand_q, cand_a2n, c0, worker, rho, key, seq, rem, end,
+               alpha, qbuf, qlen, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt,
+               chunk_job, mark, touched_jobs):
+    """Dispatch job ``j``'s edge chunks (``counts[w]`` on each worker of ``used``, in that order, from chunk id
+    ``c0``; ``rho_w[i]`` the release on ``used[i]``), re-planning every touched worker. Writes the jobs with a
+    chunk on a touched queue into ``touched_jobs`` (``mark`` is an all-False (J,) scratch, left all-False)
+    and returns how many."""
+    c = c0
+    nt = 0
+    for ii in range(used.size):
+        w = used[ii]
+        sync(w, r, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt)
+        rh = rho_w[ii]
+        base = cand_q[w]
+        for k in range(counts[w]):
+            worker[c] = w
+            rho[c] = rh
+            key[c] = key_j
+            seq[c] = cnt[SEQ]
+            rem[c] = p0
+            alpha[c] = base + k * p0 / D
+            cnt[SEQ] += 1
+            qbuf[w, qlen[w]] = c
+            qlen[w] += 1
+            c += 1
+        cnt[POSTPONED] += counts[w] * cand_a2n[w]
+        for m in range(qlen[w]):
+            jj = chunk_job[qbuf[w, m]]
+            if not mark[jj]:
+                mark[jj] = True
+                touched_jobs[nt] = jj
+                nt += 1
+        replan(w, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend)
+    if not mark[j]:
+        mark[j] = True
+        touched_jobs[nt] = j
+        nt += 1
+    for m in range(nt):
+        mark[touched_jobs[m]] = False
+    return nt
+
+
+@njit
+def update_jobs(jobs_, nj, offsets, end, job_end, partials, npart, hk, hs, hi, cnt):
+    """Recompute ``job_end`` of ``jobs_[:nj]`` from their chunks; keep the exact running sum of ``job_end``
+    (``partials[:npart]``, returned new length) and push changed ends on the completion heap."""
+    for m in range(nj):
+        a = jobs_[m]
+        mx = -INF
+        for c in range(offsets[a], offsets[a + 1]):
+            if end[c] > mx:
+                mx = end[c]
+        old = job_end[a]
+        if mx != old:
+            if old != INF:
+                npart = msum_add(partials, npart, -old)
+            npart = msum_add(partials, npart, mx)
+            job_end[a] = mx
+            cnt[HEAP_N] = _heap_push(hk, hs, hi, cnt[HEAP_N], mx, a, a)
+    return npart
+
+
+@njit
+def finished_jobs(now, job_end, hk, hs, hi, cnt):
+    """Pop completion-heap entries ending by ``now``; returns the number of placed jobs with ``c_j <= now``."""
+    n = cnt[HEAP_N]
+    while n > 0 and hk[0] <= now:
+        if hk[0] == job_end[hi[0]]:
+            cnt[DONE_N] += 1
+        n = _heap_pop(hk, hs, hi, n)
+    cnt[HEAP_N] = n
+    return cnt[DONE_N]
+
+
+# ------------------------------------------------------------------------------------------ water-filling
+@njit
+def water_fill(q, step, count, order, counts):
+    """Place ``count`` chunks one at a time on the finite entry of ``q`` with minimum ``q[i] + k_i·step``
+    (ties: ``order``, then index), adding into ``counts``. Returns 0, or -1 if no entry is finite."""
+    n = q.size
+    hk = np.empty(n, np.float64)
+    hs = np.empty(n, np.int64)
+    hi = np.empty(n, np.int64)
+    h = 0
+    for i in range(n):
+        if math.isfinite(q[i]):
+            h = _heap_push2(hk, hs, hi, h, q[i], order[i], i)
+    if count > 0 and h == 0:
+        return -1
+    for _ in range(count):
+        i = hi[0]
+        h = _heap_pop2(hk, hs, hi, h)
+        counts[i] += 1
+        h = _heap_push2(hk, hs, hi, h, q[i] + counts[i] * step, order[i], i)
+    return 0
+
+
+@njit
+def _less3(ka, sa, ia, kb, sb, ib):
+    return ka < kb or (ka == kb and (sa < sb or (sa == sb and ia < ib)))
+
+
+@njit
+def _heap_push2(hk, hs, hi, n, k, s, i):
+    pos = n
+    hk[pos] = k
+    hs[pos] = s
+    hi[pos] = i
+    while pos > 0:
+        par = (pos - 1) >> 1
+        if _less3(hk[pos], hs[pos], hi[pos], hk[par], hs[par], hi[par]):
+            hk[pos], hk[par] = hk[par], hk[pos]
+            hs[pos], hs[par] = hs[par], hs[pos]
+            hi[pos], hi[par] = hi[par], hi[pos]
+            pos = par
+        else:
+            break
+    return n + 1
+
+
+@njit
+def _heap_pop2(hk, hs, hi, n):
+    n -= 1
+    hk[0] = hk[n]
+    hs[0] = hs[n]
+    hi[0] = hi[n]
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        if left >= n:
+            break
+        best = left
+        right = left + 1
+        if right < n and _less3(hk[right], hs[right], hi[right], hk[left], hs[left], hi[left]):
+            best = right
+        if _less3(hk[best], hs[best], hi[best], hk[pos], hs[pos], hi[pos]):
+            hk[pos], hk[best] = hk[best], hk[pos]
+            hs[pos], hs[best] = hs[best], hs[pos]
+            hi[pos], hi[best] = hi[best], hi[pos]
+            pos = best
+        else:
+            break
+    return n
+
+
+@njit
+def fill_servers(server_counts, q, order, srv_ptr, srv_workers, step, counts):
+    """The env's within-server rule for every server at once: ``server_counts[s]`` chunks water-filled over
+    server ``s``'s workers ``srv_workers[srv_ptr[s]:srv_ptr[s+1]]`` on ``(q, order)``, into ``counts`` (W,).
+    Returns the first server with chunks but no finite candidate, or -1."""
+    for s in range(srv_ptr.size - 1):
+        k = server_counts[s]
+        if k <= 0:
+            continue
+        ws = srv_workers[srv_ptr[s] : srv_ptr[s + 1]]
+        sub = np.zeros(ws.size, np.int64)
+        if water_fill(q[ws], step, k, order[ws], sub) < 0:
+            return s
+        for m in range(ws.size):
+            counts[ws[m]] += sub[m]
+    return -1
+
+
+@njit
+def greedy(q, order, D, p_edge, qc0, qc1, counts):
+    """A_greedy's dispatch (see :func:`~.simulator.greedy_placement`): fills ``counts`` (W,), returns the
+    number of cloud chunks (D: whole job to the cloud). ``-1``: no finite candidate and no cloud."""
+    n = q.size
+    hk = np.empty(n, np.float64)
+    hs = np.empty(n, np.int64)
+    hi = np.empty(n, np.int64)
+    h = 0
+    q_best = INF
+    for i in range(n):
+        if math.isfinite(q[i]):
+            h = _heap_push2(hk, hs, hi, h, q[i], order[i], i)
+            if q[i] < q_best:
+                q_best = q[i]
+    if h == 0:
+        if not math.isfinite(qc1):
+            return -1
+        return D
+    if qc1 < q_best:
+        return D
+    step = p_edge / D
+    for d in range(D):
+        qe = hk[0]
+        if qc0 < qe:
+            return D - d
+        i = hi[0]
+        h = _heap_pop2(hk, hs, hi, h)
+        counts[i] += 1
+        h = _heap_push2(hk, hs, hi, h, q[i] + counts[i] * step, order[i], i)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------ A_ps helpers
+@njit
+def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_jobs):
+    """Per job, the maximal intervals during which one of its chunks runs (executed edge runs + cloud chunks),
+    merged with tolerance ``TOL`` exactly as the reference's ``_running_intervals``. Returns
+    ``(job, start, end)`` rows sorted by job then start."""
+    n = n_log + cloud_chunks.size
+    js = np.empty(n, np.int64)
+    ss = np.empty(n, np.float64)
+    es = np.empty(n, np.float64)
+    for i in range(n_log):
+        js[i] = chunk_job[lc[i]]
+        ss[i] = ls[i]
+        es[i] = le[i]
+    for m in range(cloud_chunks.size):
+        c = cloud_chunks[m]
+        js[n_log + m] = chunk_job[c]
+        ss[n_log + m] = rho[c]
+        es[n_log + m] = end[c]
+    # sort by (job, start, end): stable sorts, least significant key first
+    o = np.argsort(es, kind="mergesort")
+    o = o[np.argsort(ss[o], kind="mergesort")]
+    o = o[np.argsort(js[o], kind="mergesort")]
+    oj = np.empty(n, np.int64)
+    os_ = np.empty(n, np.float64)
+    oe = np.empty(n, np.float64)
+    m = -1
+    for k in range(n):
+        i = o[k]
+        j, s, e = js[i], ss[i], es[i]
+        if m >= 0 and oj[m] == j and s <= oe[m] + TOL:
+            if e > oe[m]:
+                oe[m] = e
+        else:
+            m += 1
+            oj[m] = j
+            os_[m] = s
+            oe[m] = e
+    return oj[: m + 1], os_[: m + 1], oe[: m + 1]
