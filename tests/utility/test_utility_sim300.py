@@ -16,7 +16,7 @@ from edgegym.families.edge_utility.utility_fn import aon, constant
 
 
 def test_sim300_is_load_calibrated():
-    p = load_utility_preset("utility/sim300")
+    p = load_utility_preset("utility/sim300-paper-literal")
     w = p.workload
     assert (w.rate_per_s, w.load_scale, w.time_scale, w.num_jobs) == (100.0, 6.0, 15.0, 3000)
     assert p.num_edge_servers == 300 and p.servers.cloud

@@ -106,6 +106,8 @@ def build_utility_jobs(
     time_scale: float = 1.0,
     delta: float = 0.0,
     aon_inclusive: bool = False,
+    estimate: str = "exact",
+    delay_scale: float = 1.0,
 ) -> UtilityJobs:
     """Draw one episode's jobs (spec §5.2, A16, A17, A20).
 
@@ -116,7 +118,15 @@ def build_utility_jobs(
     values = the scheduler's estimates; the truth is ``estimate × (1 + δ·z)``, z ~ U(−1, 1) independent per
     (job, server, quantity). The noise ``z`` is drawn whatever δ is, so one seed gives the same nominal
     instance for every δ.
+
+    ``estimate="table_mean"``: the scheduler's processing-time estimate is the Table I mean of the job's model
+    on the server's device (× ``time_scale``; the cloud's is already a mean), while the truth is the draw
+    above (× the δ noise): the paper's scheduler knows the profiled Table I, not each inference's time. The
+    draws are the same as with ``"exact"``, so one seed gives the same true instance in both modes.
+    ``delay_scale`` multiplies every delay (``network.scale_delays`` passes ``time_scale``).
     """
+    if estimate not in ("exact", "table_mean"):
+        raise ValueError(f"unknown estimate mode {estimate!r} (valid: exact, table_mean)")
     r = np.asarray(release_s, dtype=float)
     J = r.size
     st = np.asarray(server_type, dtype=np.int64)
@@ -132,11 +142,13 @@ def build_utility_jobs(
     mean = TABLE_I_MEAN_MS[model][:, st] / 1000.0  # (J, S)
     std = TABLE_I_STD_MS[model][:, st] / 1000.0
     p = np.maximum(rng.normal(mean, std), min_fraction * mean) * time_scale
-    up = rng.uniform(edge_delay_ms[0], edge_delay_ms[1], size=(J, S)) / 1000.0
+    up = rng.uniform(edge_delay_ms[0], edge_delay_ms[1], size=(J, S)) / 1000.0 * delay_scale
+    p_est = mean * time_scale if estimate == "table_mean" else p
     if has_cloud:
         pc = cloud_time_factor * TABLE_I_MEAN_MS[model].min(axis=1) / 1000.0 * time_scale
-        uc = rng.uniform(cloud_delay_ms[0], cloud_delay_ms[1], size=J) / 1000.0
+        uc = rng.uniform(cloud_delay_ms[0], cloud_delay_ms[1], size=J) / 1000.0 * delay_scale
         p = np.column_stack([p, pc])
+        p_est = np.column_stack([p_est, pc])
         up = np.column_stack([up, uc])
     down = up.copy()
     z = rng.uniform(-1.0, 1.0, size=(3, J, M))
@@ -145,7 +157,7 @@ def build_utility_jobs(
         p_s=p * (1 + delta * z[0]),
         up_s=up * (1 + delta * z[1]),
         down_s=down * (1 + delta * z[2]),
-        p_est_s=p,
+        p_est_s=p_est,
         up_est_s=up,
         down_est_s=down,
         utilities=utilities,

@@ -26,6 +26,9 @@ from .instance import DEVICE_TYPES
 __all__ = [
     "DEFAULT_PRESET",
     "KEY",
+    "capacity_jobs_per_s",
+    "offered_load",
+    "release_rate_per_s",
     "UtilityPreset",
     "list_utility_presets",
     "load_preset",
@@ -34,7 +37,8 @@ __all__ = [
 ]
 
 KEY = "edge_utility"
-DEFAULT_PRESET = "testbed"
+DEFAULT_PRESET = "testbed-stressed"
+ESTIMATION_MODES = ("exact", "table_mean")
 
 
 # ============================================================================================ presets
@@ -55,6 +59,7 @@ class NetworkConfig:
     edge_delay_ms: tuple = (5.0, 50.0)
     cloud_delay_ms: tuple = (100.0, 200.0)
     cloud_time_factor: float = 0.5
+    scale_delays: bool = False  # multiply every delay by workload.time_scale too (sizes and delays consistent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +69,10 @@ class WorkloadConfig:
     ``source``: ``google2011`` (task-level SUBMIT bursts of the Google 2011 window table, each job's tasks
     capped at ``max_burst``, a seeded random window of ``num_jobs`` tasks), ``bursty`` (compound Poisson with
     the trace's burst sizes) or ``poisson``. Times are rescaled so the mean rate is
-    ``rate_per_s × load_scale``. ``window``: ``random`` (a seeded window per episode) or the index of the
-    first trace job of a fixed window (a held-out window for evaluation). ``offline_fallback``: ``bursty``
+    ``rate_per_s × load_scale``, or, with ``load`` set, ``load ×`` the servers' capacity in jobs/s
+    (:func:`capacity_jobs_per_s`: offered work / capacity = ``load``). ``window``: ``random`` (a seeded
+    window per episode) or the index of the first trace job of a fixed window (a held-out window for
+    evaluation). ``offline_fallback``: ``bursty``
     (use the generator when the trace folder is absent; recorded in
     ``info["episode_metrics"]["workload_source"]``) or ``none`` (raise).
     """
@@ -82,6 +89,7 @@ class WorkloadConfig:
     time_scale: float = 1.0
     trace_dir: str | None = None
     window: Any = "random"  # google2011: "random" (seeded) or the index of the window's first trace job
+    load: float | None = None  # offered utilisation; replaces rate_per_s × load_scale when set
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +99,7 @@ class EstimationConfig:
 
     delta: float = 0.0
     conservative: bool = False
+    mode: str = "exact"  # "exact": estimates = the drawn times; "table_mean": Table I means per model and device
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +186,12 @@ class UtilityPreset:
                                  f"(valid: {', '.join(_SECTIONS)})")
             if not isinstance(over, dict):
                 raise ValueError(f"{self.source_file} (with overrides): section '{sec}' must be a mapping")
-            data[sec] = {**data[sec], **over}
+            base = dict(data[sec])
+            if sec == "workload" and "load_scale" in over and "load" not in over:
+                base["load"] = None  # an explicit rate multiplier replaces the preset's load
+            if sec == "workload" and "load" in over and "load_scale" not in over:
+                base["load_scale"] = 1.0
+            data[sec] = {**base, **over}
         return utility_preset_from_dict(data, source=f"{self.source_file} (with overrides)")
 
 
@@ -224,6 +238,7 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
         _range(source, "network.edge_delay_ms", n["edge_delay_ms"]),
         _range(source, "network.cloud_delay_ms", n["cloud_delay_ms"]),
         _num(source, "network.cloud_time_factor", n["cloud_time_factor"], lo=0, strict_lo=True),
+        _bool(source, "network.scale_delays", n["scale_delays"]),
     )
     w = raw["workload"]
     mix = w["utility_mix"]
@@ -249,11 +264,16 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
         window=(
             "random" if w["window"] == "random" else _num(source, "workload.window", w["window"], lo=0, integer=True)
         ),
+        load=None if w["load"] is None else _num(source, "workload.load", w["load"], lo=0, strict_lo=True, hi=100),
     )
+    if workload.load is not None and workload.load_scale != 1.0:
+        _fail(source, "workload.load", "give workload.load or workload.load_scale (a multiplier of rate_per_s), "
+              "not both")
     e = raw["estimation"]
     estimation = EstimationConfig(
         _num(source, "estimation.delta", e["delta"], lo=0, hi=0.9),
         _bool(source, "estimation.conservative", e["conservative"]),
+        _choice(source, "estimation.mode", e["mode"], ESTIMATION_MODES),
     )
     c = raw["scheduler"]
     alpha = c["alpha"]
@@ -313,3 +333,33 @@ def load_utility_preset(name_or_path: str | Path) -> UtilityPreset:
 
 #: the family interface's name for :func:`load_utility_preset`
 load_preset = load_utility_preset
+
+
+def capacity_jobs_per_s(preset: UtilityPreset) -> float:
+    """Servers' capacity in jobs/s: Σ over edge servers of 1 / (mean Table I time of the server's device over the
+    9 models × ``time_scale`` / speed), plus a finite cloud's (``scheduler.cloud: same``: one processor at
+    ``cloud_time_factor`` × the faster device's mean). An infinite cloud (``scheduler.cloud: infinite``) is left
+    out: the load is then the edge's. Models are uniform over Table I, as in the job draws (spec A17)."""
+    from .instance import DEVICE_TYPES, TABLE_I_MEAN_MS
+
+    sv = preset.servers
+    scale = preset.workload.time_scale / sv.speed
+    mean_s = TABLE_I_MEAN_MS.mean(axis=0) / 1000.0 * scale  # (2,) per device type
+    cap = sum(c / mean_s[DEVICE_TYPES.index(t)] for t, c in zip(sv.edge_types, sv.edge_counts, strict=True))
+    if sv.cloud and preset.scheduler.cloud == "same":
+        cloud_s = preset.network.cloud_time_factor * TABLE_I_MEAN_MS.min(axis=1).mean() / 1000.0 * scale
+        cap += 1.0 / cloud_s
+    return float(cap)
+
+
+def release_rate_per_s(preset: UtilityPreset) -> float:
+    """Mean release rate of an episode: ``load × capacity`` or ``rate_per_s × load_scale``."""
+    w = preset.workload
+    if w.load is not None:
+        return float(w.load * capacity_jobs_per_s(preset))
+    return float(w.rate_per_s * w.load_scale)
+
+
+def offered_load(preset: UtilityPreset) -> float:
+    """Offered utilisation of a preset: release rate / capacity (``workload.load`` when it is set)."""
+    return release_rate_per_s(preset) / capacity_jobs_per_s(preset)
