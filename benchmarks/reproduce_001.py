@@ -223,22 +223,25 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
     L.append("\n![fig4](paper001/fig4_testbed_cost.png) ![fig5](paper001/fig5_testbed_makespan.png)\n")
     # ---- ratio
     L.append("## Figs. 7-8: performance ratio to the offline optimum (small instances)\n")
-    L.append("OPT = the MILP of spec §4.2 (HiGHS), on the `tiny` preset (3 sites, 3 jobs, 1-4 chunks per site) "
-             "varying R (I = 3) and I (R = 3); the paper's scale (R = 50, I = 100) has no tractable optimum "
-             "(spec A6). Ratio = cost / OPT per instance, averaged.\n")
+    L.append("OPT = the MILP of spec §4.2 (HiGHS, 60 s per instance), on the `tiny` preset (3 sites, 3 jobs, 1-4 "
+             "chunks per site) varying R (I = 3) and I (R = 3); the paper's scale (R = 50, I = 100) has no "
+             "tractable optimum (spec A6). Ratio = cost / OPT per instance, averaged. The MILP lets worker counts "
+             "change every slot and ignores the per-slot proportional sampling, so it bounds every policy.\n")
     ratio_rows = []
     for k in ("R", "I"):
         e = f"ratio_{k}"
-        x = df[df.exp == e].merge(od[od.exp == e][["x", "seed", "opt", "optimal"]], on=["x", "seed"])
-        x["ratio"] = x.objective / x.opt
+        x = df[df.exp == e].merge(od[od.exp == e][["x", "seed", "opt", "bound", "optimal"]], on=["x", "seed"])
+        x["ratio"] = x.objective / x.bound
         ratio_rows.append(x)
-        L.append(f"**vs {k}** (all MILPs optimal: {bool(od[od.exp == e].optimal.all())})\n")
+        o = od[od.exp == e]
+        L.append(f"**vs {k}** ({int(o.optimal.sum())} of {len(o)} MILPs solved to optimality within the time limit; "
+                 "elsewhere the ratio is to HiGHS's dual bound, so it overstates the true ratio)\n")
         L.append(table(x, ALL, key="ratio"))
         plot_lines(x, ALL, k, figdir / f"fig7_ratio_{k}.png", key="ratio", logy=False,
                    title=f"Figs. 7-8: cost / OPT vs {k}")
         L.append(f"![ratio {k}](paper001/fig7_ratio_{k}.png)\n")
     rr = pd.concat(ratio_rows)
-    okr = rr[rr.policy == "okita"].groupby("x").ratio.mean()
+    okr = rr[rr.policy == "okita"].groupby(["exp", "x"]).ratio.mean()
     # ---- sweeps
     for e, lab, fig in (("sites", "number of sites R", "9"), ("jobs", "number of jobs I", "10")):
         x = df[df.exp == e]
@@ -302,8 +305,9 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
              + mark(any(0.2 <= r <= 0.65 for r in red.values()))
              + " for the 20-65% band against at least one baseline. Against FIFO the reduction is ~100% "
                "(FIFO's small fixed worker counts make jobs wait, and the exponential latency cost explodes).")
-    L.append(f"3. *Performance ratio < 1.8*: Okita/OPT on small instances is "
-             + ", ".join(f"{k} {v:.3f}" for k, v in okr.items()) + f" — {mark(okr.max() < 1.8)} "
+    L.append(f"3. *Performance ratio < 1.8*: Okita/OPT on small instances (mean per point) is "
+             + ", ".join(f"{e[6:]} = {x}: {v:.3f}" for (e, x), v in okr.items())
+             + f"; worst single instance {rr[rr.policy == 'okita'].ratio.max():.3f} — {mark(okr.max() < 1.8)} "
              "(on instances small enough for the exact MILP only; the paper's OPT method is unstated).")
     L.append(f"4. *Okita's cost is insensitive to α1:α2 and β*: spread (max/min − 1) {100 * spread_a:.1f}% over "
              f"α, {100 * spread_b:.1f}% over β — {mark(max(spread_a, spread_b) < 0.1)} (threshold 10%). "

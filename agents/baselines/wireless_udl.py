@@ -13,8 +13,9 @@ Edge Networks", IEEE ICPADS, 2021 (Sec. V: "FIFO", "DRF", "OASiS [42]").
   counts and start slots; the PS at the cheapest site, workers into the cheapest sites. Bandwidth is ignored
   in the plan (as in the original), charged in execution.
 * ``greedy-min-cost`` — the legal candidate row with the smallest estimated total cost.
-* ``one-site`` — trivial: PS and every worker on the site holding most of the job's data, as many workers as
-  fit there now (else the earliest slot the empty-site maximum fits).
+* ``one-site`` — trivial: PS and every worker on the site holding most of the job's data (among sites that
+  can host a worker and the PS together), as many workers as fit there now (else the earliest slot the
+  empty-site maximum fits); where no site can host both, the greedy row.
 * ``random`` — a uniformly random legal candidate row.
 
 Deviations (spec A7: the paper under-specifies its baselines):
@@ -66,11 +67,14 @@ class OneSite(Policy):
 
     def act(self, obs):
         v = self.unwrapped.view()
-        r = int(np.argmax(v.data))
         D = int(v.data.sum())
         R = v.num_sites
-        n_emp = min(max_workers(v.cap[r], v.m, v.n, True), -(-D // v.kappa))
-        n_emp = max(int(n_emp), 1)
+        room = np.array([max_workers(v.cap[r], v.m, v.n, True) for r in range(R)])
+        if not (room >= 1).any():  # no site holds a worker and the PS together: the greedy row instead
+            c = v.cand
+            return int(np.argmin(np.where(c.mask, c.total, np.inf)))
+        r = int(np.argmax(np.where(room >= 1, v.data, -1)))  # most data among sites that can host the job
+        n_emp = max(int(min(room[r], -(-D // v.kappa))), 1)
         cal = v.calendar
         for N in range(n_emp, 0, -1):
             l = -(-D // (v.kappa * N))
@@ -84,6 +88,9 @@ class OneSite(Policy):
         y[r] = n_emp
         l = -(-D // (v.kappa * n_emp))
         s = earliest_fit(cal, _demand(v, y, r), v.t, l)
+        if s < 0:
+            c = v.cand
+            return int(np.argmin(np.where(c.mask, c.total, np.inf)))
         return Plan(job=v.job, start=s, y=y, ps=r)
 
 
@@ -112,6 +119,9 @@ class OASiS(Policy):
         for l in Ls:
             N = -(-D // (v.kappa * l))
             for s in range(t, min(t + self.max_delay, horizon - l) + 1):
+                lat = float(_f(v, s + l - 1 - v.arrival + v.latency_offset))
+                if lat >= best[0]:  # prices are positive: no later start of this window can win
+                    break
                 P = pre[s - t + l] - pre[s - t]  # (R, K) price summed over the window
                 U = cal[s:s + l].min(axis=0)
                 ps_fit = np.all(U >= v.n - EPS, axis=1)
@@ -130,7 +140,7 @@ class OASiS(Policy):
                         break
                 if rem > 0:
                     continue
-                cost = float(_f(v, s + l - 1 - v.arrival + v.latency_offset)) + float(w @ y + ps_price[rt])
+                cost = lat + float(w @ y + ps_price[rt])
                 if cost < best[0]:
                     best = (cost, Plan(job=v.job, start=s, y=y, ps=rt))
         if best[1] is None:  # nothing within max_delay: the greedy candidate

@@ -74,6 +74,18 @@ def test_pa_tie_rule_le_picks_last_tied_site():
     assert kn.pa(U, np.array([0, 1]), q, np.array([1.0]), np.array([1.0]), 1, False)[2] == 0
 
 
+def test_earliest_fit_by_hand():
+    from edgegym.families.wireless_udl.candidates import earliest_fit
+
+    cal = np.array([[[2.0]], [[0.0]], [[2.0]], [[2.0]], [[0.0]], [[2.0]], [[2.0]], [[2.0]]])  # (8 slots, 1 site, K=1)
+    dem = np.array([[1.0]])
+    assert earliest_fit(cal, dem, 0, 1) == 0
+    assert earliest_fit(cal, dem, 0, 2) == 2
+    assert earliest_fit(cal, dem, 0, 3) == 5
+    assert earliest_fit(cal, dem, 0, 4) == -1
+    assert earliest_fit(cal, np.zeros((1, 1)), 3, 2) == 3
+
+
 def test_prop_quota_by_hand_and_property():
     o = kn.prop_quota(np.array([3, 1]), np.array([3, 1]), 2)  # shares 1.5 / 0.5 → tie, lower index first
     np.testing.assert_array_equal(o, [2, 0])
@@ -119,6 +131,10 @@ def test_compiled_kernels_match_pure_python():
         np.testing.assert_array_equal(d, kn.PURE["split"](y, M, 2, 1, o1))
         a, b = kn.dta(M, d, q, src, True), kn.PURE["dta"](M, d, q, src, True)
         assert a[0] == pytest.approx(b[0]) and np.array_equal(a[1], b[1])
+        cal = rng.integers(0, 4, size=(12, R, K)).astype(float)
+        dem = rng.integers(0, 2, size=(R, K)).astype(float)
+        used = np.flatnonzero(dem.any(axis=1)).astype(np.int64)
+        assert kn.earliest_fit(cal, dem, used, 1, 3, 12) == kn.PURE["earliest_fit"](cal, dem, used, 1, 3, 12)
         if D.sum() and d.sum() <= M.sum():
             np.testing.assert_array_equal(kn.prop_quota(M, D, int(d.sum())), kn.PURE["prop_quota"](M, D, int(d.sum())))
 

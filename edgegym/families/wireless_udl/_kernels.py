@@ -37,6 +37,7 @@ __all__ = [
     "HAVE_NUMBA",
     "PURE",
     "dta",
+    "earliest_fit",
     "max_workers",
     "pa",
     "pa_all_n",
@@ -323,7 +324,29 @@ def window_estimate(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, 
     return L, unit, tr, ps
 
 
+@njit
+def earliest_fit(cal, dem, used, t, l, end):
+    """Earliest ``s ≥ t`` with ``dem[r] ≤ cal[s', r]`` for the sites ``used`` and all ``s' ∈ [s, s + l)``,
+    ``s + l ≤ end`` (-1 if none): one pass over the slots, stopping at the first run of ``l`` fitting slots."""
+    run = 0
+    K = dem.shape[1]
+    for s in range(t, end):
+        ok = True
+        for j in range(used.shape[0]):
+            r = used[j]
+            for k in range(K):
+                if cal[s, r, k] < dem[r, k] - _EPS:
+                    ok = False
+                    break
+            if not ok:
+                break
+        run = run + 1 if ok else 0
+        if run >= l:
+            return s - l + 1
+    return -1
+
+
 PURE = {
     name: globals()[name].py_func
-    for name in ("site_order", "max_workers", "pa", "pa_all_n", "fill", "split", "dta", "prop_quota")
+    for name in ("site_order", "max_workers", "pa", "pa_all_n", "fill", "split", "dta", "prop_quota", "earliest_fit")
 }

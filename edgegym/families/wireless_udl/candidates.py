@@ -68,18 +68,13 @@ def worker_grid(n_max: int, G: int, must: tuple[int, ...]) -> np.ndarray:
 
 def earliest_fit(cal: np.ndarray, dem: np.ndarray, t: int, l: int, horizon: int | None = None) -> int:
     """Earliest ``s ≥ t`` with ``dem ≤ cal[s']`` for all ``s' ∈ [s, s + l)`` (-1 if none in the calendar)."""
-    used = np.flatnonzero((dem > 0).any(axis=1))
+    used = np.flatnonzero((dem > 0).any(axis=1)).astype(np.int64)
     end = cal.shape[0] if horizon is None else min(cal.shape[0], horizon)
     if t + l > end:
         return -1
     if used.size == 0:
         return t
-    ok = np.all(cal[t:end, used] >= dem[used] - EPS, axis=(1, 2))
-    bad = np.concatenate(([0], np.cumsum(~ok)))
-    n = ok.size - l + 1
-    win = bad[l:l + n] - bad[:n]
-    hit = np.flatnonzero(win == 0)
-    return int(t + hit[0]) if hit.size else -1
+    return int(kn.earliest_fit(cal, np.ascontiguousarray(dem, dtype=float), used, int(t), int(l), int(end)))
 
 
 def _peak(dem, U, cap):
