@@ -138,3 +138,28 @@ def test_water_fill_and_greedy_match_reference():
             b = ref.greedy_placement(q, order, D, step * D, qc0, qc1)
             np.testing.assert_array_equal(a[0], b[0])
             assert a[1] == b[1]
+
+
+def test_server_aggregates_match_numpy():
+    """The observation's one-pass per-server aggregates equal the numpy formulas they replace."""
+    from edgegym.families.edge_cloud.simulator import Candidates, server_aggregates
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        S, W = int(rng.integers(1, 6)), int(rng.integers(1, 15))
+        ws = np.sort(rng.integers(0, S, size=W))
+        qual = np.flatnonzero(rng.random(W) < 0.7)
+        q = np.full(W, np.inf)
+        q[qual] = rng.uniform(0, 9, size=qual.size)
+        backlog = np.where(rng.random(W) < 0.4, 0.0, rng.uniform(0, 5, size=W))
+        wait, a2w = rng.uniform(0, 3, size=W), rng.uniform(0, 2, size=W)
+        cand = Candidates(0, 1.7, 1.2, q, q, wait, a2w, np.zeros(W, dtype=np.int64), backlog, 1.0, 1.0)
+        nq, idle, mins, bl = server_aggregates(qual, ws, S, cand)
+        srv = ws[qual]
+        np.testing.assert_array_equal(nq, np.bincount(srv, minlength=S))
+        np.testing.assert_array_equal(idle, np.bincount(srv, weights=(backlog[qual] <= 0).astype(float), minlength=S))
+        np.testing.assert_array_equal(bl, np.bincount(srv, weights=backlog[qual], minlength=S))
+        for k, vals in enumerate((wait[qual], 1.7 * a2w[qual], q[qual])):
+            m = np.full(S, np.inf)
+            np.minimum.at(m, srv, vals)
+            np.testing.assert_array_equal(mins[k], m)

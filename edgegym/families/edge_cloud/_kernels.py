@@ -533,3 +533,31 @@ def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_
             os_[m] = s
             oe[m] = e
     return oj[: m + 1], os_[: m + 1], oe[: m + 1]
+
+
+# ------------------------------------------------------------------------------------------ observation
+@njit
+def server_aggregates(qual, worker_server, S, backlog, wait, a2w, q, p0):
+    """Per-server aggregates of the candidate table over the qualified workers ``qual`` (in that order, so
+    sums match ``np.bincount``): qualified count, idle count (backlog <= 0), min wait, min p0·A2 weight, min Q,
+    backlog sum. Returns ``(nq (S,) int64, idle (S,), mins (3, S) (inf where none), backlog (S,))``."""
+    nq = np.zeros(S, np.int64)
+    idle = np.zeros(S, np.float64)
+    mins = np.full((3, S), INF)
+    bl = np.zeros(S, np.float64)
+    for i in range(qual.size):
+        w = qual[i]
+        s = worker_server[w]
+        nq[s] += 1
+        idle[s] += 1.0 if backlog[w] <= 0 else 0.0
+        v = wait[w]
+        if v < mins[0, s]:
+            mins[0, s] = v
+        v = p0 * a2w[w]
+        if v < mins[1, s]:
+            mins[1, s] = v
+        v = q[w]
+        if v < mins[2, s]:
+            mins[2, s] = v
+        bl[s] += backlog[w]
+    return nq, idle, mins, bl

@@ -29,7 +29,7 @@ from ...core.metrics import ScheduleOutcome, episode_metrics, utilisation_series
 from ...core.types import Cluster, JobSet
 from .instance import build_instance
 from .presets import Preset, discipline_kwargs, load_preset
-from .simulator import Candidates, PaperSimulator, greedy_placement, water_fill
+from .simulator import Candidates, PaperSimulator, fill_servers, greedy_placement, server_aggregates, water_fill
 
 __all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder", "observation_features"]
 
@@ -248,6 +248,8 @@ class EdgeCloudMLEnv(gym.Env):
         by_server = np.argsort(cl.worker_server, kind="stable")
         bounds = np.searchsorted(cl.worker_server[by_server], np.arange(cl.num_edge_servers + 1))
         self._server_workers = [by_server[bounds[s] : bounds[s + 1]] for s in range(cl.num_edge_servers)]
+        self._srv_ptr, self._srv_workers = bounds.astype(np.int64), by_server.astype(np.int64)  # CSR of the above
+        self._rows_cache = None
         self._outcome = None
         self._return = 0.0
         self._fallbacks = 0
@@ -352,10 +354,14 @@ class EdgeCloudMLEnv(gym.Env):
         if self._k >= self.jobs.num_jobs or self._cand is None:
             rows[-1] = self.cluster.has_cloud
             return rows
+        cache = getattr(self, "_rows_cache", None)
+        if cache is not None and cache[0] is self._cand:  # computed once per decision point
+            return cache[1].copy()
         q = self._cand.q
         finite = np.isfinite(q)
-        rows[np.unique(self.cluster.worker_server[finite])] = True
+        rows[self.cluster.worker_server[finite]] = True
         rows[-1] = self.cluster.has_cloud and (self.use_cloud or not finite.any())
+        self._rows_cache = (self._cand, rows.copy())
         return rows
 
     def _check_discrete(self, action) -> int:
@@ -402,10 +408,8 @@ class EdgeCloudMLEnv(gym.Env):
                 return counts, n_cloud, server_counts
             server_counts = largest_remainder(wts, D)
             n_cloud = int(server_counts[-1])
-            step = cand.p_edge / D
-            for s in np.flatnonzero(server_counts[:-1]).tolist():
-                ws = self._server_workers[s]
-                counts[ws] = water_fill(cand.q[ws], step, int(server_counts[s]), self._order[ws])
+            fill_servers(server_counts[: self.num_edge_servers], cand.q, self._order, self._srv_ptr,
+                         self._srv_workers, cand.p_edge / D, counts)  # within each server: Q-min water-filling
             return counts, n_cloud, server_counts
         a = self._check_discrete(action)
         legal = np.flatnonzero(self.action_masks())
@@ -503,17 +507,13 @@ class EdgeCloudMLEnv(gym.Env):
         backlog_total = 0.0
         if self._cand is not None and qual.size:
             c = self._cand
-            srv = cl.worker_server[qual]
             rows[:S, 0] = np.log1p(jobs.upload_delay_edge_slots[j]) / 3
-            nq = np.bincount(srv, minlength=S)
-            idle = np.bincount(srv, weights=(c.backlog[qual] <= 0).astype(float), minlength=S)
+            nq, idle, mins, bl = server_aggregates(qual, cl.worker_server, S, c)  # one compiled pass
             rows[:S, 1] = np.log1p(nq) / 3
             rows[:S, 2] = np.log1p(idle) / 3
-            for col, vals in ((3, c.wait[qual]), (4, p0 * c.a2_weight[qual]), (5, c.q[qual])):
-                m = np.full(S, np.inf)
-                np.minimum.at(m, srv, vals)
+            for col, m in ((3, mins[0]), (4, mins[1]), (5, mins[2])):
                 rows[:S, col] = np.where(np.isfinite(m), np.log1p(np.where(np.isfinite(m), m, 0.0)), 0.0) / 6
-            rows[:S, 6] = np.log1p(np.bincount(srv, weights=c.backlog[qual], minlength=S)) / 8
+            rows[:S, 6] = np.log1p(bl) / 8
             backlog_total = float(c.backlog[qual].sum())
         if self._cand is not None and cl.has_cloud:
             rows[-1, 0] = math.log1p(dc) / 3
@@ -522,7 +522,7 @@ class EdgeCloudMLEnv(gym.Env):
         rows[:, 7] = eligible
         g = obs[-_GLOBAL_FEATURES:]
         g[0] = math.log1p(max(sim.now, 0.0)) / 8
-        in_system = np.sum(sim.job_end[: sim.num_placed] > sim.now)
+        in_system = sim.jobs_in_system()  # completion heap: O(log) per change, no re-scan of placed jobs
         g[1] = in_system / jobs.num_jobs
         g[2] = math.log1p(backlog_total) / 10
         g[3] = (jobs.num_jobs - j) / jobs.num_jobs

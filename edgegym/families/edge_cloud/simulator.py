@@ -46,7 +46,9 @@ from ...core.metrics import ScheduleOutcome
 from ...core.types import Cluster, JobSet
 from .rates import chunk_time_slots, iteration_time_h
 
-__all__ = ["Candidates", "PaperSimulator", "greedy_placement", "haprf_key", "water_fill"]
+__all__ = [
+    "Candidates", "PaperSimulator", "fill_servers", "greedy_placement", "haprf_key", "server_aggregates", "water_fill"
+]
 
 _TOL = 1e-9
 _INF = math.inf
@@ -556,3 +558,26 @@ def greedy_placement(
     if n_cloud < 0:
         raise ValueError("no qualified edge worker and no cloud: the job cannot be placed")
     return counts, int(n_cloud)
+
+
+def fill_servers(
+    server_counts: np.ndarray, q: np.ndarray, order: np.ndarray, srv_ptr: np.ndarray, srv_workers: np.ndarray,
+    step: float, counts: np.ndarray,
+) -> None:
+    """The within-server Q-min rule for every server at once (one compiled call): ``server_counts[s]`` chunks
+    water-filled (:func:`water_fill`) over server ``s``'s workers ``srv_workers[srv_ptr[s]:srv_ptr[s+1]]``,
+    written into ``counts`` (W,) int64."""
+    bad = _kernels().fill_servers(np.ascontiguousarray(server_counts, dtype=np.int64), q, order, srv_ptr,
+                                  srv_workers, float(step), counts)
+    if bad >= 0:
+        raise ValueError(f"water_fill: no finite candidate on server {bad} to place chunks on")
+
+
+def server_aggregates(qual: np.ndarray, worker_server: np.ndarray, num_servers: int, cand: Candidates):
+    """Per-server aggregates of ``cand`` over the qualified workers ``qual`` for the observation, in one compiled
+    pass: ``(qualified count (S,), idle count (S,), min wait / min p·A2 weight / min Q (3, S) (inf: none),
+    backlog sum (S,))``; sums in ``qual`` order, equal to ``np.bincount`` and ``np.minimum.at``."""
+    return _kernels().server_aggregates(
+        np.ascontiguousarray(qual, dtype=np.int64), np.ascontiguousarray(worker_server, dtype=np.int64),
+        int(num_servers), cand.backlog, cand.wait, cand.a2_weight, cand.q, float(cand.p_edge),
+    )
