@@ -236,6 +236,7 @@ def install_notice_hook(prog: str = "edgegym") -> None:
     import warnings
 
     def show(message, category, filename, lineno, file=None, line=None):
-        print(f"{prog}: notice: {message}", file=file or sys.stderr)
+        text = re.sub(r"\x1b\[[0-9;]*m", "", str(message))  # Gymnasium colours its warnings
+        print(f"{prog}: notice: {text}", file=file or sys.stderr)
 
     warnings.showwarning = show

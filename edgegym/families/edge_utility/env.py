@@ -221,6 +221,13 @@ class EdgeUtilityEnv(gym.Env):
                 if w.offline_fallback == "none":
                     raise FileNotFoundError("the Google 2011 trace is absent and workload.offline_fallback is 'none'")
                 self._workload_source = "bursty (trace absent)"
+                import warnings
+
+                warnings.warn(
+                    "the Google 2011 trace is absent (set EDGEGYM_TRACE_DIR); EdgeUtility uses synthetic bursty "
+                    "release times instead (workload.offline_fallback: bursty; 'none' makes this an error)",
+                    UserWarning, stacklevel=2,
+                )
                 release = bursty_release_times(rng, w.num_jobs, rate)
             else:
                 release = rescale_release_times(t, rate)

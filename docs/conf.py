@@ -1,0 +1,39 @@
+"""Sphinx configuration of edgegym's documentation site (MyST markdown + autodoc).
+
+Build (warnings are errors, as in CI)::
+
+    pip install -e ".[docs]"
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+The reference tables (observation features, env ids, policies, CLI help) are generated at build time from
+the code by the directives of ``docs/_ext/edgegym_docs.py``.
+"""
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE / "_ext"))
+
+import edgegym  # noqa: E402
+
+project = "edgegym"
+author = "edgegym contributors"
+copyright = "edgegym contributors"
+release = version = edgegym.__version__
+
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "edgegym_docs"]
+source_suffix = {".md": "markdown"}
+root_doc = "index"
+# result folders hold bench outputs (summary.md of each run), not pages
+exclude_patterns = ["_build", "results/*/**", "**/.*"]
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence", "dollarmath"]
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+html_theme = "alabaster"
+html_title = f"edgegym {version}"
+html_theme_options = {"description": "Gymnasium envs for edge-cloud ML scheduling", "fixed_sidebar": True}

@@ -1,0 +1,25 @@
+"""Compare policies on several seeds with the bench API: a tidy CSV, a mean ± std table and plots.
+
+    python examples/compare_policies.py [OUT_DIR]
+
+The same as ``edgegym bench --envs EdgeCloudML-tiny-v0 EdgeCloudML-testbed-v0 --policies aonline srtf
+all-cloud random --seeds 0-2 --baseline srtf --out OUT_DIR``.
+"""
+
+import sys
+import tempfile
+from pathlib import Path
+
+from agents.bench import build_grid, format_markdown, run_bench
+
+out = Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="edgegym_bench_"))
+out.mkdir(parents=True, exist_ok=True)
+cells = build_grid(
+    envs=["EdgeCloudML-tiny-v0", "EdgeCloudML-testbed-v0"],
+    policies=["aonline", "srtf", "all-cloud", "random"],
+    seeds=[0, 1, 2],
+)
+res = run_bench(cells, out, workers=1, baselines=["srtf"], progress=False)
+print(format_markdown(res["summary"]))
+print("files:", ", ".join(str(p) for k, p in res["paths"].items() if k != "plots"))
+print("plots:", ", ".join(str(p) for p in res["paths"].get("plots", [])))
