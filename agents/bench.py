@@ -519,6 +519,7 @@ def run_bench(
     paths["results"] = out / "results.csv"
     df.to_csv(paths["results"], index=False)
     df = pd.read_csv(paths["results"])  # the table is computed from exactly what the CSV holds
+    _check_metrics(df, metrics, paths["results"])
     summary = summarise(df, baselines, metrics)
     paths["summary_csv"] = out / "summary.csv"
     summary.to_csv(paths["summary_csv"], index=False)
@@ -531,6 +532,36 @@ def run_bench(
     if plots:
         paths["plots"] = plot_results(df, summary, series, out)
     return {"results": df, "summary": summary, "failed": failed, "paths": paths, "wall_s": wall}
+
+
+def _check_metrics(df, metrics, csv) -> None:
+    """``--metrics``: every name must be a numeric column of results.csv (else a user error listing them)."""
+    import pandas as pd
+
+    if not metrics:
+        return
+    numeric = [c for c in df.columns if c not in KEY_COLUMNS and pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c])]
+    bad = [m for m in metrics if m not in numeric]
+    if bad:
+        raise _err(f"--metrics: no numeric column {', '.join(map(repr, bad))} in {csv} (written); "
+                   f"valid: {', '.join(numeric)}")
+
+
+def _check_grid_flags(cells: list[Cell], baselines) -> None:
+    """Seeds >= 0, and every ``--baseline`` a policy of the grid that runs on each env (else a user error)."""
+    bad = sorted({c.seed for c in cells if c.seed < 0})
+    if bad:
+        raise _err(f"seeds must be >= 0 (NumPy seeds are non-negative), got {bad[0]}")
+    if not baselines:
+        return
+    ran: dict[str, set] = {}
+    for c in cells:
+        ran.setdefault(c.env, set()).add(c.policy)
+    for env, pols in ran.items():
+        if not any(b in pols for b in baselines):
+            raise _err(f"--baseline {' '.join(baselines)}: none of these runs on {env} (its policies in this grid: "
+                       f"{', '.join(sorted(pols))}); add the baseline to --policies")
 
 
 def _parse_seeds(items: list[str]) -> list[int]:
@@ -556,6 +587,7 @@ def _cmd_bench(args) -> int:
 
         args.envs = [default_env_id()]
     cells = build_grid(args.envs, args.policies, seeds, args.windows, args.trace, parse_env_config(args.env_config))
+    _check_grid_flags(cells, args.baseline or ())
     if args.backend == "ray":
         try:
             import ray  # noqa: F401
@@ -638,6 +670,8 @@ def _cmd_render(args) -> int:
     fill_env_policy_defaults(args)
     check_env_policy(args.env, args.policy)
     png = Path(args.out)
+    if png.suffix.lower() != ".png":
+        raise _err(f"--out must be a .png path (the chart is a PNG), got {args.out!r}; e.g. {str(png) + '.png'!r}")
     ensure_writable_dir(png.parent, "--out")
     state = {}
 

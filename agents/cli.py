@@ -127,14 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in SUBCOMMANDS.values():
         add(sub)
-    try:
+    from .errors import report_errors
+
+    def _run() -> int:
         args = parser.parse_args(argv)
         return args.func(args)
-    except CLIError as e:
-        print(f"edgegym: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+
+    # the one place where errors become exit statuses: a user error is one line + exit 2, a bug a traceback
+    return report_errors(_run)
 
 
 if __name__ == "__main__":

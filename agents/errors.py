@@ -1,11 +1,26 @@
-"""The error type for user mistakes (unknown env or policy, bad flag, unreadable file).
+"""The error type for user mistakes, and the one place that decides how an error reaches the user.
 
-Every ``edgegym`` subcommand prints such an error as one line on stderr and exits with status 2.
+Every ``edgegym`` subcommand runs under :func:`report_errors` (called by :func:`agents.cli.main`):
+
+* an *expected* error prints as one line on stderr (``edgegym: error: ...``) and exits with status 2, never
+  a traceback. Expected: :class:`UserError` (raised anywhere), and a ``ValueError`` (config and trace
+  validation: the message names the file and the key or row), ``OSError`` (a file that cannot be read or
+  written) or ``ImportError`` (a missing optional dependency) raised by edgegym's own code;
+* anything else is a bug: the traceback is printed with a bug-report hint, exit status 1. The same
+  exceptions raised deep inside a third-party library (numpy, pandas, gymnasium) count as bugs too: edgegym
+  validates its inputs before calling them. ``EDGEGYM_DEBUG=1`` shows the traceback of every error;
+* a closed stdout (``edgegym list --json | head``) ends quietly with status 141, as a shell tool does.
 """
 
 from __future__ import annotations
 
-__all__ = ["CLIError", "UserError"]
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+__all__ = ["BUG_HINT", "CLIError", "UserError", "expected_message", "report_errors"]
 
 
 class UserError(Exception):
@@ -14,3 +29,75 @@ class UserError(Exception):
 
 #: the name the CLI has always used
 CLIError = UserError
+
+#: printed after the traceback of an unexpected error
+BUG_HINT = (
+    "edgegym: internal error: this looks like a bug in edgegym, not a mistake in the command. Please report it "
+    "with the command line and the traceback above (EDGEGYM_DEBUG=1 shows tracebacks for every error)."
+)
+
+#: exceptions that are user errors when edgegym's own code raised them
+_EXPECTED = (ValueError, OSError, ImportError)
+_OWN_PACKAGES = ("edgegym", "agents", "envs_config")
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _raised_by_own_code(exc: BaseException) -> bool:
+    """Whether the innermost Python frame of ``exc``'s traceback is a module of edgegym's own packages."""
+    tb = exc.__traceback__
+    if tb is None:
+        return True
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    try:
+        rel = Path(tb.tb_frame.f_code.co_filename).resolve().relative_to(_ROOT)
+    except ValueError:
+        return False
+    return bool(rel.parts) and rel.parts[0] in _OWN_PACKAGES
+
+
+def expected_message(exc: BaseException) -> str | None:
+    """The one-line message of an expected (user) error, or ``None`` when ``exc`` is a bug."""
+    if isinstance(exc, UserError):
+        msg = str(exc)
+    elif isinstance(exc, _EXPECTED) and _raised_by_own_code(exc):
+        if isinstance(exc, ImportError) and exc.name:
+            msg = f"{exc} (an optional dependency is missing: pip install {exc.name})"
+        elif isinstance(exc, OSError) and exc.filename is not None and str(exc.filename) not in str(exc):
+            msg = f"{exc.filename}: {exc.strerror or exc}"
+        else:
+            msg = str(exc)
+    else:
+        return None
+    return " ".join(msg.split()) or type(exc).__name__
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away: silence the final flush and exit like a shell tool killed by SIGPIPE."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+        pass
+    return 141
+
+
+def report_errors(func: Callable[[], int]) -> int:
+    """Run ``func`` (a subcommand) and turn what it raises into an exit status (see the module docstring)."""
+    try:
+        return func()
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return _stdout_closed()
+    except Exception as exc:  # the one place that decides: one line, or a traceback with a bug-report hint
+        msg = expected_message(exc)
+        debug = os.environ.get("EDGEGYM_DEBUG", "") not in ("", "0")
+        if msg is not None and not debug:
+            print(f"edgegym: error: {msg}", file=sys.stderr)
+            return 2
+        traceback.print_exception(exc, file=sys.stderr)
+        if msg is None:
+            print(BUG_HINT, file=sys.stderr)
+            return 1
+        return 2

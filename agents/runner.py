@@ -157,6 +157,8 @@ def run_episode(
     benchmark reads per-job times and draws Gantt charts there). ``on_step(steps)``, when given, is called
     after every step (the CLI's progress bar).
     """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise UserError(f"seed must be an integer >= 0 (NumPy seeds are non-negative), got {seed!r}")
     env, pol = make_env(env_id, policy, seed, env_config)
     try:
         obs, _ = env.reset(seed=seed)

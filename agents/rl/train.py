@@ -104,7 +104,10 @@ def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None) -> 
     else:
         src = str(path)
         text = Path(path).read_text()
-    data = yaml.safe_load(text) or {}
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as e:
+        raise ValueError(f"{src}: not valid YAML: {' '.join(str(e).split())}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{src}: expected a mapping of sections (default, family, env id)")
     hp: dict = {}
@@ -291,6 +294,10 @@ def _cmd_train(args) -> int:
     _positive("--timesteps", args.timesteps)
     if args.n_envs is not None:
         _positive("--n-envs", args.n_envs)
+    for flag, v in (("--seed", args.seed), ("--eval-freq", args.eval_freq),
+                    ("--checkpoint-freq", args.checkpoint_freq)):
+        if v is not None and v < 0:
+            raise _cli_error(f"{flag} must be >= 0, got {v}")
     if args.hyperparams and not Path(args.hyperparams).is_file():
         raise _cli_error(f"--hyperparams {args.hyperparams!r} does not exist")
     cfg = parse_env_config(args.env_config)
@@ -404,6 +411,8 @@ def _cmd_eval(args) -> int:
     on_end = None
     if args.render_png:
         png = Path(args.render_png)
+        if png.suffix.lower() != ".png":
+            raise _cli_error(f"--render-png must be a .png path, got {args.render_png!r}")
         ensure_writable_dir(png.parent if str(png.parent) else ".", "--render-png")
         on_end = _gantt_once(png)
     from ..options import run_episodes

@@ -12,9 +12,12 @@ Where the files are looked for, when ``path`` is not given:
 
 from __future__ import annotations
 
+import gzip
 import io
+import lzma
 import os
 import tarfile
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -92,12 +95,22 @@ def _find_trace_file(
 
 
 def _read_csv(source: object, buffer: object, source_name: str, **kwargs) -> pd.DataFrame:
+    """``pd.read_csv`` whose failures on unreadable content raise :class:`TraceFormatError` naming the file."""
     try:
         return pd.read_csv(buffer, **kwargs)
     except pd.errors.EmptyDataError:
         raise TraceFormatError(source_name, "empty file (no header and no rows)") from None
     except pd.errors.ParserError as exc:
         raise TraceFormatError(source_name, f"not a readable CSV: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(
+            source_name, f"not a UTF-8 text CSV (binary, or another encoding: convert it to UTF-8): {exc.reason} "
+            f"at byte {exc.start}"
+        ) from None
+    except (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError):
+            raise
+        raise TraceFormatError(source_name, f"corrupt or truncated compressed file: {exc}") from None
 
 
 def _require(df: pd.DataFrame, columns: Sequence[str], source: str) -> None:

@@ -33,7 +33,9 @@ def _episode_with_checks(env, policy, edge_only=False):
         got = np.bincount(placed[placed >= 0], minlength=env.cluster.num_workers)
         np.testing.assert_array_equal(got, direct_counts)
         assert int(np.sum(placed == -1)) == direct_cloud
-        total_alpha += float(np.sum(info["alpha"]))
+        total_alpha += info["alpha_sum"]
+        if "alpha" in info:  # info_details=True
+            assert info["alpha_sum"] == float(np.sum(info["alpha"]))
     return info["episode_metrics"], total_alpha
 
 
@@ -59,7 +61,7 @@ def test_alpha_accounting_identity_through_the_env():
     """Spec §4 Lemma 4 / T5: with all upload delays 0, Σ α_jd = Σ_jd (c_jd − r_j)/D_j."""
     rng = np.random.default_rng(5)
     cl, jobs = random_instance(rng, num_servers=2, max_workers=2, num_jobs=6, max_chunks=4, zero_delay=True)
-    env = EdgeCloudMLEnv("tiny", config={"env": {"max_types": 4}}, instance=(cl, jobs))
+    env = EdgeCloudMLEnv("tiny", config={"env": {"max_types": 4}}, instance=(cl, jobs), info_details=True)
     _, total_alpha = _episode_with_checks(env, AOnline(env))
     sim = env.sim
     per_chunk = np.sum((sim.chunk_end - jobs.arrival_slots[sim.chunk_job]) / jobs.num_chunks[sim.chunk_job])

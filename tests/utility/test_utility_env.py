@@ -63,7 +63,7 @@ def test_sb3_check_env(env_id):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_return_equals_total_utility(env_id):
-    env = gym.make(env_id, config=SMALL)
+    env = gym.make(env_id, config=SMALL, info_details=True)
     _, rewards, infos = _rollout(env, seed=3)
     m = infos[-1]["episode_metrics"]
     assert sum(rewards) == pytest.approx(m["total_utility"], rel=1e-9, abs=1e-9)
@@ -159,7 +159,7 @@ def test_fixed_instance_and_record_invariants():
 
 
 def test_completed_info_carries_dispatch_step():
-    env = EdgeUtilityEnv("tiny")
+    env = EdgeUtilityEnv("tiny", info_details=True)
     _, _, infos = _rollout(env, seed=2)
     for step, info in enumerate(infos):
         for job, server, util, jrt, dispatch_step in info["completed"]:
@@ -199,14 +199,21 @@ def test_override_validation_and_roundtrip():
         load_utility_preset("nope")
 
 
-def test_offline_fallback_when_trace_absent(tmp_path):
-    env = EdgeUtilityEnv("testbed", config={"workload": {"num_jobs": 30, "trace_dir": str(tmp_path)}})
+def test_offline_fallback_when_trace_absent(tmp_path, monkeypatch):
+    # the default lookup finds no trace (a fresh machine): the generator, recorded in workload_source
+    monkeypatch.setenv("EDGEGYM_TRACE_DIR", str(tmp_path))
+    monkeypatch.setenv("EDGEGYM_NO_SHARED", "1")
+    monkeypatch.setenv("EDGEGYM_CACHE", str(tmp_path / "cache"))
+    env = EdgeUtilityEnv("testbed", config={"workload": {"num_jobs": 30}})
     env.reset(seed=0)
     assert env._workload_source.startswith("bursty")
-    strict = EdgeUtilityEnv("testbed", config={"workload": {"num_jobs": 30, "trace_dir": str(tmp_path),
-                                                            "offline_fallback": "none"}})
+    strict = EdgeUtilityEnv("testbed", config={"workload": {"num_jobs": 30, "offline_fallback": "none"}})
     with pytest.raises(FileNotFoundError):
         strict.reset(seed=0)
+    # an explicit trace_dir never falls back (issue 14): a folder without the table fails at reset
+    explicit = EdgeUtilityEnv("testbed", config={"workload": {"num_jobs": 30, "trace_dir": str(tmp_path)}})
+    with pytest.raises(FileNotFoundError, match="google2011"):
+        explicit.reset(seed=0)
 
 
 def test_trace_release_times_are_bursty_and_rescaled(need_trace):

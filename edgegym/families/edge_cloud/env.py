@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ...core.actions import check_box_action, check_discrete_action
 from ...core.metrics import ScheduleOutcome, episode_metrics, utilisation_series
 from ...core.types import Cluster, JobSet
 from .instance import build_instance
@@ -157,6 +158,8 @@ class EdgeCloudMLEnv(gym.Env):
         config: overrides per section, e.g. ``{"env": {"action_mode": "cloud_split"}}``, validated like a file.
         instance: a fixed ``(Cluster, JobSet)`` to run instead of drawing one from the preset at reset.
         render_mode: ``None`` or ``"rgb_array"`` (a Gantt chart of the edge workers, needs ``edgegym[plot]``).
+        info_details: add ``info["alpha"]`` (the job's per-chunk dual values, length D_j) to each step's info;
+            off by default so that every info value has a fixed shape (vector envs).
 
     Observation: ``Box`` float32 of ``job features | (S_max+1) server rows × 8 | 5 global features``
     (padded rows are zero and masked). Action: ``server_proportions`` Box(0, 1, (S_max+1,)) or
@@ -171,8 +174,12 @@ class EdgeCloudMLEnv(gym.Env):
         config: dict | None = None,
         instance: tuple[Cluster, JobSet] | None = None,
         render_mode: str | None = None,
+        info_details: bool = False,
     ) -> None:
         super().__init__()
+        #: add the variable-length ``info["alpha"]`` (one dual value per chunk) to each step's info (off: every
+        #: info value has a fixed shape, as vector envs need; ``alpha_sum`` is always there)
+        self.info_details = bool(info_details)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
         self.render_mode = render_mode
@@ -289,11 +296,13 @@ class EdgeCloudMLEnv(gym.Env):
             info.update(
                 placement=server_counts,
                 zeta=rec["zeta"],
-                alpha=rec["alpha"],
+                alpha_sum=float(np.sum(rec["alpha"])),
                 projected_jct=rec["projected_jct"],
                 postponed_chunks=rec["postponed_chunks"],
                 reward_projected_jct_increase=rec["delta_phi"],
             )
+            if self.info_details:
+                info["alpha"] = rec["alpha"]
         else:
             self._check_discrete(action)
             reward = -self._integral_reward(j) / self.reward_scale
@@ -313,7 +322,7 @@ class EdgeCloudMLEnv(gym.Env):
         else:
             self._prepare_step()
             obs = self._observation()
-        info["action_mask"] = self.action_masks() if not terminated else None
+        info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
         return obs, float(reward), terminated, False, info
 
     def _integral_reward(self, j: int) -> float:
@@ -332,6 +341,8 @@ class EdgeCloudMLEnv(gym.Env):
         qualified worker, then the cloud) or legal cloud counts (``cloud_split``)."""
         if self.discipline != "paper":
             return np.ones(1, dtype=bool)
+        if self.sim is None:
+            raise RuntimeError("call reset() before action_masks()")
         rows = self._eligible_rows()
         if self.action_mode == "server_proportions":
             return rows
@@ -365,13 +376,8 @@ class EdgeCloudMLEnv(gym.Env):
         return rows
 
     def _check_discrete(self, action) -> int:
-        try:
-            a = int(np.asarray(action).reshape(()))
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"action {action!r} is not in the action space {self.action_space}") from e
-        if not self.action_space.contains(a) or np.asarray(action).size != 1:
-            raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
-        return a
+        """Exact validation (no coercion of 3.5, "3", True or inf): ``ValueError`` naming the action space."""
+        return check_discrete_action(self.action_space, action)
 
     def decode_action(self, action) -> tuple[np.ndarray, int, np.ndarray]:
         """Decode an action into ``(worker_counts (W,), num_cloud, server_counts (S_max+1,))``.
@@ -389,13 +395,8 @@ class EdgeCloudMLEnv(gym.Env):
         W = cl.num_workers
         counts = np.zeros(W, dtype=np.int64)
         if self.action_mode == "server_proportions":
-            a = np.asarray(action, dtype=np.float64)
-            if (
-                a.shape != self.action_space.shape
-                or not np.all(np.isfinite(a))
-                or a.min() < -1e-6
-                or a.max() > 1 + 1e-6
-            ):
+            a = check_box_action(self.action_space, action)  # real, finite, the right shape (no coercion)
+            if a.min() < -1e-6 or a.max() > 1 + 1e-6:
                 raise ValueError(
                     f"action must be a finite array of shape {self.action_space.shape} in [0, 1] "
                     f"(action_mode 'server_proportions'), got {np.asarray(action)!r}"

@@ -354,7 +354,8 @@ class O4AScheduler(_SingleProcessor):
             if fb == "density":
                 k = (q.u, -q.d, -q.id)
             else:
-                k = (q.g(t + q.rem / self.speed + q.down - q.r) / q.rem, -q.d, -q.id)
+                # rem may be exactly 0.0 after float subtraction (not yet completed): as PriorityScheduler
+                k = (q.g(t + q.rem / self.speed + q.down - q.r) / max(q.rem, 1e-12), -q.d, -q.id)
             if bk is None or k > bk:
                 best, bk = q, k
         return best

@@ -7,8 +7,10 @@ the configured discipline (``scheduler.discipline``: ``o4a`` — O4A's executabl
 
 Reward: the utility ``g_q(C_q + Δ↓ − r_q)`` of every job whose result comes back in ``(r_i, r_{i+1}]``,
 divided by ``env.reward_scale`` (default 1); after the last job the simulator drains, so the undiscounted
-return equals the total utility Σ_i g_i(c_i) exactly. ``info["completed"]`` lists each completion as
-``(job, server, utility, jrt_s, dispatch_step)``; ``info["episode_metrics"]`` at the last step.
+return equals the total utility Σ_i g_i(c_i) exactly. Every ``info`` value has a fixed shape (vector envs
+stack them): ``completed_count`` and ``reward_utility`` of the step's completions; with ``info_details=True``
+also ``info["completed"]``, a list of ``(job, server, utility, jrt_s, dispatch_step)`` per completion;
+``info["episode_metrics"]`` at the last step.
 
 Presets live in ``envs_config/utility/*.yaml`` and are validated by :func:`load_utility_preset` (unknown key
 or out-of-range value → ``ValueError`` naming the key and the file). Each registers as
@@ -27,6 +29,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ...core.actions import check_discrete_action
 from .disciplines import O4AParams
 from .instance import DEVICE_TYPES, build_utility_jobs, bursty_release_times, rescale_release_times
 from .presets import DEFAULT_PRESET, UtilityPreset, WorkloadConfig, load_utility_preset
@@ -121,8 +124,10 @@ def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.nd
     from ...workloads import load_google2011
 
     try:
-        table = load_google2011(trace_dir=cfg.trace_dir) if cfg.trace_dir else load_google2011()
+        table = load_google2011(table=cfg.google_table, trace_dir=cfg.trace_dir)
     except FileNotFoundError:
+        if cfg.trace_dir:  # an explicit folder without the table: an error, never a silent fallback
+            raise
         return None
     submit = table["submit_time_s"].to_numpy(dtype=float)
     tasks = np.minimum(table["num_gpus"].to_numpy(dtype=np.int64), cfg.max_burst)
@@ -156,6 +161,8 @@ class EdgeUtilityEnv(gym.Env):
             server columns must match the preset's servers (edge servers, then the cloud if any).
         server_type: device type index per edge server when ``instance`` is given (default from the preset).
         record: keep executed segments on every server (invariant tests).
+        info_details: add ``info["completed"]`` (one tuple per completion of the step, variable length) to each
+            step's info; off by default so that every info value has a fixed shape (vector envs).
 
     Observation: ``Box`` float32 = job block (family one-hot (4), g at 16 log-spaced JRTs / g(0), log g(0),
     fraction of jobs left) | N rows × 9 (log1p of p̂, Δ̂↑, Δ̂↓, LB, est. finish − r; g(LB)/g(0), g(est)/g(0);
@@ -166,8 +173,12 @@ class EdgeUtilityEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
     def __init__(self, preset: UtilityPreset | str = DEFAULT_PRESET, config: dict | None = None,
-                 instance: UtilityJobs | None = None, render_mode: str | None = None, record: bool = False) -> None:
+                 instance: UtilityJobs | None = None, render_mode: str | None = None, record: bool = False,
+                 info_details: bool = False) -> None:
         super().__init__()
+        #: add the variable-length ``info["completed"]`` list to each step's info (off: every info value has a
+        #: fixed shape, as vector envs need)
+        self.info_details = bool(info_details)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
         self.render_mode = render_mode
@@ -314,27 +325,22 @@ class EdgeUtilityEnv(gym.Env):
         info: dict = {
             "job": i,
             "server": -1 if server is None else server,
-            "completed": [(c.job, c.server, c.utility, c.jrt_s, c.job) for c in done],
+            "completed_count": len(done),
             "reward_utility": float(sum(c.utility for c in done)),
         }
+        if self.info_details:
+            info["completed"] = [(c.job, c.server, c.utility, c.jrt_s, c.job) for c in done]
         if terminated:
             info["episode_metrics"] = self.episode_metrics()
             obs = np.zeros(self.observation_space.shape, dtype=np.float32)
-            info["action_mask"] = None
         else:
             obs = self._observation()
-            info["action_mask"] = self.action_masks()
+        info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
         return obs, float(reward), terminated, False, info
 
     def _check(self, action) -> int:
-        try:
-            arr = np.asarray(action)
-            a = int(arr.reshape(()))
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"action {action!r} is not in the action space {self.action_space}") from e
-        if not self.action_space.contains(a):
-            raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
-        return a
+        """Exact validation (no coercion of 3.5, "3", True or inf): ``ValueError`` naming the action space."""
+        return check_discrete_action(self.action_space, action)
 
     # ----------------------------------------------------------------- masks, view, oracle
     def action_masks(self) -> np.ndarray:

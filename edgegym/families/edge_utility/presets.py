@@ -62,6 +62,10 @@ class NetworkConfig:
     scale_delays: bool = False  # multiply every delay by workload.time_scale too (sizes and delays consistent)
 
 
+#: the largest ``workload.num_jobs`` accepted (a bound on the episode's memory, a few KB per job)
+MAX_NUM_JOBS = 1_000_000
+
+
 @dataclass(frozen=True, slots=True)
 class WorkloadConfig:
     """Release times and job draws (spec §5, A17, A18).
@@ -72,9 +76,12 @@ class WorkloadConfig:
     ``rate_per_s × load_scale``, or, with ``load`` set, ``load ×`` the servers' capacity in jobs/s
     (:func:`capacity_jobs_per_s`: offered work / capacity = ``load``). ``window``: ``random`` (a seeded
     window per episode) or the index of the first trace job of a fixed window (a held-out window for
-    evaluation). ``offline_fallback``: ``bursty``
-    (use the generator when the trace folder is absent; recorded in
-    ``info["episode_metrics"]["workload_source"]``) or ``none`` (raise).
+    evaluation). ``offline_fallback``: ``bursty`` (use the generator when the trace folder is absent; recorded in
+    ``info["episode_metrics"]["workload_source"]``) or ``none`` (raise). An explicit ``trace_dir`` never
+    falls back: a folder that does not exist is refused at ``make``, a folder without the table at ``reset``.
+    ``google_table``: which derived Google 2011 table gives the releases: ``window`` (the first 19.3 h, with
+    task counts) or ``summary`` (all 29 days, one task per job). ``num_jobs`` is at most
+    :data:`MAX_NUM_JOBS`.
     """
 
     source: str = "google2011"
@@ -89,6 +96,7 @@ class WorkloadConfig:
     time_scale: float = 1.0
     trace_dir: str | None = None
     window: Any = "random"  # google2011: "random" (seeded) or the index of the window's first trace job
+    google_table: str = "window"  # google2011: "window" (first 19.3 h, task counts) or "summary" (29 days)
     load: float | None = None  # offered utilisation; replaces rate_per_s × load_scale when set
 
 
@@ -185,7 +193,8 @@ class UtilityPreset:
                 raise ValueError(f"{self.source_file} (with overrides): unknown section '{sec}' "
                                  f"(valid: {', '.join(_SECTIONS)})")
             if not isinstance(over, dict):
-                raise ValueError(f"{self.source_file} (with overrides): section '{sec}' must be a mapping")
+                raise ValueError(f"{self.source_file} (with overrides): section '{sec}' must be a mapping of keys "
+                                 f"to values, got {over!r}")
             base = dict(data[sec])
             if sec == "workload" and "load_scale" in over and "load" not in over:
                 base["load"] = None  # an explicit rate multiplier replaces the preset's load
@@ -235,8 +244,8 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
     servers = ServersConfig(tuple(types), counts, cloud, speed)
     n = raw["network"]
     network = NetworkConfig(
-        _range(source, "network.edge_delay_ms", n["edge_delay_ms"]),
-        _range(source, "network.cloud_delay_ms", n["cloud_delay_ms"]),
+        _range(source, "network.edge_delay_ms", n["edge_delay_ms"], lo=0),
+        _range(source, "network.cloud_delay_ms", n["cloud_delay_ms"], lo=0),
         _num(source, "network.cloud_time_factor", n["cloud_time_factor"], lo=0, strict_lo=True),
         _bool(source, "network.scale_delays", n["scale_delays"]),
     )
@@ -249,9 +258,11 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
     td = w["trace_dir"]
     if td is not None and not isinstance(td, str):
         _fail(source, "workload.trace_dir", f"expected a path or null, got {td!r}")
+    if td is not None and not Path(td).expanduser().is_dir():  # explicit: an error, never a silent fallback
+        _fail(source, "workload.trace_dir", f"no such directory: {td!r}")
     workload = WorkloadConfig(
         source=_choice(source, "workload.source", w["source"], ("google2011", "bursty", "poisson")),
-        num_jobs=_num(source, "workload.num_jobs", w["num_jobs"], lo=1, integer=True),
+        num_jobs=_num(source, "workload.num_jobs", w["num_jobs"], lo=1, hi=MAX_NUM_JOBS, integer=True),
         rate_per_s=_num(source, "workload.rate_per_s", w["rate_per_s"], lo=0, strict_lo=True),
         load_scale=_num(source, "workload.load_scale", w["load_scale"], lo=0, strict_lo=True),
         max_burst=_num(source, "workload.max_burst", w["max_burst"], lo=1, integer=True),
@@ -261,6 +272,7 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
         min_fraction=_num(source, "workload.min_fraction", w["min_fraction"], lo=0, hi=1, strict_lo=True),
         time_scale=_num(source, "workload.time_scale", w["time_scale"], lo=0, strict_lo=True),
         trace_dir=td,
+        google_table=_choice(source, "workload.google_table", w["google_table"], ("window", "summary")),
         window=(
             "random" if w["window"] == "random" else _num(source, "workload.window", w["window"], lo=0, integer=True)
         ),
