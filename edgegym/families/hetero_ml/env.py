@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .instance import IdealConfig, build_instance
-from .placement import grid_place, ps_type_for
+from .placement import grid_place, ps_type_for, ps_types_for
 from .presets import DEFAULT_PRESET, HeteroPreset, load_preset
 from .simulator import (
     HeteroCluster,
@@ -141,6 +141,7 @@ class HeteroMLEnv(gym.Env):
         self.lam = 2.0 * self.T * self.H * self.R * e.price_F + 1.0
         self._inst = None
         self._k = 0
+        self._mask_step = None
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -151,6 +152,7 @@ class HeteroMLEnv(gym.Env):
         self._k = 0
         self._rewards = []
         self._mask_cache: dict = {}
+        self._mask_step = None
         self._slot = None
         if self.slot_driven:
             from .disciplines import run_slot_driver
@@ -276,20 +278,30 @@ class HeteroMLEnv(gym.Env):
         if self._inst is None or self._k >= self.jobs.num_jobs:
             return np.ones(self.n_grid, dtype=bool)
         k = self._k
+        if self._mask_step is not None and self._mask_step[0] == k:
+            return self._mask_step[1].copy()
         mask = np.zeros(self.grid_shape, dtype=bool)
         D = int(self.jobs.chunks[k])
-        for m in range(self.M):
-            for lvl, f in enumerate(self.preset.env.worker_fractions):
-                n = int(min(D, max(1, math.ceil(D * f - 1e-9))))
-                for qm in (0, 1):
-                    key = (m, n, qm, tuple(self.jobs.ps_update[k]) if qm == 1 else None)
+        fr = np.asarray(self.preset.env.worker_fractions)
+        ns = np.minimum(D, np.maximum(1, np.ceil(D * fr - 1e-9))).astype(np.int64)  # (levels,)
+        mm, nn = np.meshgrid(np.arange(self.M), ns, indexing="ij")  # (M, levels)
+        for qm in (0, 1):
+            if self.cluster.arch == "ps":
+                ps = ps_types_for(self.cluster, nn, mm, qm == 1, self.jobs.ps_update[k])
+            else:
+                ps = np.full(nn.shape, -1)
+            for m in range(self.M):
+                for lvl in range(self.n_levels):
+                    n, p = int(nn[m, lvl]), int(ps[m, lvl])
+                    key = (m, n, qm, p)
                     ok = self._mask_cache.get(key)
                     if ok is None:
-                        p = ps_type_for(self.cluster, n, m, qm == 1, self.jobs.ps_update[k]) if self.cluster.arch == "ps" else -1
                         ok = grid_place(self.cluster, self.cluster.capacity, m, p, n, qm == 1, self.lam) is not None
                         self._mask_cache[key] = ok
                     mask[m, lvl, qm, :] = ok
-        return mask.reshape(-1)
+        mask = mask.reshape(-1)
+        self._mask_step = (k, mask)
+        return mask.copy()
 
     # ------------------------------------------------------------------ observation
     def _observation(self) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .simulator import HeteroCluster
 
-__all__ = ["place", "grid_place", "server_caps", "ps_type_for"]
+__all__ = ["place", "grid_place", "server_caps", "ps_type_for", "ps_types_for"]
 
 
 def server_caps(free: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -89,14 +89,24 @@ def place(
     return None
 
 
+def ps_types_for(cluster: HeteroCluster, n: np.ndarray, m: np.ndarray, spread: bool, ps_update: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`ps_type_for` over arrays ``n`` and ``m`` of the same shape."""
+    zf = (cluster.ps_res / cluster.cbar).sum(axis=1)  # (P,)
+    n, m = np.asarray(n), np.asarray(m)
+    if spread:
+        s = np.maximum(1, np.ceil(n[..., None] * cluster.worker_bw[m][..., None] / cluster.ps_bw - 1e-9))
+        val = s * zf
+    else:
+        val = np.broadcast_to(zf, n.shape + zf.shape)
+    best = val.min(axis=-1, keepdims=True)
+    tie = np.abs(val - best) <= 1e-12 * np.maximum(1.0, np.abs(best))
+    return np.argmin(np.where(tie, ps_update, np.inf), axis=-1)
+
+
 def ps_type_for(cluster: HeteroCluster, n: int, m: int, spread: bool, ps_update: np.ndarray) -> int:
     """The env's derived PS type (spec §8): co-located: the smallest footprint Σ_r ẑ; spread: the type minimising
     s · Σ_r ẑ with s = max(1, ceil(n b_m / B_p)); ties by the lower U^p_j, then index."""
-    zf = (cluster.ps_res / cluster.cbar).sum(axis=1)
-    if spread:
-        s = np.maximum(1, np.ceil(n * cluster.worker_bw[m] / cluster.ps_bw - 1e-9))
-        zf = s * zf
-    return int(np.lexsort((np.arange(zf.size), ps_update, np.round(zf, 12)))[0])
+    return int(ps_types_for(cluster, np.array(n), np.array(m), spread, ps_update))
 
 
 def grid_place(

@@ -315,7 +315,10 @@ class Ledger:
     def fits(self, f: np.ndarray, start: int, end: int) -> bool:
         if end <= start:
             return True
-        return bool(np.all(self.window(start, end) + f[:, :, None] <= self.capacity[:, :, None] + 1e-9))
+        rows = np.flatnonzero(np.any(f > 0, axis=1))  # only the servers the placement uses
+        self._ensure(end)
+        peak = self.usage[rows, :, start:end].max(axis=2)
+        return bool(np.all(peak + f[rows] <= self.capacity[rows] + 1e-9))
 
     def commit(self, f: np.ndarray, start: int, end: int) -> None:
         self._ensure(end)
