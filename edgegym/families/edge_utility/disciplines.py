@@ -14,6 +14,8 @@ import math
 from bisect import bisect_right
 from dataclasses import dataclass
 
+import numpy as np
+
 from .utility_fn import TOL, UtilityFn, discretize, fill, tentative_time
 
 __all__ = [
@@ -31,6 +33,15 @@ __all__ = [
 
 DISCIPLINES = ("o4a", "fifo", "srpt", "edf", "hpu", "hrdf")
 FALLBACKS = ("density", "none", "potential_density")
+
+
+def _kernels():
+    """The compiled kernels (:mod:`._kernels`), imported on first use. A server uses them once the simulator
+    gives it the job set's utility table (``server.utab``); without one it runs the pure-Python code below,
+    which is also the test oracle of the kernels."""
+    from . import _kernels as k
+
+    return k
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +293,8 @@ class O4AScheduler(_SingleProcessor):
         if self.params.fallback not in FALLBACKS:
             raise ValueError(f"unknown fallback {self.params.fallback!r} (valid: {', '.join(FALLBACKS)})")
         self._levels: list | None = None
+        self._flat: tuple | None = None  # levels() flattened for the compiled PLAN (rebuilt with it)
+        self.utab: tuple | None = None  # the job set's utility table (set by the simulator): compiled paths on
 
     def _rebuild(self) -> None:
         bps = set()
@@ -325,6 +338,19 @@ class O4AScheduler(_SingleProcessor):
             d = a + pd
             u = discretize(req.g(d + req.down_plan - req.release_s), req.p_plan) / req.p_plan
             return Plan(0, (a,), (d,), d, d + req.down_plan, u)
+        if getattr(self, "utab", None) is not None:  # compiled PLAN (identical results)
+            flat = self._flat
+            if flat is None or flat[0] is not self.levels():
+                lv = self.levels()
+                lens = [len(bs) for _, bs, _ in lv]
+                flat = self._flat = (lv, np.array([u for u, _, _ in lv]), np.concatenate([[0], np.cumsum(lens)]),
+                                     np.array([x for _, bs, _ in lv for x in bs], dtype=np.float64),
+                                     np.array([x for _, _, be in lv for x in be], dtype=np.float64))
+            pr = self.params
+            pd = tentative_time(req.p_plan, self.speed, pr.eps, pr.beta, pr.tentative_mode)
+            g, d, u, fs, fe = _kernels().plan_o4a(*flat[1:], req.a_plan, req.p_plan, pd, req.down_plan,
+                                                  req.release_s, req.job, pr.alpha_value, *self.utab)
+            return Plan(int(g), tuple(fs.tolist()), tuple(fe.tolist()), d, d + req.down_plan, u)
         return plan_o4a(self.levels(), req.a_plan, req.p_plan, req.down_plan, req.release_s, req.g, self.speed,
                         self.params)
 
@@ -374,6 +400,35 @@ class PriorityScheduler(_SingleProcessor):
         if discipline not in ("fifo", "srpt", "edf", "hpu", "hrdf"):
             raise ValueError(f"unknown discipline {discipline!r}")
         self.name = discipline
+        self.utab: tuple | None = None  # the job set's utility table (set by the simulator): compiled what-if
+        self._items: tuple | None = None  # (jobs, static item arrays) for the compiled what-if
+
+    def _whatif_compiled(self, req: Request | None, now: float) -> dict[int, float]:
+        """:meth:`whatif` by the compiled kernel (identical results; items as arrays, ``self.jobs`` then req)."""
+        jobs = self.jobs
+        n = len(jobs)
+        if self._items is None or self._items[0] != jobs:  # job objects (held, so compared by identity)
+            self._items = (list(jobs), np.array([q.id for q in jobs], dtype=np.int64),
+                           np.array([[q.r, q.a, q.a_plan, q.req.p_true, q.p_plan, q.down_plan, q.key] for q in jobs],
+                                    dtype=np.float64).reshape(n, 7))
+        _, ids, st = self._items
+        rem = np.fromiter((q.rem for q in jobs), np.float64, n)
+        a = np.where(st[:, 1] <= now, st[:, 1], st[:, 2])
+        est = st[:, 4] - (st[:, 3] - rem)
+        est = np.where(est < 0.0, 0.0, est)  # max(p̂ - done, 0.0) as in _Job.est_rem
+        r, down, key = st[:, 0], st[:, 5], st[:, 6]
+        if req is not None:
+            ids = np.append(ids, req.job)
+            r = np.append(r, req.release_s)
+            a = np.append(a, req.a_plan)
+            est = np.append(est, req.p_plan)
+            down = np.append(down, req.down_plan)
+            key = np.append(key, req.release_s + req.g.soft_deadline(0.5))
+        k = _kernels()
+        order, fin = k.whatif(k.DISCIPLINE_CODES[self.name], float(now), self.speed, ids, r, a, est, down, key,
+                              *self.utab)
+        idl, fl = ids.tolist(), fin.tolist()
+        return {idl[i]: fl[i] for i in order.tolist()}
 
     def _key(self, q: _Job, t: float, rem: float | None = None) -> float:
         d = self.name
@@ -403,6 +458,8 @@ class PriorityScheduler(_SingleProcessor):
     def whatif(self, req: Request | None, now: float) -> dict[int, float]:
         """Finish times (completion + planned Δ↓) of every job (and ``req``) simulated from ``now`` with no
         future arrivals, planned quantities (estimated remaining work, planned ready times)."""
+        if self.utab is not None:
+            return self._whatif_compiled(req, now)
         items = []  # [id, r, a, rem, down, g, key]
         for q in self.jobs:
             items.append([q.id, q.r, q.a if q.a <= now else q.a_plan, q.est_rem(), q.down_plan, q.g, q.key])

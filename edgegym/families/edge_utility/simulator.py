@@ -165,6 +165,12 @@ class UtilitySimulator:
         self.servers = [make_scheduler(discipline, speed, o4a, record) for _ in range(self.num_edge)]
         if self.has_cloud:
             self.servers.append(make_scheduler(cloud, speed, o4a, record))
+        from ._kernels import utility_table  # compiled PLAN / what-if on every server (identical results)
+
+        utab = utility_table(jobs.utilities)
+        for srv in self.servers:
+            if hasattr(srv, "utab"):
+                srv.utab = utab
         self.now = 0.0
         self._heap: list[tuple[float, int, int, int]] = []
         self._version = [0] * M

@@ -1,0 +1,224 @@
+"""Compiled hot paths of paper 003's simulator: utility functions on struct-of-arrays, the priority disciplines'
+what-if simulation (the estimates behind the observation, OnDisc's Inc_j and the priority servers' planned
+finish), and O4A's PLAN (FILL over every density level plus the logarithmic rounding).
+
+Every kernel is plain Python over numpy arrays, compiled with Numba's ``@njit(cache=True)`` when Numba is
+installed (without it the same source runs as Python). Each performs the floating-point operations of the pure
+implementation it replaces (:mod:`.disciplines`, :mod:`.utility_fn`) in the same order, so results are
+identical; ``tests/speed/test_speed_edge_utility.py`` checks it on random instances.
+
+Utility table (one row per job): ``code`` (index in ``FAMILIES``: linear, aon, sigmoid, constant, step),
+``a, b, c``, ``inc`` (AoN inclusive), and for step functions ``bptr`` offsets into ``brk``/``val``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:  # Numba is a core dependency; without it the kernels run as plain Python (identical results)
+    from numba import njit as _njit
+
+    def njit(f):
+        return _njit(cache=True, nogil=True)(f)
+
+    HAVE_NUMBA = True
+except ImportError:  # pragma: no cover - exercised only without numba
+
+    def njit(f):
+        f.py_func = f
+        return f
+
+    HAVE_NUMBA = False
+
+TOL = 1e-12  # utility_fn.TOL
+INF = math.inf
+# discipline codes of the what-if simulation
+FIFO, SRPT, EDF, HPU, HRDF = 0, 1, 2, 3, 4
+DISCIPLINE_CODES = {"fifo": FIFO, "srpt": SRPT, "edf": EDF, "hpu": HPU, "hrdf": HRDF}
+
+
+def utility_table(utilities) -> tuple:
+    """The utility functions of a job set as arrays ``(code, a, b, c, inc, bptr, brk, val)``."""
+    n = len(utilities)
+    code = np.array([u.code for u in utilities], dtype=np.int64)
+    a = np.array([u.a for u in utilities], dtype=np.float64)
+    b = np.array([u.b for u in utilities], dtype=np.float64)
+    c = np.array([u.c for u in utilities], dtype=np.float64)
+    inc = np.array([u.inclusive for u in utilities], dtype=np.bool_)
+    bptr = np.zeros(n + 1, dtype=np.int64)
+    brk: list[float] = []
+    val: list[float] = []
+    for i, u in enumerate(utilities):
+        brk.extend(u.breaks)
+        val.extend(u.values if u.family == "step" else (0.0,))  # every job holds len(breaks) + 1 values
+        bptr[i + 1] = len(brk)
+    # job i's step function: breaks brk[bptr[i]:bptr[i+1]], values val[bptr[i]+i : bptr[i+1]+i+1]
+    return code, a, b, c, inc, bptr, np.array(brk, dtype=np.float64), np.array(val, dtype=np.float64)
+
+
+@njit
+def g_eval(j, t, code, a, b, c, inc, bptr, brk, val):
+    """``utilities[j](t)`` (see :meth:`~.utility_fn.UtilityFn.__call__`)."""
+    f = code[j]
+    if f == 0:
+        v = b[j] - a[j] * t
+        return v if v > 0.0 else 0.0
+    if f == 1:
+        ok = t <= c[j] if inc[j] else t < c[j]
+        return a[j] if ok else 0.0
+    if f == 2:
+        x = a[j] * (t - c[j])
+        if x > 700.0:
+            return 0.0
+        return b[j] / (math.exp(x) + 1.0)
+    if f == 3:
+        return b[j]
+    lo = bptr[j]
+    hi = bptr[j + 1]
+    k = lo
+    while k < hi and brk[k] <= t:  # bisect_right
+        k += 1
+    return val[k + j]
+
+
+@njit
+def _prio(disc, t, rem, down, r, key, s, j, code, a, b, c, inc, bptr, brk, val):
+    if disc == FIFO:
+        return -r
+    if disc == SRPT:
+        return -rem
+    if disc == EDF:
+        return -key
+    v = g_eval(j, t + rem / s + down - r, code, a, b, c, inc, bptr, brk, val)
+    if disc == HPU:
+        return v
+    return v / max(rem, 1e-12)
+
+
+@njit
+def whatif(disc, now, s, ids, r, a, rem, down, key, code, ua, ub, uc, inc, bptr, brk, val):
+    """:meth:`PriorityScheduler.whatif <.disciplines.PriorityScheduler.whatif>` on item arrays (ready time
+    ``a``, remaining ``rem``, planned ``down``, EDF ``key``; ``ids`` index the utility table). Returns
+    ``(order, finish)``: item indices in completion order and each item's finish time (completion + down)."""
+    n = ids.size
+    rem = rem.copy()
+    live = np.ones(n, np.bool_)
+    finish = np.full(n, INF)
+    order = np.empty(n, np.int64)
+    nd = 0
+    t = now
+    left = n
+    while left > 0:
+        best = -1
+        bk = 0.0
+        br = 0.0
+        bid = 0
+        for i in range(n):
+            if not live[i] or a[i] > t + 1e-15:
+                continue
+            k = _prio(disc, t, rem[i], down[i], r[i], key[i], s, ids[i], code, ua, ub, uc, inc, bptr, brk, val)
+            if best < 0 or k > bk or (k == bk and (-r[i] > br or (-r[i] == br and -ids[i] > bid))):
+                best = i
+                bk = k
+                br = -r[i]
+                bid = -ids[i]
+        if best < 0:
+            m = INF
+            for i in range(n):
+                if live[i] and a[i] < m:
+                    m = a[i]
+            t = m
+            continue
+        nxt = INF
+        for i in range(n):
+            if live[i] and a[i] > t and a[i] < nxt:
+                nxt = a[i]
+        tc = t + rem[best] / s
+        if tc <= nxt:
+            finish[best] = tc + down[best]
+            order[nd] = best
+            nd += 1
+            live[best] = False
+            left -= 1
+            t = tc
+        else:
+            rem[best] -= (nxt - t) * s
+            t = nxt
+    return order, finish
+
+
+@njit
+def _fill(a, need, bs, be, lo, hi, fs, fe):
+    """:func:`~.utility_fn.fill` on ``B = bs/be[lo:hi]``, writing the set into ``fs/fe``; returns ``(d, n)``."""
+    t = a
+    got = 0.0
+    n = 0
+    for k in range(lo, hi):
+        s0 = bs[k]
+        e0 = be[k]
+        if e0 <= t:
+            continue
+        if s0 > t:
+            take = min(s0 - t, need - got)
+            fs[n] = t
+            fe[n] = t + take
+            n += 1
+            got += take
+            t += take
+            if got >= need - TOL:
+                return t, n
+        t = max(t, e0)
+    rest = need - got
+    if rest > 0 or n == 0:
+        fs[n] = t
+        fe[n] = t + rest
+        n += 1
+        t += rest
+    return t, n
+
+
+@njit
+def discretize(v, p):
+    """:func:`~.utility_fn.discretize`: ``p·2^λ`` with ``λ = floor(log2(v/p))`` (0 if ``v <= 0``)."""
+    if v <= 0.0:
+        return 0.0
+    lam = math.floor(math.log2(v / p))
+    while p * 2.0 ** (lam + 1) <= v:
+        lam += 1
+    while p * 2.0**lam > v:
+        lam -= 1
+    return p * 2.0**lam
+
+
+@njit
+def plan_o4a(lu, lptr, ls, le, a, p, pd, down, r, j, alpha, code, ua, ub, uc, inc, bptr, brk, val):
+    """PLAN (Alg. 1) over the flattened levels (``lu[γ]``; level γ's B is ``ls/le[lptr[γ]:lptr[γ+1]]``), as
+    :func:`~.disciplines.plan_o4a`. Returns ``(γ, d, u, starts, ends)`` of the chosen level."""
+    K = lu.size
+    cap = lptr[K] + 2
+    fs = np.empty(cap, np.float64)
+    fe = np.empty(cap, np.float64)
+    best_g = -1
+    best_d = 0.0
+    best_u = 0.0
+    best_s = np.empty(0, np.float64)
+    best_e = np.empty(0, np.float64)
+    for gamma in range(K):
+        d, n = _fill(a, pd, ls, le, lptr[gamma], lptr[gamma + 1], fs, fe)
+        u = discretize(g_eval(j, d + down - r, code, ua, ub, uc, inc, bptr, brk, val), p) / p
+        u_g = lu[gamma]
+        if gamma == 0:
+            feasible = True
+        elif u_g == 0.0:
+            feasible = u > 0.0
+        else:
+            feasible = u > alpha * u_g
+        if feasible and (best_g < 0 or d < best_d - TOL):
+            best_g = gamma
+            best_d = d
+            best_u = u
+            best_s = fs[:n].copy()
+            best_e = fe[:n].copy()
+    return best_g, best_d, best_u, best_s, best_e
