@@ -47,16 +47,18 @@ def check_discrete_action(space, action) -> int:
 
 
 def _real_array(space, action, what: str) -> np.ndarray:
-    head = f"action {_short(action)} is not in the action space {space}"
+    def head() -> str:  # built only on failure: repr of a large array costs ~1 ms (issue 10)
+        return f"action {_short(action)} is not in the action space {space}"
+
     try:
         a = np.asarray(action)
     except (TypeError, ValueError) as e:  # ragged nested lists
-        raise ValueError(f"{head}: {e}; expected {what} of shape {space.shape}") from None
+        raise ValueError(f"{head()}: {e}; expected {what} of shape {space.shape}") from None
     if a.dtype.kind not in "iuf":
-        raise ValueError(f"{head}: dtype {a.dtype}; expected {what} of shape {space.shape} (real numbers, not "
+        raise ValueError(f"{head()}: dtype {a.dtype}; expected {what} of shape {space.shape} (real numbers, not "
                          "bool, complex, strings or objects)")
     if a.shape != space.shape:
-        raise ValueError(f"{head}: shape {a.shape}; expected {what} of shape {space.shape}")
+        raise ValueError(f"{head()}: shape {a.shape}; expected {what} of shape {space.shape}")
     return a
 
 
