@@ -16,7 +16,7 @@ import sys
 from .errors import CLIError
 from .runner import check_env_policy, env_ids, fill_env_policy_defaults, run_episode
 
-__all__ = ["main", "run_episode", "SUBCOMMANDS"]
+__all__ = ["build_parser", "main", "run_episode", "SUBCOMMANDS"]
 
 
 def _cmd_run(args) -> int:
@@ -114,19 +114,25 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(message)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``edgegym`` console script."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``edgegym`` argument parser with every subcommand (the docs' CLI reference is generated from it)."""
     from edgegym import __version__
 
-    from .options import install_notice_hook
-
-    install_notice_hook()
     parser = _Parser(prog="edgegym", description="Gymnasium envs for online ML-job scheduling in edge-cloud "
                      "clusters: run, compare, render, train and evaluate policies.")
     parser.add_argument("--version", action="version", version=f"edgegym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in SUBCOMMANDS.values():
         add(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``edgegym`` console script."""
+    from .options import install_notice_hook
+
+    install_notice_hook()
+    parser = build_parser()
     from .errors import report_errors
 
     def _run() -> int:

@@ -54,7 +54,8 @@ _DISCIPLINE_BASELINES = (
 
 POLICY_SPECS = (
     *(
-        PolicySpec(name, lambda env, seed: NoOpPolicy(env), _FAM, f"{desc} (spec §5.3)", {"env": {"discipline": d}})
+        PolicySpec(name, lambda env, seed: NoOpPolicy(env), _FAM, f"{desc} (baseline of Wang et al., IEEE JSAC 2022)",
+                   {"env": {"discipline": d}})
         for name, d, desc in _DISCIPLINE_BASELINES
     ),
     PolicySpec("random", lambda env, seed: RandomPolicy(env, seed), _FAM, "uniformly random legal action"),

@@ -1,8 +1,8 @@
 """Paper 000's online algorithm ``A_online`` = ``A_greedy`` + ``A_ps``, and its edge-only variant ``A_online-E``.
 
-Paper: ``shared/papers/000_385e96ffddeaa74a.txt`` (Wang et al., "Preemptive Scheduling for Distributed
-Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 40(8), 2022), Algorithms 1-5; restated with
-corrections in ``shared/specs/000_preemptive_edge_cloud.md`` §3.
+Paper: N. Wang, R. Zhou, L. Jiao, R. Zhang, B. Li, Z. Li, "Preemptive Scheduling for Distributed Machine
+Learning Jobs in Edge-Cloud Networks", IEEE JSAC 40(8), 2022, Algorithms 1-5; restated with corrections in
+edgegym's implementation notes ("spec") §3.
 
 What this policy decides, per arriving job (the env step): where each of its D_j chunks goes, by
 ``A_greedy`` (spec §3.3): CALCULATEQ (Eq. (5)) on every qualified edge worker, the whole job to the
@@ -81,7 +81,8 @@ class AOnline(Policy):
 
 
 POLICY_SPECS = (
-    PolicySpec("aonline", lambda env, seed: AOnline(env), ("EdgeCloudML",), "Paper 000's A_online (A_greedy + A_ps)"),
+    PolicySpec("aonline", lambda env, seed: AOnline(env), ("EdgeCloudML",),
+               "A_online (A_greedy + A_ps) of Wang et al., IEEE JSAC 2022"),
     PolicySpec(
         "aonline-e", lambda env, seed: AOnline(env, edge_only=True), ("EdgeCloudML",), "A_online-E (edge only)"
     ),

@@ -1,9 +1,9 @@
 """Offline lower bound on paper 000's total JCT, Σ_j (c_j − r_j), for SMALL instances.
 
-The bound is the optimum of the time-indexed relaxation of ILP (4) of paper 000
-(/work/shared/papers/000_385e96ffddeaa74a.txt, "Problem Reformulation", Eq. (3), ILP (4), Lemma 1 and its
-proof in Appendix B), as prescribed by spec 000 (/work/shared/specs/000_preemptive_edge_cloud.md, §2.5,
-§4.2 "LB for T9", §7 A5, A9, B13). It is the denominator of the empirical competitive ratio (T9):
+The bound is the optimum of the time-indexed relaxation of ILP (4) of paper 000 (Wang et al., "Preemptive
+Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 40(8), 2022, "Problem
+Reformulation", Eq. (3), ILP (4), Lemma 1 and its proof in Appendix B), as prescribed by the implementation
+notes (§2.5, §4.2 "LB for T9", §7 A5, A9, B13). It is the denominator of the empirical competitive ratio (T9):
 ``ratio = Σ JCT(A_online at speed 1+ε) / LB``. The LP is solved with SciPy's HiGHS
 (``scipy.optimize.linprog(method="highs")``); ``integer=True`` solves the 0/1 version with
 ``scipy.optimize.milp`` and returns HiGHS's proven dual bound.

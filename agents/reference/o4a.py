@@ -1,8 +1,8 @@
 """Paper 003's ``O4A`` (Algorithms 1–2) and ``DO4A`` (Algorithm 3) as dispatch policies of ``EdgeUtility``.
 
-Paper: ``shared/papers/003_1ae99deb3a86f353.txt`` (Zhang et al., "Online Approximation Scheme for Scheduling
-Heterogeneous Utility Jobs in Edge Computing", IEEE/ACM ToN 2023), Sec. IV; restated with corrections in
-``shared/specs/003_o4a_utility.md`` §3.
+Paper: C. Zhang, H. Tan, H. Huang, Z. Han, S. H.-C. Jiang, G. Li, X.-Y. Li, "Online Approximation Scheme for
+Scheduling Heterogeneous Utility Jobs in Edge Computing", IEEE/ACM ToN 2023, Sec. IV; restated with
+corrections in edgegym's implementation notes ("spec") §3.
 
 Split of responsibilities: the per-server half of O4A (PLAN at commit, fixed executable sets and
 power-of-two densities, highest-density-in-set run rule with the practical fallback) is the env's ``o4a``
@@ -132,14 +132,14 @@ POLICY_SPECS = (
         "o4a",
         lambda env, seed: O4A(env),
         ("EdgeUtility",),
-        "Paper 003's O4A (PLAN + earliest tentative finish)",
+        "O4A (PLAN + earliest tentative finish) of Zhang et al., IEEE/ACM ToN 2023",
         {"scheduler": {"discipline": "o4a"}},
     ),
     PolicySpec(
         "do4a",
         lambda env, seed: DO4A(env, k=5),
         ("EdgeUtility",),
-        "Paper 003's DO4A (k=5 candidates + cloud)",
+        "DO4A (k=5 candidates + cloud) of Zhang et al., IEEE/ACM ToN 2023",
         {"scheduler": {"discipline": "o4a"}},
     ),
 )

@@ -1,7 +1,7 @@
 """Job-level baseline scheduling disciplines of paper 000: SRTF, Tiresias-L and BatchSche.
 
 Source: Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks"
-(/work/shared/papers/000_385e96ffddeaa74a.txt, Sec. V-A "Baselines"), which gives one line per baseline.
+(IEEE JSAC 40(8), 2022, Sec. V-A "Baselines"), which gives one line per baseline.
 The concrete rules implemented here are the reconstructions ("Rec") of spec 000 §5.3 (with §2.3 for the
 times, §5.4 for the metrics and §7 B8 for what the paper leaves out).
 
@@ -412,7 +412,7 @@ def simulate_srtf(
 ) -> ScheduleOutcome:
     """SRTF [Schrage & Miller], job-level preemptive, gang-scheduled, edge-only (paper Sec. V-A; spec §5.3.2).
 
-    Paper (/work/shared/papers/000_385e96ffddeaa74a.txt): "jobs are scheduled in the non-decreasing order of
+    Paper (Wang et al., IEEE JSAC 2022, Sec. V-A): "jobs are scheduled in the non-decreasing order of
     remaining training time". Rec (spec §5.3 item 2, §7 B8), per integer slot t (a job may run from slot
     ceil(r_j)):
 
@@ -472,7 +472,7 @@ def simulate_tiresias_l(
 ) -> ScheduleOutcome:
     """Tiresias-L [Gu et al., NSDI'19]: discretised 2D-LAS, gang-scheduled, edge-only (spec §5.3.3).
 
-    Paper (/work/shared/papers/000_385e96ffddeaa74a.txt, Sec. V-A): priority from the number and occupation
+    Paper (Wang et al., IEEE JSAC 2022, Sec. V-A): priority from the number and occupation
     time of allocated GPUs, multi-level priority queues served highest first, all-or-nothing allocation,
     suspend/resume of whole jobs. Rec (spec §5.3 item 3, following the Tiresias simulator's "dlas-gpu"):
 
@@ -523,7 +523,7 @@ def simulate_batchsche(
 ) -> ScheduleOutcome:
     """BatchSche [Zhang et al., MobiHoc'20, ref 11]: non-preemptive batch scheduling on edge + cloud (§5.3.4).
 
-    Paper (/work/shared/papers/000_385e96ffddeaa74a.txt, Sec. V-A/V-C): "first groups the uncompleted jobs
+    Paper (Wang et al., IEEE JSAC 2022, Sec. V-A/V-C): "first groups the uncompleted jobs
     into multiple batches, then schedules batches one by one to minimize the overall resource cost";
     non-preemptive, elastic, compact-exponential pricing, and "due to the low resource price of the cloud"
     sends jobs to the cloud with very high probability. Rec (spec §5.3 item 4):

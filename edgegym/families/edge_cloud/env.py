@@ -1,7 +1,8 @@
 """``EdgeCloudML``: paper 000's edge-cloud model as a Gymnasium env, one step per arriving job.
 
-Spec: ``shared/specs/000_preemptive_edge_cloud.md`` §8. At each step the agent decides how the arriving
-job's D_j data chunks are split over the edge servers and the cloud; within a server, chunks go to
+Paper: Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks",
+IEEE JSAC 40(8), 2022; edgegym's implementation notes §8 ("spec" below). At each step the agent decides how
+the arriving job's D_j data chunks are split over the edge servers and the cloud; within a server, chunks go to
 workers by the paper's own Q-min rule (water-filling, spec §3.3), and workers run HAPRF preemptively.
 
 Reward (spec §8.4, potential-based marginal cost): ``-(Φ_after − Φ_before) / reward_scale`` where Φ is

@@ -1,8 +1,9 @@
 """Event-driven simulator of paper 000's edge-cloud model: fixed chunk placement + preemptive HAPRF.
 
-Source: ``shared/papers/000_385e96ffddeaa74a.txt`` (Wang et al., JSAC 2022), restated in
-``shared/specs/000_preemptive_edge_cloud.md`` §2-§3. This module has no decisions in it: a caller
-(the env, a reference policy, a test) places each arriving job's chunks; the simulator executes.
+Source: Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks",
+IEEE JSAC 40(8), 2022, restated in edgegym's implementation notes ("spec") §2-§3. This module has no decisions
+in it: a caller (the env, a reference policy, a test) places each arriving job's chunks; the simulator
+executes.
 
 Time model (spec §7 A5, the resolutions chosen here):
 

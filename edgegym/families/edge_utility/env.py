@@ -1,7 +1,9 @@
 """``EdgeUtility``: paper 003's heterogeneous-utility dispatch as a Gymnasium env, one step per released job.
 
-Spec: ``shared/specs/003_o4a_utility.md`` §8. At each step the agent picks the edge server (or the cloud,
-the last row; or ``reject`` when ``env.allow_reject``) that gets the pending job. Per-server scheduling is
+Paper: Zhang et al., "Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in Edge
+Computing", IEEE/ACM ToN 2023; edgegym's implementation notes §8 ("spec" below). At each step the agent picks
+the edge server (or the cloud, the last row; or ``reject`` when ``env.allow_reject``) that gets the pending
+job. Per-server scheduling is
 the configured discipline (``scheduler.discipline``: ``o4a`` — O4A's executable sets and densities — or
 ``fifo``, ``srpt``, ``edf``, ``hpu``, ``hrdf``); the cloud is an infinite-capacity delay server by default.
 

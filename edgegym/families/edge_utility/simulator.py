@@ -1,4 +1,5 @@
-"""Paper 003's model (spec ``shared/specs/003_o4a_utility.md`` §2, §3.5, §8.1): heterogeneous-utility jobs
+"""The model of Zhang et al., "Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in Edge
+Computing", IEEE/ACM ToN 2023 (implementation notes §2, §3.5, §8.1): heterogeneous-utility jobs
 dispatched online to edge servers or the cloud, each server running a pluggable scheduling discipline.
 
 numpy only, no gymnasium. Continuous time, event-driven: each server advances its own state between the
