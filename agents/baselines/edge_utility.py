@@ -19,7 +19,7 @@ from edgegym.families.edge_utility.simulator import upper_bound
 
 from ..policy import Policy, PolicySpec, RandomPolicy
 
-__all__ = ["OnDisc", "RandomPolicy", "upper_bound_total"]
+__all__ = ["AllCloud", "AllEdgeShortestQueue", "OnDisc", "RandomPolicy", "upper_bound_total"]
 
 
 class OnDisc(Policy):
@@ -55,6 +55,29 @@ class OnDisc(Policy):
         return int(np.argmin(inc))
 
 
+class AllEdgeShortestQueue(Policy):
+    """Trivial: the edge server with the fewest unfinished jobs (ties: smaller planned no-queue finish, then index);
+    never the cloud. Servers run FIFO (its registry entry), so nothing but the queue length is looked at."""
+
+    def act(self, obs):
+        view = self.unwrapped.view()
+        S = view.num_edge_servers
+        if S == 0:
+            return view.max_edge_servers  # the cloud row, the only one there is
+        q = view.queue_length[:S]
+        return int(np.lexsort((np.arange(S), view.lb_s[:S], q))[0])
+
+
+class AllCloud(Policy):
+    """Trivial: every job to the cloud row; on a preset without a cloud, :class:`AllEdgeShortestQueue`'s server."""
+
+    def act(self, obs):
+        view = self.unwrapped.view()
+        if view.has_cloud:
+            return view.max_edge_servers
+        return AllEdgeShortestQueue.act(self, obs)
+
+
 def upper_bound_total(env) -> float:
     """The paper's Upper Bound on total utility for the env's current episode (call after ``reset``)."""
     u = env.unwrapped
@@ -68,6 +91,20 @@ POLICY_SPECS = (
         ("EdgeUtility",),
         "OnDisc: least JRT increase, SRPT servers",
         {"scheduler": {"discipline": "srpt"}},
+    ),
+    PolicySpec(
+        "all-edge",
+        lambda env, seed: AllEdgeShortestQueue(env),
+        ("EdgeUtility",),
+        "trivial: the edge server with the shortest queue, never the cloud; FIFO servers",
+        {"scheduler": {"discipline": "fifo"}},
+    ),
+    PolicySpec(
+        "all-cloud",
+        lambda env, seed: AllCloud(env),
+        ("EdgeUtility",),
+        "trivial: every job to the cloud (shortest edge queue on presets without one); FIFO servers",
+        {"scheduler": {"discipline": "fifo"}},
     ),
     PolicySpec(
         "random",
