@@ -43,7 +43,7 @@ def test_family_interface(fam: Family):
     for name in fam.presets():
         preset = fam.load_preset(name)
         assert name in (preset.name, f"{preset.name}-v{preset.version}") and preset.family == fam.name
-        assert preset.env_id == f"{fam.name}-{name}-v{preset.version}"
+        assert preset.env_id == f"{fam.name}-{preset.name}-v{preset.version}"
         assert preset.env_id in edgegym.registered_ids()
         assert env_info(preset.env_id).family == fam.name
         assert preset.replace().env_id == preset.env_id

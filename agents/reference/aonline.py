@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from edgegym.families.edge_cloud.env import EdgeCloudView
+from edgegym.families.edge_cloud.env import CLOUD_LEVELS, EdgeCloudView
 from edgegym.families.edge_cloud.simulator import greedy_placement
 
 from ..policy import Policy, PolicySpec
@@ -59,6 +59,11 @@ def encode_action(view: EdgeCloudView, worker_counts: np.ndarray, num_cloud: int
     """The action of ``view.action_mode`` that the env decodes back to this placement."""
     if view.action_mode == "cloud_split":
         return int(num_cloud)
+    if view.action_mode == "cloud_fraction":  # A_greedy's own split is an action; otherwise the nearest share
+        g_counts, g_cloud = a_greedy(view)
+        if g_cloud == int(num_cloud) and np.array_equal(g_counts, np.asarray(worker_counts)):
+            return CLOUD_LEVELS + 1
+        return int(math.floor(int(num_cloud) / view.num_chunks * CLOUD_LEVELS + 0.5))
     sc = np.zeros(view.max_edge_servers + 1)
     sc[: view.num_edge_servers] = np.bincount(
         view.worker_server, weights=worker_counts, minlength=view.num_edge_servers

@@ -28,7 +28,8 @@ __all__ = ["load_hyperparams", "train", "evaluate", "add_train_parser", "add_eva
            "parse_env_config", "ensure_writable_dir"]
 
 #: keys of the hyperparameter YAML that edgegym consumes (everything else goes to the algorithm)
-EDGEGYM_KEYS = ("n_envs", "env_config", "eval_freq", "n_eval_episodes", "eval_seed", "checkpoint_freq")
+EDGEGYM_KEYS = ("n_envs", "env_config", "eval_freq", "n_eval_episodes", "eval_seed", "checkpoint_freq",
+                "train_env_config", "bc_teacher", "bc_episodes", "bc_epochs", "bc_seed")
 _ALGO_KEYS = (
     "policy", "learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
     "clip_range_vf", "normalize_advantage", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
@@ -111,7 +112,11 @@ def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None) -> 
     if not isinstance(data, dict):
         raise ValueError(f"{src}: expected a mapping of sections (default, family, env id)")
     hp: dict = {}
-    for section in ("default", _family(env_id), env_id):
+    fam = _family(env_id)
+    version = env_id.rsplit("-v", 1)[-1]
+    # a section "<Family>-v<N>" applies to every v<N> id of the family (it is also the default preset's own id)
+    sections = ["default", fam] + [s for s in (f"{fam}-v{version}", env_id) if s in data or s == env_id]
+    for section in dict.fromkeys(sections):
         vals = data.get(section) or {}
         if not isinstance(vals, dict):
             raise ValueError(f"{src}: section {section!r} must be a mapping")
@@ -183,9 +188,21 @@ def train(
     cf = int(hp.pop("checkpoint_freq", 0) if checkpoint_freq is None else checkpoint_freq)
     hp.pop("checkpoint_freq", None)
     policy = hp.pop("policy", "MlpPolicy")
+    # training-only overrides (e.g. shorter episodes): not in the sidecar, so evaluation runs the preset itself
+    train_cfg = merge_config(cfg, hp.pop("train_env_config", None) or {})
+    bc = {k: hp.pop(k) for k in ("bc_teacher", "bc_episodes", "bc_epochs", "bc_seed") if k in hp}
 
-    probe = gym.make(env_id, config=cfg or None)
+    probe = gym.make(env_id, config=train_cfg or None)
     space = probe.action_space
+    if policy == "SharedRowPolicy":
+        from .shared import SharedRowPolicy, env_obs_layout
+
+        layout = env_obs_layout(probe)
+        if layout is None:
+            raise ValueError(f"policy SharedRowPolicy needs the env's obs_layout(); {env_id} does not provide it")
+        policy = SharedRowPolicy
+        hp["policy_kwargs"] = {**(hp.get("policy_kwargs") or {}), "layout": layout}
+        hp["policy_kwargs"].pop("net_arch", None)
     probe.close()
     if algo == "maskable-ppo" and not isinstance(space, gym.spaces.Discrete | gym.spaces.MultiDiscrete):
         raise ValueError(
@@ -197,7 +214,7 @@ def train(
 
     mod, cls = ALGOS[algo]
     klass = getattr(importlib.import_module(mod), cls)
-    venv = _make_vec(env_id, n_envs, seed, cfg, subproc)
+    venv = _make_vec(env_id, n_envs, seed, train_cfg, subproc)
     tb = None
     if tensorboard:
         try:
@@ -222,11 +239,25 @@ def train(
         def _on_step(self) -> bool:
             return True
 
+    bc_summary = None
+    if bc.get("bc_teacher"):
+        from .bc import clone, collect
+
+        t_bc = time.perf_counter()
+        bc_seed = int(bc.get("bc_seed", 20_000))
+        demos = collect(env_id, bc["bc_teacher"], range(bc_seed, bc_seed + int(bc.get("bc_episodes", 10))), train_cfg)
+        bc_summary = {"teacher": bc["bc_teacher"], "seeds": [bc_seed, bc_seed + int(bc.get("bc_episodes", 10)) - 1],
+                      **clone(model, demos, epochs=int(bc.get("bc_epochs", 20)), seed=seed),
+                      "teacher_objective_mean": float(demos.objective.mean()),
+                      "wall_s": time.perf_counter() - t_bc}
+    from .diagnostics import DiagnosticsCallback, warnings_for
+
     timer = _RolloutTimer()
-    callbacks = [timer]
+    diag = DiagnosticsCallback()
+    callbacks = [timer, diag]
     eval_cb = None
     if ef > 0:
-        eval_env = _make_vec(env_id, 1, eval_seed, cfg, False)
+        eval_env = _make_vec(env_id, 1, eval_seed, train_cfg, False)
         if algo == "maskable-ppo":
             from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback as EvalCB
         else:
@@ -260,7 +291,11 @@ def train(
         "rollout_s": timer.rollout_s,
         "env_steps_per_s": model.num_timesteps / wall if wall > 0 else float("inf"),
         "rollout_steps_per_s": model.num_timesteps / timer.rollout_s if timer.rollout_s > 0 else float("inf"),
-        "hyperparams": {"policy": policy, **hp},
+        "hyperparams": {"policy": getattr(policy, "__name__", policy), **hp},
+        "train_env_config": train_cfg,
+        "behaviour_cloning": bc_summary,
+        "diagnostics": diag.history,
+        "warnings": warnings_for(diag.history),
         "eval_freq": ef,
         "eval_seed": eval_seed,
         "n_eval_episodes": n_eval,
@@ -270,6 +305,11 @@ def train(
         else None,
     }
     (out / "train.json").write_text(json.dumps(summary, indent=2, default=str))
+    if summary["warnings"]:
+        import sys
+
+        for w in summary["warnings"]:
+            print(f"edgegym train: warning: {w}", file=sys.stderr)
     return summary
 
 

@@ -8,6 +8,7 @@ preset. The kwargs of each id are ``{"preset": stem}``. Nothing here names a fam
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -27,6 +28,10 @@ class EnvInfo:
     description: str
     default: bool = False
 
+
+# A later version of a preset is an alternative reading (e.g. a reward made for learning), not a replacement:
+# gymnasium's "environment <id>-v0 is out of date" deprecation would be wrong for the v0 ids.
+warnings.filterwarnings("ignore", message=r".*The environment \S+-v\d+ is out of date", category=DeprecationWarning)
 
 _registered: list[str] = []
 _info: dict[str, EnvInfo] = {}

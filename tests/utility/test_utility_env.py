@@ -66,7 +66,7 @@ def test_return_equals_total_utility(env_id):
     env = gym.make(env_id, config=SMALL, info_details=True)
     _, rewards, infos = _rollout(env, seed=3)
     m = infos[-1]["episode_metrics"]
-    assert sum(rewards) == pytest.approx(m["total_utility"], rel=1e-9, abs=1e-9)
+    assert sum(rewards) * m["reward_scale"] == pytest.approx(m["total_utility"], rel=1e-9, abs=1e-9)
     assert m["objective"] == m["total_utility"]
     credited = sum(u for info in infos for (_, _, u, _, _) in info["completed"])
     assert credited == pytest.approx(m["total_utility"], rel=1e-12)

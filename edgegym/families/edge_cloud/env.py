@@ -36,6 +36,8 @@ from .simulator import Candidates, PaperSimulator, fill_servers, greedy_placemen
 __all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder", "observation_features"]
 
 _OBS_HIGH = 10.0
+#: ``cloud_fraction`` action mode: actions 0..K send round(k/K · D_j) chunks to the cloud, action K+1 is A_greedy
+CLOUD_LEVELS = 4
 _L = _OBS_HIGH  # upper bound of the scaled-log features (the observation is clipped to [0, 10])
 
 #: the arriving job's features (index, then the two one-hot blocks of ``max_types`` each)
@@ -212,6 +214,8 @@ class EdgeCloudMLEnv(gym.Env):
             self.action_space = spaces.Discrete(1)
         elif self.action_mode == "server_proportions":
             self.action_space = spaces.Box(0.0, 1.0, shape=(rows,), dtype=np.float32)
+        elif self.action_mode == "cloud_fraction":
+            self.action_space = spaces.Discrete(CLOUD_LEVELS + 2)
         else:
             self.action_space = spaces.Discrete(self.max_chunks + 1)
         self.sim: PaperSimulator | None = None
@@ -347,6 +351,18 @@ class EdgeCloudMLEnv(gym.Env):
         rows = self._eligible_rows()
         if self.action_mode == "server_proportions":
             return rows
+        if self.action_mode == "cloud_fraction":
+            mask = np.zeros(CLOUD_LEVELS + 2, dtype=bool)
+            mask[-1] = True  # A_greedy's split is always legal
+            if self._k < self.jobs.num_jobs:
+                edge_ok = rows[:-1].any()
+                if not edge_ok:
+                    mask[CLOUD_LEVELS] = True
+                elif rows[-1]:
+                    mask[: CLOUD_LEVELS + 1] = True
+                else:
+                    mask[0] = True
+            return mask
         mask = np.zeros(self.max_chunks + 1, dtype=bool)
         if self._k >= self.jobs.num_jobs:
             mask[0] = True
@@ -418,6 +434,11 @@ class EdgeCloudMLEnv(gym.Env):
         if a not in legal:
             self._illegal += 1
             a = int(legal[np.argmin(np.abs(legal - a))])
+        if self.action_mode == "cloud_fraction":
+            if a == CLOUD_LEVELS + 1:
+                counts, n_cloud = self._greedy(cand, D)
+                return counts, n_cloud, self._server_counts(counts, n_cloud)
+            a = int(math.floor(a / CLOUD_LEVELS * D + 0.5))
         n_cloud = min(a, D)
         if D - n_cloud:
             ws = np.flatnonzero(np.isfinite(cand.q))
@@ -449,9 +470,25 @@ class EdgeCloudMLEnv(gym.Env):
         sc = self._server_counts(np.asarray(worker_counts), int(num_cloud))
         if self.action_mode == "server_proportions":
             return (sc / D).astype(np.float32)
+        if self.action_mode == "cloud_fraction":
+            g_counts, g_cloud = self._greedy(self._cand, D)
+            if g_cloud == int(num_cloud) and np.array_equal(g_counts, np.asarray(worker_counts)):
+                return CLOUD_LEVELS + 1
+            legal = np.flatnonzero(self.action_masks()[: CLOUD_LEVELS + 1])
+            return int(legal[np.argmin(np.abs(legal / CLOUD_LEVELS - int(num_cloud) / D))])
         return int(num_cloud)
 
     # -------------------------------------------------------- observation
+    def obs_layout(self) -> dict:
+        """Where the observation's blocks lie, for per-server policies (``agents.rl.shared``): ``job`` and
+        ``glob`` are ``(start, stop)``; ``rows`` rows (edge servers, then the cloud) of ``row_dim`` features from
+        ``rows_start``. No action picks a row (``row_actions`` False): the actions are ``extra_actions``."""
+        rows = self.max_edge_servers + 1
+        start = self._job_dim + rows * _ROW_FEATURES
+        n = int(getattr(self.action_space, "n", 0))
+        return {"job": (0, self._job_dim), "rows_start": self._job_dim, "rows": rows, "row_dim": _ROW_FEATURES,
+                "glob": (start, start + _GLOBAL_FEATURES), "row_actions": False, "extra_actions": n}
+
     def view(self) -> EdgeCloudView:
         """A read-only view of the current decision point (see :class:`EdgeCloudView`)."""
         if self.sim is None or self._k >= self.jobs.num_jobs:
@@ -523,11 +560,14 @@ class EdgeCloudMLEnv(gym.Env):
             rows[-1, 6] = math.log1p((dc + p1) / D) / 6
         rows[:, 7] = eligible
         g = obs[-_GLOBAL_FEATURES:]
-        g[0] = math.log1p(max(sim.now, 0.0)) / 8
         in_system = sim.jobs_in_system()  # completion heap: O(log) per change, no re-scan of placed jobs
-        g[1] = in_system / jobs.num_jobs
         g[2] = math.log1p(backlog_total) / 10
-        g[3] = (jobs.num_jobs - j) / jobs.num_jobs
+        if self.preset.env.obs_relative:  # v1: no absolute time, no episode length
+            g[1] = math.log1p(in_system / max(cl.num_workers, 1))
+        else:
+            g[0] = math.log1p(max(sim.now, 0.0)) / 8
+            g[1] = in_system / jobs.num_jobs
+            g[3] = (jobs.num_jobs - j) / jobs.num_jobs
         g[4] = self._busy_fraction()
         return np.clip(obs, 0.0, _OBS_HIGH).astype(np.float32)
 

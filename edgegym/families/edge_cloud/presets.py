@@ -31,7 +31,7 @@ __all__ = [
     "preset_from_dict",
 ]
 
-ACTION_MODES = ("server_proportions", "cloud_split")
+ACTION_MODES = ("server_proportions", "cloud_split", "cloud_fraction")
 GANG_SIZES = ("chunks", "trace_gpus")
 #: hours per unit of the m_j reading (``job_model.minibatch_time_unit``)
 TIME_UNITS_H = {"hour": 1.0, "minute": 1.0 / 60.0, "second": 1.0 / 3600.0}
@@ -145,6 +145,7 @@ class EnvConfig:
     max_edge_servers: int | None = None  # observation padding; default = num_edge_servers
     max_chunks: int = 115  # D_max of the cloud_split action space (Table II)
     max_types: int = 10  # one-hot width of worker/PS types in the observation
+    obs_relative: bool = False  # v1: no absolute-time feature; jobs in system relative to the worker count
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,7 +470,7 @@ def _check_env(c: dict, src: str) -> EnvConfig:
     if disc not in DISCIPLINES:
         _fail(src, k + "discipline", f"unknown discipline {disc!r} (valid: {', '.join(DISCIPLINES)})")
     flags = {}
-    for name, default in (("slotted", False), ("use_cloud", True)):
+    for name, default in (("slotted", False), ("use_cloud", True), ("obs_relative", False)):
         v = c.get(name, default)
         if not isinstance(v, bool):
             _fail(src, k + name, f"expected true/false, got {v!r}")
@@ -483,6 +484,7 @@ def _check_env(c: dict, src: str) -> EnvConfig:
         speed=_num(src, k + "speed", c.get("speed", 1.0), lo=0, strict_lo=True, hi=100),
         slotted=flags["slotted"],
         use_cloud=flags["use_cloud"],
+        obs_relative=flags["obs_relative"],
         max_edge_servers=mes,
         max_chunks=_num(src, k + "max_chunks", c.get("max_chunks", 115), lo=1, integer=True),
         max_types=_num(src, k + "max_types", c.get("max_types", 10), lo=1, integer=True),

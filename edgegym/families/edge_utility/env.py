@@ -7,9 +7,13 @@ job. Per-server scheduling is
 the configured discipline (``scheduler.discipline``: ``o4a`` — O4A's executable sets and densities — or
 ``fifo``, ``srpt``, ``edf``, ``hpu``, ``hrdf``); the cloud is an infinite-capacity delay server by default.
 
-Reward: the utility ``g_q(C_q + Δ↓ − r_q)`` of every job whose result comes back in ``(r_i, r_{i+1}]``,
-divided by ``env.reward_scale`` (default 1); after the last job the simulator drains, so the undiscounted
-return equals the total utility Σ_i g_i(c_i) exactly. Every ``info`` value has a fixed shape (vector envs
+Reward (``env.reward_credit: completion``, v0): the utility ``g_q(C_q + Δ↓ − r_q)`` of every job whose result
+comes back in ``(r_i, r_{i+1}]``, divided by ``env.reward_scale`` (default 1); after the last job the simulator
+drains, so the undiscounted return equals the total utility Σ_i g_i(c_i) exactly. ``reward_credit: dispatch``
+(v1) credits the dispatched job's *planned* utility ``g_i(f̂_i − r_i)`` (``f̂`` the discipline's finish estimate,
+:meth:`EdgeUtilityEnv.query_finish`) at the dispatch step and ``actual − planned`` at its completion (a job
+that never completes gives its plan back at the last step): the sum telescopes to the same total utility, but
+the decision that caused it is credited at once instead of ~100 steps later. Every ``info`` value has a fixed shape (vector envs
 stack them): ``completed_count`` and ``reward_utility`` of the step's completions; with ``info_details=True``
 also ``info["completed"]``, a list of ``(job, server, utility, jrt_s, dispatch_step)`` per completion;
 ``info["episode_metrics"]`` at the last step.
@@ -18,7 +22,9 @@ Presets live in ``envs_config/utility/*.yaml`` and are validated by :func:`load_
 or out-of-range value → ``ValueError`` naming the key and the file). Each registers as
 ``EdgeUtility-<name>-v<version>``; ``EdgeUtility-v0`` runs ``testbed``.
 
-Version history: v0 — first version.
+Version history: v0 — first version. v1 — ``reward_credit: dispatch``, ``obs_relative: true`` (estimate minus
+the best row's estimate, queue length relative to the longest queue, no absolute-time or episode-position
+features) and ``reward_scale`` 100 (per-step rewards O(1)); dynamics unchanged.
 """
 
 from __future__ import annotations
@@ -203,6 +209,7 @@ class EdgeUtilityEnv(gym.Env):
         self.N = self.max_edge_servers + 1
         self.allow_reject = p.env.allow_reject
         self.reward_scale = p.env.reward_scale
+        self._dispatch_credit = p.env.reward_credit == "dispatch"
         self.action_space = spaces.Discrete(self.N + int(self.allow_reject))
         #: the named observation features, one per index (``observation_features(preset)``)
         self.features = _feature_list(self.max_edge_servers)
@@ -280,6 +287,7 @@ class EdgeUtilityEnv(gym.Env):
         self._rejected = np.zeros(self.jobs.num_jobs, dtype=bool)
         self._illegal = 0
         self._decisions = np.full(self.jobs.num_jobs, -1, dtype=np.int64)
+        self._planned = np.zeros(self.jobs.num_jobs)
         self._prepare()
         return self._observation(), {"job": 0, "action_mask": self.action_masks()}
 
@@ -308,6 +316,11 @@ class EdgeUtilityEnv(gym.Env):
             else:
                 a = self.N
         server = None if (self.allow_reject and a == self.N) else self._server_of_row(a)
+        planned = 0.0
+        if server is not None and self._dispatch_credit:  # planned utility of the discipline's estimate
+            est = float(self.query_finish(rows=[a])[a]) - float(self.jobs.release_s[i])
+            planned = float(self.jobs.utilities[i].vector(np.array([est]))[0])
+            self._planned[i] = planned
         if server is None:
             self._rejected[i] = True
         else:
@@ -322,13 +335,21 @@ class EdgeUtilityEnv(gym.Env):
             self._prepare()
             done += self._pending_done
             self._pending_done = []
-        reward = sum(c.utility for c in done) / self.reward_scale
+        if self._dispatch_credit:
+            # planned utility now, (actual − planned) at completion; jobs that never complete give back their plan
+            credit = planned + sum(c.utility - self._planned[c.job] for c in done)
+            if terminated:
+                credit -= float(self._planned[~self.sim.completed].sum())
+            reward = credit / self.reward_scale
+        else:
+            reward = sum(c.utility for c in done) / self.reward_scale
         self._return += reward
         info: dict = {
             "job": i,
             "server": -1 if server is None else server,
             "completed_count": len(done),
             "reward_utility": float(sum(c.utility for c in done)),
+            "reward_planned_utility": planned,
         }
         if self.info_details:
             info["completed"] = [(c.job, c.server, c.utility, c.jrt_s, c.job) for c in done]
@@ -339,6 +360,14 @@ class EdgeUtilityEnv(gym.Env):
             obs = self._observation()
         info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
         return obs, float(reward), terminated, False, info
+
+    def obs_layout(self) -> dict:
+        """Where the observation's blocks lie, for per-server policies (``agents.rl.shared``): ``job`` and
+        ``glob`` are ``(start, stop)``; ``rows`` rows of ``row_dim`` features from ``rows_start``; action ``r``
+        picks row ``r`` for ``r < rows`` (``row_actions``), then ``extra_actions`` (reject) follow."""
+        return {"job": (0, _JOB_FEATURES), "rows_start": _JOB_FEATURES, "rows": self.N, "row_dim": _ROW_FEATURES,
+                "glob": (_JOB_FEATURES + self.N * _ROW_FEATURES, _JOB_FEATURES + self.N * _ROW_FEATURES
+                         + _GLOBAL_FEATURES), "row_actions": True, "extra_actions": int(self.allow_reject)}
 
     def _check(self, action) -> int:
         """Exact validation (no coercion of 3.5, "3", True or inf): ``ValueError`` naming the action space."""
@@ -479,16 +508,23 @@ class EdgeUtilityEnv(gym.Env):
         rows[ridx, 3] = np.log1p(lb)
         if g0 > 0:
             rows[ridx, 5] = g.vector(lb) / g0
+        relative = self.preset.env.obs_relative
         if self.preset.env.obs_estimates:
             est = self.query_finish()[ridx] - r
-            rows[ridx, 4] = np.log1p(np.maximum(est, 0.0))
+            # v1 (obs_relative): the estimate minus the best row's, which does not drift with the backlog
+            rows[ridx, 4] = np.log1p(np.maximum(est - est.min() if relative else est, 0.0))
             if g0 > 0:
                 rows[ridx, 6] = g.vector(est) / g0
-        rows[ridx, 7] = np.log1p([sim.servers[k].queue_length for k in idx])
+        ql = np.asarray([sim.servers[k].queue_length for k in idx], dtype=float)
+        # v1: queue length relative to the longest queue (in [0, 1]) instead of log1p of the absolute length
+        rows[ridx, 7] = ql / (1.0 + ql.max()) if relative else np.log1p(ql)
         rows[ridx, 8] = 1.0
         gl = obs[-_GLOBAL_FEATURES:]
-        gl[0] = math.log1p(r) / 10
-        gl[1] = i / jobs.num_jobs
+        if relative:  # no absolute time, no position in the episode (a model trained on short episodes runs long)
+            f[-1] = 0.0
+        else:
+            gl[0] = math.log1p(r) / 10
+            gl[1] = i / jobs.num_jobs
         lo = max(0, i - 50)
         span = r - float(jobs.release_s[lo])
         gl[2] = math.log1p((i - lo) / span) / 5 if span > 0 else 0.0

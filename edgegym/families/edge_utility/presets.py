@@ -134,6 +134,8 @@ class UEnvConfig:
     reward_scale: float = 1.0
     mask: str = "all"
     do4a_k: int = 5
+    reward_credit: str = "completion"  # "completion" (v0) or "dispatch": planned utility at dispatch + correction
+    obs_relative: bool = False  # v1: estimates relative to the best row, no absolute-time / episode-length features
 
 
 _SECTIONS = {
@@ -311,6 +313,8 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
         reward_scale=_num(source, "env.reward_scale", v["reward_scale"], lo=0, strict_lo=True),
         mask=_choice(source, "env.mask", v["mask"], ("all", "do4a")),
         do4a_k=_num(source, "env.do4a_k", v["do4a_k"], lo=1, integer=True),
+        reward_credit=_choice(source, "env.reward_credit", v["reward_credit"], ("completion", "dispatch")),
+        obs_relative=_bool(source, "env.obs_relative", v["obs_relative"]),
     )
     return UtilityPreset(
         name=name,

@@ -1,0 +1,128 @@
+"""Behaviour cloning: a warm start for PPO from any policy the benchmark runs (a reference policy, a baseline).
+
+:func:`collect` runs the teacher through the same env construction as :func:`agents.runner.make_env` (the
+teacher's own preset overrides, then the learner's env config) and records, per decision, the observation,
+the action mask, the teacher's action and the reward. :func:`clone` fits the *same* policy network PPO will
+train (``model.policy``) by maximum likelihood of the teacher's actions under the action mask, and its value
+head to the discounted returns of the demonstrations (so that PPO's first advantages are not noise).
+:func:`agreement` is the fraction of decisions on which the clone's argmax equals the teacher's action.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Demonstrations", "agreement", "clone", "collect"]
+
+
+@dataclass(frozen=True, slots=True)
+class Demonstrations:
+    """Decisions of a teacher: arrays over decisions (episodes concatenated in seed order)."""
+
+    obs: np.ndarray  # (T, obs_dim) float32
+    masks: np.ndarray  # (T, n_actions) bool
+    actions: np.ndarray  # (T,) int64
+    rewards: np.ndarray  # (T,) float64
+    episode_start: np.ndarray  # (T,) bool
+    objective: np.ndarray  # (episodes,) the teacher's objective per episode
+
+    def __len__(self) -> int:
+        return int(self.actions.size)
+
+    def returns(self, gamma: float) -> np.ndarray:
+        """Discounted return-to-go of every decision, within its episode.              # (T,)"""
+        out = np.zeros(len(self))
+        acc = 0.0
+        for t in range(len(self) - 1, -1, -1):
+            acc = self.rewards[t] + gamma * acc
+            out[t] = acc
+            if self.episode_start[t]:
+                acc = 0.0
+        return out
+
+
+def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None) -> Demonstrations:
+    """Run ``teacher`` (a policy name) on ``env_id`` for each seed; record its decisions."""
+    from ..runner import make_env
+
+    obs_l, mask_l, act_l, rew_l, start_l, objs = [], [], [], [], [], []
+    for seed in seeds:
+        env, pol = make_env(env_id, teacher, int(seed), env_config)
+        try:
+            if not hasattr(env.action_space, "n"):
+                raise ValueError(f"behaviour cloning needs a Discrete action space; {env_id} has {env.action_space}")
+            obs, _ = env.reset(seed=int(seed))
+            pol.reset(int(seed))
+            done, first = False, True
+            while not done:
+                mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+                a, _ = pol.predict(obs, deterministic=True)
+                a = int(np.asarray(a).reshape(()))
+                obs_l.append(np.asarray(obs, dtype=np.float32))
+                mask_l.append(mask)
+                act_l.append(a)
+                start_l.append(first)
+                first = False
+                obs, r, term, trunc, info = env.step(a)
+                rew_l.append(float(r))
+                done = term or trunc
+            objs.append(float(info["episode_metrics"]["objective"]))
+        finally:
+            env.close()
+    return Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(act_l, dtype=np.int64),
+                          np.asarray(rew_l), np.asarray(start_l, dtype=bool), np.asarray(objs))
+
+
+def clone(model, demos: Demonstrations, *, epochs: int = 20, batch_size: int = 256, lr: float = 1e-3,
+          value_coef: float = 0.5, seed: int = 0) -> dict:
+    """Fit ``model.policy`` (an SB3 / sb3-contrib actor-critic with a Discrete action space) to ``demos``.
+
+    Minimises ``−log π(a_teacher | s, mask) + value_coef · (V(s) − G_t)²`` with Adam (its own optimiser, so
+    PPO's starts fresh). Returns ``{"epochs", "samples", "final_nll", "final_value_mse", "train_agreement"}``.
+    """
+    import torch as th
+
+    policy = model.policy
+    dev = policy.device
+    obs = th.as_tensor(demos.obs, device=dev)
+    acts = th.as_tensor(demos.actions, device=dev)
+    masks = th.as_tensor(demos.masks, device=dev)
+    ret = th.as_tensor(demos.returns(float(getattr(model, "gamma", 1.0))), dtype=th.float32, device=dev)
+    opt = th.optim.Adam(policy.parameters(), lr=lr)
+    gen = th.Generator().manual_seed(int(seed))
+    n = len(demos)
+    nll = mse = float("nan")
+    policy.set_training_mode(True)
+    for _ in range(int(epochs)):
+        perm = th.randperm(n, generator=gen)
+        tot_nll = tot_mse = 0.0
+        for k in range(0, n, batch_size):
+            idx = perm[k : k + batch_size]
+            values, log_prob, _ = policy.evaluate_actions(obs[idx], acts[idx], action_masks=masks[idx])
+            loss_pi = -log_prob.mean()
+            loss_v = ((values.flatten() - ret[idx]) ** 2).mean()
+            loss = loss_pi + value_coef * loss_v
+            opt.zero_grad()
+            loss.backward()
+            th.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            opt.step()
+            tot_nll += loss_pi.item() * idx.numel()
+            tot_mse += loss_v.item() * idx.numel()
+        nll, mse = tot_nll / n, tot_mse / n
+    policy.set_training_mode(False)
+    return {"epochs": int(epochs), "samples": n, "final_nll": nll, "final_value_mse": mse,
+            "train_agreement": agreement(model, demos)}
+
+
+def agreement(model, demos: Demonstrations) -> float:
+    """Fraction of ``demos`` decisions on which the model's masked argmax equals the teacher's action."""
+    import torch as th
+
+    policy = model.policy
+    with th.no_grad():
+        obs = th.as_tensor(demos.obs, device=policy.device)
+        dist = policy.get_distribution(obs, action_masks=demos.masks)
+        pred = dist.get_actions(deterministic=True).cpu().numpy().reshape(-1)
+    return float(np.mean(pred == demos.actions))

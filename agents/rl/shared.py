@@ -1,0 +1,144 @@
+"""A per-server shared-scorer policy for sb3-contrib MaskablePPO: one small network scores every server row.
+
+A flat MLP over ``job | row_0 | … | row_{N-1} | global`` must learn the same per-server rule separately for
+each row position. Here every row goes through the *same* network, as in Decima (H. Mao et al., "Learning
+Scheduling Algorithms for Data Processing Clusters", SIGCOMM 2019) and Park (H. Mao et al., "Park: An Open
+Platform for Learning-Augmented Computer Systems", NeurIPS 2019):
+
+* context ``c = MLP_c(job ‖ global)``;
+* row embedding ``h_i = MLP_h(row_i ‖ c)`` (shared weights), pooled over the rows that exist (non-zero rows:
+  padding rows are all zero) by mean and max into ``p``;
+* an action that picks row ``i`` gets the logit ``MLP_s(h_i ‖ p ‖ c)`` (shared scorer); the other actions (reject,
+  or a family's non-row actions such as EdgeCloudML's cloud shares) get logits from ``Linear(p ‖ c)``;
+* the value is ``Linear(MLP_v(p ‖ c))``.
+
+Permuting the server rows of the observation permutes the row logits the same way and leaves the value and
+the other logits unchanged (tested). The observation layout comes from the env's ``obs_layout()``
+(``{"job": (a, b), "rows_start", "rows", "row_dim", "glob": (a, b), "row_actions", "extra_actions"}``), which
+:func:`agents.rl.train.train` passes as ``policy_kwargs["layout"]`` when the hyperparameters say
+``policy: SharedRowPolicy``.
+"""
+
+from __future__ import annotations
+
+import torch as th
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from torch import nn
+
+__all__ = ["SharedRowNet", "SharedRowPolicy", "env_obs_layout"]
+
+
+def env_obs_layout(env) -> dict | None:
+    """The env's ``obs_layout()`` (unwrapped), or None when its family does not describe its observation."""
+    fn = getattr(env.unwrapped, "obs_layout", None)
+    return dict(fn()) if callable(fn) else None
+
+
+def _mlp(sizes: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        layers += [nn.Linear(a, b), nn.Tanh()]
+    return nn.Sequential(*layers)
+
+
+class SharedRowNet(nn.Module):
+    """The ``mlp_extractor`` of :class:`SharedRowPolicy`: ``latent_pi`` is the logits themselves."""
+
+    def __init__(self, layout: dict, n_actions: int, hidden: int = 64) -> None:
+        super().__init__()
+        self.job = tuple(layout["job"])
+        self.glob = tuple(layout["glob"])
+        self.rows_start = int(layout["rows_start"])
+        self.rows = int(layout["rows"])
+        self.row_dim = int(layout["row_dim"])
+        self.row_actions = bool(layout["row_actions"])
+        self.n_actions = int(n_actions)
+        self.n_extra = self.n_actions - (self.rows if self.row_actions else 0)
+        if self.n_extra < 0:
+            raise ValueError(f"layout has {self.rows} row actions but the action space has only {n_actions}")
+        ctx_in = (self.job[1] - self.job[0]) + (self.glob[1] - self.glob[0])
+        self.ctx = _mlp([ctx_in, hidden])
+        self.row_net = _mlp([self.row_dim + hidden, hidden, hidden])
+        self.score = nn.Sequential(_mlp([3 * hidden + hidden, hidden]), nn.Linear(hidden, 1)) if self.row_actions \
+            else None
+        self.extra = nn.Linear(3 * hidden, self.n_extra) if self.n_extra else None
+        self.value = _mlp([3 * hidden, hidden])
+        self.latent_dim_pi = self.n_actions
+        self.latent_dim_vf = hidden
+
+    def _encode(self, obs: th.Tensor):
+        B = obs.shape[0]
+        ctx = self.ctx(th.cat([obs[:, self.job[0] : self.job[1]], obs[:, self.glob[0] : self.glob[1]]], dim=1))
+        rows = obs[:, self.rows_start : self.rows_start + self.rows * self.row_dim].reshape(B, self.rows, self.row_dim)
+        exists = (rows.abs().sum(dim=2, keepdim=True) > 0).to(obs.dtype)  # (B, N, 1): padding rows are zero
+        h = self.row_net(th.cat([rows, ctx.unsqueeze(1).expand(B, self.rows, ctx.shape[1])], dim=2))
+        n = exists.sum(dim=1).clamp(min=1.0)
+        mean = (h * exists).sum(dim=1) / n
+        mx = th.where(exists > 0, h, th.full_like(h, -1e4)).max(dim=1).values
+        mx = th.where(exists.sum(dim=1) > 0, mx, th.zeros_like(mx))
+        pooled = th.cat([mean, mx, ctx], dim=1)  # (B, 3 hidden)
+        return h, pooled, ctx
+
+    def forward_actor(self, obs: th.Tensor) -> th.Tensor:
+        h, pooled, _ = self._encode(obs)
+        parts = []
+        if self.row_actions:
+            B = obs.shape[0]
+            parts.append(self.score(th.cat([h, pooled.unsqueeze(1).expand(B, self.rows, pooled.shape[1])], dim=2))
+                         .squeeze(2))
+        if self.extra is not None:
+            parts.append(self.extra(pooled))
+        return th.cat(parts, dim=1)
+
+    def forward_critic(self, obs: th.Tensor) -> th.Tensor:
+        return self.value(self._encode(obs)[1])
+
+    def forward(self, obs: th.Tensor):
+        h, pooled, _ = self._encode(obs)
+        parts = []
+        if self.row_actions:
+            B = obs.shape[0]
+            parts.append(self.score(th.cat([h, pooled.unsqueeze(1).expand(B, self.rows, pooled.shape[1])], dim=2))
+                         .squeeze(2))
+        if self.extra is not None:
+            parts.append(self.extra(pooled))
+        return th.cat(parts, dim=1), self.value(pooled)
+
+
+class SharedRowPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO policy whose logits come from :class:`SharedRowNet` (``policy_kwargs``: ``layout``, ``hidden``).
+
+    Works for any ``Discrete`` action space whose env provides ``obs_layout()``; ``net_arch`` is ignored.
+    """
+
+    def __init__(self, observation_space, action_space, lr_schedule, *args, layout: dict | None = None,
+                 hidden: int = 64, **kwargs) -> None:
+        if layout is None:
+            raise ValueError("SharedRowPolicy needs policy_kwargs['layout'] (the env's obs_layout())")
+        self.layout = dict(layout)
+        self.hidden = int(hidden)
+        kwargs.pop("net_arch", None)
+        super().__init__(observation_space, action_space, lr_schedule, *args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = SharedRowNet(self.layout, int(self.action_space.n), self.hidden)
+
+    def _build(self, lr_schedule) -> None:
+        super()._build(lr_schedule)
+        self.action_net = nn.Identity()  # the extractor's actor output is already the logits
+        net = self.mlp_extractor
+        for head in (net.score[-1] if net.score is not None else None, net.extra):  # small initial logits
+            if head is not None:
+                nn.init.orthogonal_(head.weight, gain=0.01)
+                nn.init.zeros_(head.bias)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def _get_constructor_parameters(self) -> dict:
+        data = super()._get_constructor_parameters()
+        data.update(layout=self.layout, hidden=self.hidden)
+        data.pop("net_arch", None)
+        return data
+
+    def logits(self, obs: th.Tensor) -> th.Tensor:
+        """Unmasked action logits of a batch of observations."""
+        return self.mlp_extractor.forward_actor(self.extract_features(obs))

@@ -1,0 +1,83 @@
+"""Behaviour cloning reaches the reference policy's decisions; a tiny-budget train -> eval runs end to end and
+reports argmax and sampled results with entropy and the training diagnostics."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import edgegym  # noqa: E402,F401
+from agents.rl.bc import agreement, clone, collect  # noqa: E402
+from agents.rl.diagnostics import warnings_for  # noqa: E402
+from agents.rl.shared import SharedRowPolicy, env_obs_layout  # noqa: E402
+
+ENV = "EdgeCloudML-testbed-v0"
+CFG = {"env": {"action_mode": "cloud_fraction"}}
+
+
+def test_behaviour_cloning_matches_aonline_on_held_out_decisions():
+    import torch as th
+    from sb3_contrib import MaskablePPO
+
+    th.manual_seed(0)
+    train = collect(ENV, "aonline", range(8), CFG)
+    test = collect(ENV, "aonline", range(500, 504), CFG)
+    assert len(train) == 8 * 30 and len(test) == 4 * 30
+    env = gym.make(ENV, config=CFG)
+    model = MaskablePPO(SharedRowPolicy, env, policy_kwargs={"layout": env_obs_layout(env)}, seed=0, device="cpu")
+    before = agreement(model, test)
+    summary = clone(model, train, epochs=15, seed=0)
+    after = agreement(model, test)
+    assert after >= 0.9, (before, after, summary)
+    assert summary["final_nll"] < 0.5 * np.log(6)  # well below the uniform policy's ln 6
+
+
+def test_demonstration_returns_equal_the_objective():
+    demos = collect("EdgeUtility-tiny-v1", "o4a", [0, 1])
+    starts = np.flatnonzero(demos.episode_start)
+    g = demos.returns(1.0)
+    # undiscounted return-to-go at an episode's first decision = its total utility / reward scale (100)
+    np.testing.assert_allclose(g[starts] * 100.0, demos.objective, rtol=1e-9)
+
+
+def test_diagnostics_warnings():
+    flat = [{"approx_kl": 1e-5, "entropy": 2.9, "mean_log_legal_actions": np.log(20)} for _ in range(8)]
+    w = warnings_for(flat)
+    assert len(w) == 2 and "approx_kl" in w[0] and "entropy" in w[1]
+    healthy = [{"approx_kl": 1e-2, "entropy": 0.5, "mean_log_legal_actions": np.log(20)} for _ in range(8)]
+    assert warnings_for(healthy) == []
+
+
+def test_tiny_train_then_eval(tmp_path, capsys):
+    from agents.cli import main
+    from agents.rl.evaluate import evaluate_agent
+
+    hp = tmp_path / "hp.yaml"
+    hp.write_text(
+        "default:\n  n_envs: 1\n  eval_freq: 0\n  checkpoint_freq: 0\n  n_steps: 64\n  batch_size: 32\n"
+        "  n_epochs: 2\n  policy: SharedRowPolicy\n  bc_teacher: o4a\n  bc_episodes: 2\n  bc_epochs: 3\n"
+        "  train_env_config: {workload: {num_jobs: 20}}\n"
+    )
+    rc = main(["train", "--env", "EdgeUtility-tiny-v1", "--algo", "maskable-ppo", "--timesteps", "192",
+               "--out", str(tmp_path), "--hyperparams", str(hp), "--no-progress", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    s = json.loads(out.splitlines()[-1])
+    assert s["hyperparams"]["policy"] == "SharedRowPolicy"
+    assert s["behaviour_cloning"]["samples"] == 2 * 20 and s["behaviour_cloning"]["teacher"] == "o4a"
+    assert len(s["diagnostics"]) >= 2
+    for row in s["diagnostics"]:
+        assert {"value_loss", "approx_kl", "entropy", "mean_log_legal_actions"} <= set(row)
+    meta = json.loads((tmp_path / "model.edgegym.json").read_text())
+    assert meta["env_config"] == {}  # the 20-job training episodes are not part of the evaluation config
+    recs = evaluate_agent(f"maskable-ppo:{tmp_path / 'model.zip'}", "EdgeUtility-tiny-v1", [100, 101])
+    assert [r["mode"] for r in recs] == ["argmax", "argmax", "sampled", "sampled"]
+    for r in recs:
+        assert r["num_jobs"] == 40 and r["illegal_actions"] == 0
+        assert 0.0 <= r["mean_entropy"] <= r["mean_log_legal"] + 1e-6
+        assert r["episode_return"] * 100.0 == pytest.approx(r["objective"], rel=1e-9)
