@@ -548,11 +548,33 @@ def _check_metrics(df, metrics, csv) -> None:
                    f"valid: {', '.join(numeric)}")
 
 
+def _check_cell_configs(cells: list[Cell]) -> None:
+    """Build each distinct (env, config) of the grid once, so that a bad ``--env-config`` / ``--trace`` /
+    ``--windows`` value is one user error before any worker starts, not one failure per cell."""
+    import warnings
+
+    import gymnasium as gym
+
+    seen = set()
+    for c in cells:
+        key = (c.env, json.dumps(c.env_config, sort_keys=True, default=str))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                gym.make(c.env, config=c.env_config or None).close()
+        except ValueError as e:
+            raise _err(f"{c.env}: {e}") from None
+
+
 def _check_grid_flags(cells: list[Cell], baselines) -> None:
     """Seeds >= 0, and every ``--baseline`` a policy of the grid that runs on each env (else a user error)."""
     bad = sorted({c.seed for c in cells if c.seed < 0})
     if bad:
         raise _err(f"seeds must be >= 0 (NumPy seeds are non-negative), got {bad[0]}")
+    _check_cell_configs(cells)
     if not baselines:
         return
     ran: dict[str, set] = {}

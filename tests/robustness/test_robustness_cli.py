@@ -93,6 +93,14 @@ def test_bench_unknown_metric_and_baseline(capsys, tmp_path):
     assert rc == 0 and "avg_jct" in out and "objective / random" in out
 
 
+def test_bench_bad_window_is_one_error_before_any_cell_runs(capsys, tmp_path):
+    rc, _, err = _cli(capsys, "bench", "--envs", "EdgeCloudML-testbed-v0", "--policies", "random", "--seeds", "0",
+                      "--windows", "-1",
+                      "--trace", "philly", "--out", tmp_path / "b", "--workers", "1", "--no-plots", "--no-progress")
+    _one_line_error(rc, err, "workload.window", ">= 0")
+    assert not (tmp_path / "b" / "results.csv").exists()
+
+
 @pytest.mark.parametrize("flag", ["--eval-freq", "--checkpoint-freq", "--seed"])
 def test_train_negative_frequencies(capsys, tmp_path, flag):
     rc, _, err = _cli(capsys, "train", "--env", TINY, "--algo", "ppo", "--timesteps", "1", "--out", tmp_path / "t",

@@ -187,6 +187,9 @@ class EdgeCloudMLEnv(gym.Env):
             raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
         self.render_mode = render_mode
         p = preset if isinstance(preset, Preset) else load_preset(preset)
+        if config is not None and not isinstance(config, dict):
+            raise ValueError(f"{p.source_file}: config must be a mapping of sections to mappings, e.g. "
+                             f"{{'env': {{...}}}}, got {config!r}")
         if config:
             p = p.replace(**config)
         self.preset = p

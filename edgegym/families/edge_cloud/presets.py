@@ -339,6 +339,8 @@ def _check_workload(c: dict, src: str, num_servers: int) -> WorkloadConfig:
         _fail(src, k + "path", "source 'csv' needs a path")
     if path is not None and not isinstance(path, str):
         _fail(src, k + "path", f"expected a string, got {path!r}")
+    if path is not None and not Path(path).expanduser().exists():  # explicit: an error at make, never a fallback
+        _fail(src, k + "path", f"no such file or directory: {path!r}")
     tc = c.get("trace_cluster")
     if tc is not None and not isinstance(tc, str):
         _fail(src, k + "trace_cluster", f"expected a string, got {tc!r}")

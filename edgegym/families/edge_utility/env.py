@@ -191,6 +191,9 @@ class EdgeUtilityEnv(gym.Env):
             raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
         self.render_mode = render_mode
         p = preset if isinstance(preset, UtilityPreset) else load_utility_preset(preset)
+        if config is not None and not isinstance(config, dict):
+            raise ValueError(f"{p.source_file}: config must be a mapping of sections to mappings, e.g. "
+                             f"{{'env': {{...}}}}, got {config!r}")
         if config:
             p = p.replace(**config)
         self.preset = p
