@@ -98,13 +98,53 @@ def _prio(disc, t, rem, down, r, key, s, j, code, a, b, c, inc, bptr, brk, val):
 
 
 @njit
+def whatif_items(now, jid, st, rem_true, nreq, rid, rr, ra, rp, rdown, rkey):
+    """The what-if items of a priority server: its jobs (``jid``; ``st`` rows ``[r, a, â, p, p̂, Δ̂↓, key]``,
+    true remaining ``rem_true``) then, when ``nreq``, the request. Ready time ``a`` if ``a <= now`` else ``â``;
+    remaining ``max(p̂ − (p − rem), 0)`` as ``_Job.est_rem``. Returns ``(ids, r, a, rem, down, key)``."""
+    n0 = jid.size
+    n = n0 + nreq
+    ids = np.empty(n, np.int64)
+    r = np.empty(n, np.float64)
+    a = np.empty(n, np.float64)
+    rem = np.empty(n, np.float64)
+    down = np.empty(n, np.float64)
+    key = np.empty(n, np.float64)
+    for i in range(n0):
+        ids[i] = jid[i]
+        r[i] = st[i, 0]
+        a[i] = st[i, 1] if st[i, 1] <= now else st[i, 2]
+        e = st[i, 4] - (st[i, 3] - rem_true[i])
+        rem[i] = 0.0 if e < 0.0 else e
+        down[i] = st[i, 5]
+        key[i] = st[i, 6]
+    if nreq:
+        ids[n0] = rid
+        r[n0] = rr
+        a[n0] = ra
+        rem[n0] = rp
+        down[n0] = rdown
+        key[n0] = rkey
+    return ids, r, a, rem, down, key
+
+
+@njit
+def whatif_finish(disc, now, s, jid, st, rem_true, nreq, rid, rr, ra, rp, rdown, rkey, code, ua, ub, uc, inc, bptr,
+                  brk, val):
+    """:func:`whatif` on a server's items (see :func:`whatif_items`); returns ``(ids, order, finish)``."""
+    ids, r, a, rem, down, key = whatif_items(now, jid, st, rem_true, nreq, rid, rr, ra, rp, rdown, rkey)
+    order, finish = whatif(disc, now, s, ids, r, a, rem, down, key, code, ua, ub, uc, inc, bptr, brk, val)
+    return ids, order, finish
+
+
+@njit
 def whatif(disc, now, s, ids, r, a, rem, down, key, code, ua, ub, uc, inc, bptr, brk, val):
     """:meth:`PriorityScheduler.whatif <.disciplines.PriorityScheduler.whatif>` on item arrays (ready time
     ``a``, remaining ``rem``, planned ``down``, EDF ``key``; ``ids`` index the utility table). Returns
     ``(order, finish)``: item indices in completion order and each item's finish time (completion + down)."""
     n = ids.size
     rem = rem.copy()
-    live = np.ones(n, np.bool_)
+    live = np.arange(n)  # live items (swap-removed: the best key is unique, so scan order does not matter)
     finish = np.full(n, INF)
     order = np.empty(n, np.int64)
     nd = 0
@@ -112,36 +152,39 @@ def whatif(disc, now, s, ids, r, a, rem, down, key, code, ua, ub, uc, inc, bptr,
     left = n
     while left > 0:
         best = -1
+        pos = -1
         bk = 0.0
         br = 0.0
         bid = 0
-        for i in range(n):
-            if not live[i] or a[i] > t + 1e-15:
+        m = INF
+        nxt = INF
+        lim = t + 1e-15
+        for q in range(left):
+            i = live[q]
+            ai = a[i]
+            if ai < m:
+                m = ai
+            if ai > t and ai < nxt:
+                nxt = ai
+            if ai > lim:
                 continue
             k = _prio(disc, t, rem[i], down[i], r[i], key[i], s, ids[i], code, ua, ub, uc, inc, bptr, brk, val)
             if best < 0 or k > bk or (k == bk and (-r[i] > br or (-r[i] == br and -ids[i] > bid))):
                 best = i
+                pos = q
                 bk = k
                 br = -r[i]
                 bid = -ids[i]
         if best < 0:
-            m = INF
-            for i in range(n):
-                if live[i] and a[i] < m:
-                    m = a[i]
             t = m
             continue
-        nxt = INF
-        for i in range(n):
-            if live[i] and a[i] > t and a[i] < nxt:
-                nxt = a[i]
         tc = t + rem[best] / s
         if tc <= nxt:
             finish[best] = tc + down[best]
             order[nd] = best
             nd += 1
-            live[best] = False
             left -= 1
+            live[pos] = live[left]
             t = tc
         else:
             rem[best] -= (nxt - t) * s

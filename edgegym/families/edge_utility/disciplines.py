@@ -35,13 +35,19 @@ DISCIPLINES = ("o4a", "fifo", "srpt", "edf", "hpu", "hrdf")
 FALLBACKS = ("density", "none", "potential_density")
 
 
+_K = None
+
+
 def _kernels():
     """The compiled kernels (:mod:`._kernels`), imported on first use. A server uses them once the simulator
     gives it the job set's utility table (``server.utab``); without one it runs the pure-Python code below,
     which is also the test oracle of the kernels."""
-    from . import _kernels as k
+    global _K
+    if _K is None:
+        from . import _kernels as k
 
-    return k
+        _K = k
+    return _K
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,30 +411,27 @@ class PriorityScheduler(_SingleProcessor):
 
     def _whatif_compiled(self, req: Request | None, now: float) -> dict[int, float]:
         """:meth:`whatif` by the compiled kernel (identical results; items as arrays, ``self.jobs`` then req)."""
+        ids, order, fin = self._whatif_arrays(req, now)
+        idl, fl = ids.tolist(), fin.tolist()
+        return {idl[i]: fl[i] for i in order.tolist()}
+
+    def _whatif_arrays(self, req: Request | None, now: float):
+        """The compiled what-if: ``(item ids, completion order, finish)``; items = ``self.jobs`` then ``req``."""
         jobs = self.jobs
         n = len(jobs)
         if self._items is None or self._items[0] != jobs:  # job objects (held, so compared by identity)
             self._items = (list(jobs), np.array([q.id for q in jobs], dtype=np.int64),
                            np.array([[q.r, q.a, q.a_plan, q.req.p_true, q.p_plan, q.down_plan, q.key] for q in jobs],
                                     dtype=np.float64).reshape(n, 7))
-        _, ids, st = self._items
+        _, jid, st = self._items
         rem = np.fromiter((q.rem for q in jobs), np.float64, n)
-        a = np.where(st[:, 1] <= now, st[:, 1], st[:, 2])
-        est = st[:, 4] - (st[:, 3] - rem)
-        est = np.where(est < 0.0, 0.0, est)  # max(p̂ - done, 0.0) as in _Job.est_rem
-        r, down, key = st[:, 0], st[:, 5], st[:, 6]
-        if req is not None:
-            ids = np.append(ids, req.job)
-            r = np.append(r, req.release_s)
-            a = np.append(a, req.a_plan)
-            est = np.append(est, req.p_plan)
-            down = np.append(down, req.down_plan)
-            key = np.append(key, req.release_s + req.g.soft_deadline(0.5))
         k = _kernels()
-        order, fin = k.whatif(k.DISCIPLINE_CODES[self.name], float(now), self.speed, ids, r, a, est, down, key,
-                              *self.utab)
-        idl, fl = ids.tolist(), fin.tolist()
-        return {idl[i]: fl[i] for i in order.tolist()}
+        if req is None:
+            return k.whatif_finish(k.DISCIPLINE_CODES[self.name], float(now), self.speed, jid, st, rem, 0, 0, 0.0,
+                                   0.0, 0.0, 0.0, 0.0, *self.utab)
+        return k.whatif_finish(k.DISCIPLINE_CODES[self.name], float(now), self.speed, jid, st, rem, 1, req.job,
+                               req.release_s, req.a_plan, req.p_plan, req.down_plan,
+                               req.release_s + req.g.soft_deadline(0.5), *self.utab)
 
     def _key(self, q: _Job, t: float, rem: float | None = None) -> float:
         d = self.name
@@ -505,6 +508,8 @@ class PriorityScheduler(_SingleProcessor):
         """Planned finish of ``req`` by a what-if simulation from the server's current time."""
         if not self.jobs:
             return req.a_plan + req.p_plan / self.speed + req.down_plan
+        if self.utab is not None:  # compiled: the request is the last item
+            return float(self._whatif_arrays(req, self.t)[2][-1])
         return self.whatif(req, self.t)[req.job]
 
     def jrt_increase(self, req: Request) -> float:
