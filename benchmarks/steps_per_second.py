@@ -10,8 +10,8 @@ Three tables, every figure measured in this process on this machine (all envs th
    action (uniform over ``action_masks()``) and with the family's **reference policy**
    (``Family.default_policy``, e.g. A_online, O4A, Okita, with the env overrides it needs); steps/s and the
    ratio to CartPole.
-2. Whole episodes: every policy of the ``EdgeUtility`` family on one ``EdgeUtility-v0`` episode (4,000 jobs),
-   wall seconds per episode (``--episodes-only`` prints only this table).
+2. Whole episodes: every policy of the ``EdgeUtility`` family on one 4,000-job episode of ``EdgeUtility-v0`` and
+   of the paper-literal testbed preset, wall seconds per episode (``--episodes-only`` prints only this table).
 
 Each row runs for ``--seconds`` of wall time (at least one step), resetting with the next seed when an episode
 ends. ``--quick``: 1 s per row and only the default id of each family.
@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import edgegym  # noqa: E402
 
 EPISODE_ENV = "EdgeUtility-v0"
+EPISODE_JOBS = 4000
 
 
 def _random_legal(env, rng: np.random.Generator):
@@ -86,18 +87,18 @@ def policy_steps_per_second(env_id: str, policy: str, seconds: float, seed: int 
     return sps, episodes
 
 
-def episode_table(seed: int = 0) -> None:
-    """Wall seconds of one whole episode of :data:`EPISODE_ENV` under every policy of its family."""
+def episode_table(env_ids: list[str], seed: int = 0) -> None:
+    """Wall seconds of one whole :data:`EPISODE_JOBS`-job episode of each env under every policy of its family."""
     from agents.registry import policy_names
     from agents.runner import env_family, run_episode
 
-    fam = env_family(EPISODE_ENV)
-    print(f"\nwhole episodes: {EPISODE_ENV}, seed {seed} (wall s includes every step, not the env build)")
-    print(f"{'policy':<12} {'jobs':>6} {'wall s':>8} {'steps/s':>9} {'objective':>12}")
-    for policy in policy_names(fam):
-        rec = run_episode(EPISODE_ENV, policy, seed)
-        print(f"{policy:<12} {rec['steps']:>6d} {rec['wall_s']:>8.2f} {rec['steps'] / rec['wall_s']:>9.0f} "
-              f"{rec['objective']:>12.2f}")
+    print(f"\nwhole episodes of {EPISODE_JOBS} jobs, seed {seed} (wall s: every step, not the env build)")
+    print(f"{'env':<38} {'policy':<12} {'jobs':>6} {'wall s':>8} {'steps/s':>9} {'objective':>12}")
+    for env_id in env_ids:
+        for policy in policy_names(env_family(env_id)):
+            rec = run_episode(env_id, policy, seed, {"workload": {"num_jobs": EPISODE_JOBS}})
+            print(f"{env_id:<38} {policy:<12} {rec['steps']:>6d} {rec['wall_s']:>8.2f} "
+                  f"{rec['steps'] / rec['wall_s']:>9.0f} {rec['objective']:>12.2f}", flush=True)
 
 
 def main() -> None:
@@ -107,6 +108,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="1 s per row, only each family's default id")
     ap.add_argument("--episodes-only", action="store_true", help="only the whole-episode table")
     ap.add_argument("--no-episodes", action="store_true", help="skip the whole-episode table")
+    ap.add_argument("--episode-env", nargs="*", default=None,
+                    help=f"envs of the whole-episode table (default: {EPISODE_ENV} and its paper-literal testbed)")
     args = ap.parse_args()
     if not args.episodes_only:
         from agents.runner import default_policy
@@ -124,8 +127,10 @@ def main() -> None:
             ref = default_policy(env_id)
             sps, eps = policy_steps_per_second(env_id, ref, secs)
             print(f"{env_id:<30} {ref:<10} {sps:>10.0f} {eps:>9d} {sps / cart:>12.4f}", flush=True)
-    if not args.no_episodes and EPISODE_ENV in edgegym.registered_ids():
-        episode_table()
+    if not args.no_episodes:
+        ids = edgegym.registered_ids()
+        default = [EPISODE_ENV, EPISODE_ENV.replace("-v", "-testbed-paper-literal-v")]
+        episode_table([i for i in (args.episode_env or default) if i in ids])
 
 
 if __name__ == "__main__":
