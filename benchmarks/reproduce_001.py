@@ -66,7 +66,7 @@ def fmt(mean: float, std: float | None = None) -> str:
 
 
 def table(df: pd.DataFrame, policies, key="objective", by="x") -> str:
-    xs = sorted(df[by].unique())
+    xs = sorted(df[by].unique(), key=_xkey)
     head = f"| policy | {' | '.join(str(x) for x in xs)} |\n|---|{'---|' * len(xs)}\n"
     rows = []
     for p in policies:
@@ -78,19 +78,31 @@ def table(df: pd.DataFrame, policies, key="objective", by="x") -> str:
     return head + "\n".join(rows) + "\n"
 
 
-def plot_lines(df, policies, xlabel, path, key="objective", logy=True, title=None):
+def plot_lines(df, policies, xlabel, path, key="objective", logy=True, title=None, relative_to=None, cap=10.0):
+    """Mean ``key`` per x and policy; ``relative_to``: divided by that policy's mean, values above ``cap`` drawn
+    at the cap (hollow markers), so that exploding exponential costs do not flatten the rest."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    ref = df[df.policy == relative_to].groupby("x")[key].mean() if relative_to else None
     for p in policies:
         d = df[df.policy == p].groupby("x")[key].mean()
-        if len(d):
-            ax.plot(d.index, d.values, marker="o", label=p)
+        d = d.loc[sorted(d.index, key=_xkey)]
+        if not len(d):
+            continue
+        xs = [str(i) for i in d.index]
+        vals = d.values if ref is None else d.values / ref.loc[d.index].values
+        if ref is not None:
+            over = vals > cap
+            line, = ax.plot(xs, np.minimum(vals, cap), marker="o", label=p)
+            ax.plot(np.asarray(xs)[over], np.full(over.sum(), cap), "o", mfc="white", color=line.get_color())
+        else:
+            ax.plot(xs, vals, marker="o", label=p)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(key.replace("_", " "))
+    ax.set_ylabel(key.replace("_", " ") if ref is None else f"{key} / {relative_to}'s (capped at {cap:g})")
     if logy:
         ax.set_yscale("log")
     ax.set_title(title or "")
@@ -126,11 +138,20 @@ def main(argv=None) -> int:
                                                 "the tracked report is written only with --out docs/results")
     ap.add_argument("--quick", action="store_true", help="fewer seeds and sweep points (smoke run)")
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite the report and plots from the CSVs already in --out (no episodes run)")
     args = ap.parse_args(argv)
     out = Path(args.out) if args.out else ROOT / "runs" / f"paper001-{datetime.now():%Y%m%d-%H%M%S}"
     figdir = out / "paper001"
     figdir.mkdir(parents=True, exist_ok=True)
     q = args.quick
+    if args.report_only:
+        df = pd.read_csv(figdir / "records.csv")
+        od = pd.read_csv(figdir / "offline_opt.csv")
+        wall = float((out / "paper001" / "wall_s.txt").read_text()) if (figdir / "wall_s.txt").exists() else 0.0
+        write_report(df, od, out, figdir, wall, q)
+        print(f"rewrote {out / 'paper001.md'}")
+        return 0
     seeds5 = range(2 if q else 5)
     seeds3 = range(2 if q else 3)
     tasks = []
@@ -174,12 +195,23 @@ def main(argv=None) -> int:
     df.drop(columns=[c for c in df.columns if df[c].dtype == object and c not in ("exp", "policy", "env", "x")],
             errors="ignore").to_csv(figdir / "records.csv", index=False)
     od.to_csv(figdir / "offline_opt.csv", index=False)
+    (figdir / "wall_s.txt").write_text(f"{wall:.1f}\n")
     write_report(df, od, out, figdir, wall, q)
     print(f"wrote {out / 'paper001.md'} ({wall:.0f} s)")
     return 0
 
 
+def _xkey(v):
+    try:
+        return (0, float(v), "")
+    except ValueError:
+        return (1, 0.0, str(v))
+
+
 def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> None:
+    df, od = df.copy(), od.copy()
+    df["x"] = df["x"].astype(str)
+    od["x"] = od["x"].astype(str)
     mean = lambda e, p, key="objective": df[(df.exp == e) & (df.policy == p)][key].mean()  # noqa: E731
     L = []
     L.append("# Paper 001 — Okita (unbiased distributed learning over wireless edge sites): reproduction\n")
@@ -193,20 +225,31 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
              "checked (spec §6). Latency costs are exponential by default (f = τe^{0.25 L}): a policy that lets "
              "one job wait tens of slots pays e^{10}-scale costs, so means of the weak policies are dominated "
              "by a few jobs.\n")
+    # ratios to the offline optimum (small instances), used by the default table and Figs. 7-8
+    ratio_rows = []
+    for k in ("R", "I"):
+        e = f"ratio_{k}"
+        x = df[df.exp == e].merge(od[od.exp == e][["x", "seed", "opt", "bound", "optimal"]], on=["x", "seed"])
+        x["ratio"] = x.objective / x.bound
+        ratio_rows.append(x)
+    rr = pd.concat(ratio_rows)
     # ---- default table
     d = df[df.exp == "default"]
     L.append("## Default preset `WirelessUDL-v0` (sim: R = 50, I = 100, T = 150), 5 seeds\n")
-    L.append("| policy | total cost | latency cost | bandwidth cost | makespan (slots) | episode wall (s) | "
-             "decisions/s |\n|---|---|---|---|---|---|---|")
+    L.append("| policy | total cost | latency cost | bandwidth cost | makespan (slots) | cost / OPT (small) | "
+             "episode wall (s) | decisions/s |\n|---|---|---|---|---|---|---|---|")
     for p in ALL:
         x = d[d.policy == p]
         dps = x["decisions_per_s"].replace(np.inf, np.nan).mean()
         dps_s = "(in env step)" if p in ("okita", "fifo", "drf") else fmt(dps)
+        rp = rr[rr.policy == p].ratio
         L.append(f"| {p} | {fmt(x.objective.mean(), x.objective.std(ddof=0))} | {fmt(x.latency_cost.mean())} | "
-                 f"{fmt(x.bandwidth_cost.mean())} | {fmt(x.makespan_slots.mean())} | {fmt(x.wall_s.mean())} | "
-                 f"{dps_s} |")
-    L.append("\n`okita`, `fifo`, `drf` decide inside the simulator (one slot-level call per slot), so their "
-             "time is the episode wall time; the others' decisions/s time `predict` only.\n")
+                 f"{fmt(x.bandwidth_cost.mean())} | {fmt(x.makespan_slots.mean())} | "
+                 f"{fmt(rp.mean(), rp.std(ddof=0))} | {fmt(x.wall_s.mean())} | {dps_s} |")
+    L.append("\n*cost / OPT (small)*: mean over every small instance of Figs. 7-8 (R, I ≤ 4; ratio to the MILP "
+             "optimum, or to its dual bound where HiGHS hit the time limit). `okita`, `fifo`, `drf` decide inside "
+             "the simulator (one slot-level call per slot), so their time is the episode wall time; the others' "
+             "decisions/s time `predict` only (the env's own step, ~3 ms at R = 50, is in the wall time).\n")
     plot_bars(d, list(ALL), figdir / "default_cost.png", title="WirelessUDL-v0: total cost")
     L.append("![default](paper001/default_cost.png)\n")
     # ---- testbed
@@ -227,12 +270,9 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
              "chunks per site) varying R (I = 3) and I (R = 3); the paper's scale (R = 50, I = 100) has no "
              "tractable optimum (spec A6). Ratio = cost / OPT per instance, averaged. The MILP lets worker counts "
              "change every slot and ignores the per-slot proportional sampling, so it bounds every policy.\n")
-    ratio_rows = []
     for k in ("R", "I"):
         e = f"ratio_{k}"
-        x = df[df.exp == e].merge(od[od.exp == e][["x", "seed", "opt", "bound", "optimal"]], on=["x", "seed"])
-        x["ratio"] = x.objective / x.bound
-        ratio_rows.append(x)
+        x = rr[rr.exp == e]
         o = od[od.exp == e]
         L.append(f"**vs {k}** ({int(o.optimal.sum())} of {len(o)} MILPs solved to optimality within the time limit; "
                  "elsewhere the ratio is to HiGHS's dual bound, so it overstates the true ratio)\n")
@@ -240,14 +280,14 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
         plot_lines(x, ALL, k, figdir / f"fig7_ratio_{k}.png", key="ratio", logy=False,
                    title=f"Figs. 7-8: cost / OPT vs {k}")
         L.append(f"![ratio {k}](paper001/fig7_ratio_{k}.png)\n")
-    rr = pd.concat(ratio_rows)
     okr = rr[rr.policy == "okita"].groupby(["exp", "x"]).ratio.mean()
     # ---- sweeps
     for e, lab, fig in (("sites", "number of sites R", "9"), ("jobs", "number of jobs I", "10")):
         x = df[df.exp == e]
         L.append(f"## Fig. {fig}: total cost vs {lab}\n")
         L.append(table(x, ALL))
-        plot_lines(x, ALL, lab, figdir / f"fig{fig}_{e}.png", title=f"Fig. {fig}: total cost vs {lab}")
+        plot_lines(x, ALL, lab, figdir / f"fig{fig}_{e}.png", title=f"Fig. {fig}: total cost vs {lab}",
+                   relative_to="okita")
         L.append(f"![fig{fig}](paper001/fig{fig}_{e}.png)\n")
     for e, fig, lab in (("alpha", "11", "α1:α2"), ("beta", "12", "β1,β2,β3")):
         x = df[df.exp == e]
@@ -260,7 +300,9 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
     sh = df[df.exp == "shape"]
     L.append("## Fig. 14: total cost under the three latency-cost shapes\n")
     L.append(table(sh, ALL))
-    plot_lines(sh, ALL, "latency cost", figdir / "fig14_shapes.png", title="Fig. 14: latency-cost shapes")
+    plot_lines(sh, ALL, "latency cost", figdir / "fig14_shapes.png", title="Fig. 14: latency-cost shapes",
+               relative_to="okita")
+    L.append("![fig14](paper001/fig14_shapes.png)\n")
     # ---- running time
     rt = df[(df.policy == "okita") & (df.exp == "jobs")].groupby("x").wall_s.mean()
     L.append("## Fig. 13: Okita's running time\n")
@@ -273,13 +315,14 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
     okd = {p: mean("default", p) for p in ALL}
     order_ok = okd["okita"] < okd["oasis"] < min(okd["drf"], okd["fifo"])
     red = {p: 1 - okd["okita"] / okd[p] for p in ("oasis", "drf", "fifo")}
-    sweep_red = []
+    sweep_red, sweep_pol = [], []
     for e in ("sites", "jobs", "shape"):
         for x in df[df.exp == e].x.unique():
             o = df[(df.exp == e) & (df.x == x) & (df.policy == "okita")].objective.mean()
             for p in ("oasis", "drf", "fifo"):
                 b = df[(df.exp == e) & (df.x == x) & (df.policy == p)].objective.mean()
                 sweep_red.append(1 - o / b)
+                sweep_pol.append(p)
     al = df[df.exp == "alpha"].groupby("x").objective.mean()
     be = df[df.exp == "beta"].groupby("x").objective.mean()
     spread_a, spread_b = al.max() / al.min() - 1, be.max() / be.min() - 1
@@ -299,12 +342,15 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
                 "cheap-priced sites, so at this load its bandwidth cost exceeds what DRF's locality-aware "
                 "Q-placement pays; " if okd["oasis"] > okd["drf"] else "")
              + "Okita is lowest of the paper's four: " + str(okd["okita"] <= min(okd[p] for p in PAPER_ALGS)) + ".")
+    nonfifo = [r for r, p in zip(sweep_red, sweep_pol, strict=True) if p != "fifo"]
     L.append(f"2. *Up to 60% / 20-65% lower cost than the baselines*: reductions on the default preset "
              + ", ".join(f"vs {p} {100 * r:.1f}%" for p, r in red.items())
-             + f"; across the R/I/shape sweeps they range {100 * min(sweep_red):.1f}% to {100 * max(sweep_red):.1f}%. "
-             + mark(any(0.2 <= r <= 0.65 for r in red.values()))
-             + " for the 20-65% band against at least one baseline. Against FIFO the reduction is ~100% "
-               "(FIFO's small fixed worker counts make jobs wait, and the exponential latency cost explodes).")
+             + f"; across the R/I/shape sweeps {100 * min(nonfifo):.1f}% to {100 * max(nonfifo):.1f}% vs OASiS and "
+             "DRF, and ~100% vs FIFO (FIFO's head-of-line blocking makes jobs wait, and the exponential latency "
+             "cost explodes). " + mark(0.2 <= max(nonfifo) and min(nonfifo) >= 0.2)
+             + " as a 20-65% band: Okita is always cheaper, but by less than 20% against OASiS and DRF at the "
+             "paper's load (conflicts are rare, so every reasonable placement stays close to the tentative "
+             "optimum), and by far more than 65% against FIFO.")
     L.append(f"3. *Performance ratio < 1.8*: Okita/OPT on small instances (mean per point) is "
              + ", ".join(f"{e[6:]} = {x}: {v:.3f}" for (e, x), v in okr.items())
              + f"; worst single instance {rr[rr.policy == 'okita'].ratio.max():.3f} — {mark(okr.max() < 1.8)} "
@@ -313,16 +359,23 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
              f"α, {100 * spread_b:.1f}% over β — {mark(max(spread_a, spread_b) < 0.1)} (threshold 10%). "
              "At the default load conflicts are rare, so the priority order (α) matters little; β changes "
              "the placement order and thus the bandwidth cost.")
-    L.append(f"5. *Running time < 50 s (MATLAB), goal 100× faster (< 0.5 s)*: Okita runs a whole default "
-             f"episode (all slots, R = 50, I = 100) in {okita_wall:.3g} s (numba kernels; "
-             + ", ".join(f"I = {k}: {v:.3g} s" for k, v in rt.items()) + ") — " + mark(okita_wall < 0.5) + ".")
+    L.append(f"5. *Running time < 50 s (MATLAB, 20-run average), goal 100× faster (< 0.5 s)*: Okita runs a "
+             f"whole default episode (every slot, R = 50, I = 100) in {okita_wall:.3g} s with the numba kernels ("
+             + ", ".join(f"I = {k}: {v:.3g} s" for k, v in rt.items()) + "). < 50 s: "
+             + mark(rt.max() < 50) + f" at every I; the 100× goal (< 0.5 s): "
+             + ("met at every I" if rt.max() < 0.5 else
+                f"met for I ≤ {max([int(float(k)) for k, v in rt.items() if v < 0.5], default=0)}, "
+                f"{50 / rt.max():.0f}× at I = {rt.index[-1]}") + " (different machine and language: an order of "
+             "magnitude, not a like-for-like comparison).")
     L.append(f"6. *Makespan: FIFO, DRF > OASiS, Okita* (testbed): "
              + ", ".join(f"{p} {tb_ms[p]:.3g}" for p in PAPER_ALGS) + " — "
              + mark(min(tb_ms["fifo"], tb_ms["drf"]) > max(tb_ms["oasis"], tb_ms["okita"])) + ".")
     L.append(f"7. *Fig. 14: Okita lowest under every latency shape, advantage most obvious under piecewise*: best of "
              "the paper's four per shape: " + ", ".join(f"{k}: {v}" for k, v in sh_best.items())
              + "; Okita's reduction vs OASiS: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in sh_adv.items())
-             + " — " + mark(all(v == "okita" for v in sh_best.values())) + " for 'lowest everywhere'.")
+             + " — " + mark(all(v == "okita" for v in sh_best.values())) + " for 'lowest everywhere'; "
+             + mark(sh_adv["piecewise"] >= max(sh_adv.values())) + " for 'most obvious under piecewise'; "
+             + mark(sh_adv["linear"] > sh_adv["exp"]) + " for 'larger under linear than exp'.")
     L.append("\nNot attributable: Fig. 6 (training accuracy on the Kubernetes testbed) has no simulation "
              "counterpart.\n")
     L.append("Records: `paper001/records.csv` (one row per episode), `paper001/offline_opt.csv` (MILP optima).\n")
