@@ -370,42 +370,132 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")
 
 
+#: policy markers (with the colours, every policy stays visible where values coincide)
+_MARKERS = "osD^vP*Xph<>"
+
+
+def _time_unit(env: str) -> str:
+    """The env family's time unit in words (``Family.extra["time_unit"]``), e.g. ``hours`` or ``seconds``."""
+    from edgegym.families import family
+
+    u = str(family(_family(env)).extra.get("time_unit", ""))
+    for word, name in (("hour", "hours"), ("second", "seconds"), ("minute", "minutes")):
+        if word in u:
+            return name
+    return u or "time units"
+
+
+def _unit(metric: str, time_unit: str) -> str:
+    """The y-axis label of a metric column (generic: from its name)."""
+    m = metric.lower()
+    if m == "ratio":
+        return "ratio to the baseline (1 = baseline)"
+    if m == "wall_s" or m.endswith("_s") or m.endswith("_seconds"):
+        return "seconds (wall clock)" if m == "wall_s" else "seconds"
+    if m.endswith("per_s"):
+        return "per second"
+    if m.endswith("_slots") or any(k in m for k in ("jct", "makespan", "response_time", "jrt", "delay", "time")):
+        return time_unit
+    if any(k in m for k in ("fraction", "utilisation", "utilization", "rate", "share", "ratio")):
+        return "share (0–1)"
+    if "utility" in m:
+        return "utility"
+    return "count"
+
+
+def _scale(ax, values, unit: str = "") -> str:
+    """Log scale (symlog when a value is 0) when the positive values span more than 20× (never for shares in
+    [0, 1]); returns a note for the axis label."""
+    v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
+    pos = v[v > 0]
+    if unit.startswith("share") or pos.size < 2 or np.any(v < 0) or pos.max() / pos.min() <= 20:
+        return ""
+    if np.any(v == 0):
+        ax.set_yscale("symlog", linthresh=float(pos.min()))
+        return " (symlog)"
+    ax.set_yscale("log")
+    return " (log)"
+
+
+def _dot_panels(fig, panels, g, pols, time_unit, ncol, objective: str = ""):
+    """One panel per metric: mean ± std per policy as a marker with error bars (not bars, so that a log axis
+    and values of very different size stay readable); each policy has its own colour and marker."""
+    nrow = math.ceil(len(panels) / ncol)
+    x = np.arange(len(pols))
+    for i, (c, title) in enumerate(panels):
+        ax = fig.add_subplot(nrow, ncol, i + 1)
+        m, sd = g[f"{c}_mean"].to_numpy(float), g[f"{c}_std"].to_numpy(float)
+        for k in range(len(pols)):
+            ax.errorbar(x[k], m[k], yerr=sd[k] if np.isfinite(sd[k]) else None, fmt=_MARKERS[k % len(_MARKERS)],
+                        color=f"C{k % 10}", capsize=3, markersize=6)
+        if c == "ratio":
+            ax.axhline(1.0, color="grey", linestyle=":", linewidth=0.8)
+        if c == "objective":  # its unit is the family's: a utility, or a sum of times
+            unit = "utility" if "utility" in objective else time_unit if "time" in objective else ""
+        else:
+            unit = _unit(c, time_unit)
+        note = _scale(ax, np.concatenate([m, m + np.nan_to_num(sd), m - np.nan_to_num(sd)]), unit)
+        ax.set_xticks(x)
+        ax.set_xticklabels([_short(p) for p in pols], rotation=40, ha="right", fontsize=7)
+        ax.set_xlim(-0.6, len(pols) - 0.4)
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel(unit + note, fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(axis="y", linewidth=0.3, alpha=0.6)
+    return nrow
+
+
 def plot_results(df, summary, series: dict, out: Path) -> list[Path]:
-    """Bars with error bars per metric, job-time CDFs and utilisation over time, per (env, window)."""
+    """Per (env, window): quality metrics (``_metrics.png``, ratio to the baseline first), decision timing
+    (``_timing.png``), the CDF of per-job times (``_cdf.png``) and utilisation over time (``_utilisation.png``).
+
+    Metrics are mean ± std over seeds as markers with error bars, one colour and marker per policy, a log axis
+    where values differ by more than 20×, y labels with units (the family's time unit, seconds for timing)."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
+
+    from edgegym.families import family
 
     paths = []
     pdir = out / "plots"
     pdir.mkdir(exist_ok=True)
     for (env, window), g in summary.groupby(["env", "window"], sort=False, dropna=False):
         tag = _tag(env, window)
+        tu = _time_unit(env)
+        objective = family(_family(env)).objective
         cols = g["metric_columns"].iloc[0].split(",")
-        has_ratio = bool(g["baseline"].iloc[0])
-        panels = ([("ratio", f"objective / {g['baseline'].iloc[0]}")] if has_ratio else []) + [(c, c) for c in cols]
-        ncol = min(3, len(panels))
-        nrow = math.ceil(len(panels) / ncol)
-        fig = Figure(figsize=(4.2 * ncol, 3.2 * nrow), dpi=90)
+        base = g["baseline"].iloc[0]
+        quality = [c for c in cols if c not in RUN_COLUMNS]
+        timing = [c for c in cols if c in RUN_COLUMNS]
         pols = list(g["policy"])
-        labels = [_short(p) for p in pols]
-        for i, (c, title) in enumerate(panels):
-            ax = fig.add_subplot(nrow, ncol, i + 1)
-            m, s = g[f"{c}_mean"].to_numpy(float), g[f"{c}_std"].to_numpy(float)
-            ax.bar(range(len(pols)), m, yerr=s, capsize=3, color=[f"C{k % 10}" for k in range(len(pols))])
-            ax.set_xticks(range(len(pols)))
-            ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7)
-            ax.set_title(title, fontsize=9)
-            pos = m[np.isfinite(m) & (m > 0)]
-            if pos.size and np.all(m[np.isfinite(m)] > 0) and pos.max() / pos.min() > 100:
-                ax.set_yscale("log")
-        fig.suptitle(f"{tag}: mean ± std over seeds", fontsize=10)
-        paths.append(_save(fig, pdir / f"{_safe(tag)}_metrics.png"))
+        panels = ([("ratio", f"objective / objective of {base}")] if base else []) + [(c, c) for c in quality]
+        ncol = min(4, len(panels))
+        nrow = math.ceil(len(panels) / ncol)
+        fig = Figure(figsize=(3.6 * ncol, 3.0 * nrow + 0.6), dpi=90)
+        _dot_panels(fig, panels, g, pols, tu, ncol, objective)
+        n = int(g["n"].max())
+        head = f"{tag}: quality metrics, mean ± std over {n} seed(s) (timing: {_safe(tag)}_timing.png)"
+        if objective:
+            head += "\n" + textwrap.shorten(f"objective = {objective}", 150, placeholder="…")
+        fig.suptitle(head, fontsize=10)
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / (3.0 * nrow + 0.6)))
+        paths.append(_save(fig, pdir / f"{_safe(tag)}_metrics.png", layout=False))
+        if timing:
+            tpanels = [(c, {"wall_s": "episode wall time", "decisions_per_s": "policy decisions per second"}.get(c, c))
+                       for c in timing]
+            fig = Figure(figsize=(3.8 * len(tpanels), 3.6), dpi=90)
+            _dot_panels(fig, tpanels, g, pols, tu, len(tpanels))
+            fig.suptitle(f"{tag}: timing on this machine, mean ± std over {n} seed(s)", fontsize=10)
+            fig.tight_layout(rect=(0, 0, 1, 0.9))
+            paths.append(_save(fig, pdir / f"{_safe(tag)}_timing.png", layout=False))
 
-        fig = Figure(figsize=(6.5, 4.2), dpi=90)
+        fig = Figure(figsize=(7.5, 4.6), dpi=90)
         ax = fig.add_subplot(1, 1, 1)
-        drawn = False
+        curves = []
         for k, pol in enumerate(pols):
             times = np.concatenate(
                 [
@@ -416,21 +506,32 @@ def plot_results(df, summary, series: dict, out: Path) -> list[Path]:
                 or [np.zeros(0)]
             )
             if times.size:
-                x = np.sort(times)
-                ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=_short(pol), color=f"C{k % 10}")
-                drawn = True
-        if drawn:
-            if np.nanmin([c for c in ax.get_xlim()]) >= 0:
-                ax.set_xscale("symlog", linthresh=1.0)
-            ax.set_xlabel("per-job completion / response time (env units, log)")
-            ax.set_ylabel("fraction of jobs")
-            ax.legend(fontsize=7)
-            ax.set_title(f"{tag}: CDF of per-job times (all seeds)", fontsize=10)
+                curves.append((k, pol, np.sort(times)))
+        if curves:
+            styles = ["-", "--", "-.", ":"]
+            for rank, (k, pol, x) in enumerate(curves):
+                y = np.arange(1, x.size + 1) / x.size
+                # thicker lines first: a policy whose curve equals another's still shows as an outline
+                ax.step(x, y, where="post", label=_short(pol), color=f"C{k % 10}",
+                        linestyle=styles[rank % len(styles)], linewidth=max(3.2 - 0.4 * rank, 1.0),
+                        marker=_MARKERS[k % len(_MARKERS)], markevery=max(x.size // 6, 1), markersize=4)
+            allx = np.concatenate([c[2] for c in curves])
+            pos = allx[allx > 0]
+            scale = "linear"
+            if pos.size and allx.min() >= 0 and pos.max() / pos.min() > 20:
+                ax.set_xscale("log")
+                scale = "log"
+            ax.set_xlabel(f"per-job completion / response time ({tu}, {scale} axis)")
+            ax.set_ylabel("fraction of jobs done within x")
+            ax.set_ylim(0, 1.02)
+            ax.grid(linewidth=0.3, alpha=0.6)
+            ax.legend(fontsize=7, loc="lower right")
+            ax.set_title(f"{tag}: CDF of per-job times (all seeds pooled)", fontsize=10)
             paths.append(_save(fig, pdir / f"{_safe(tag)}_cdf.png"))
 
-        fig = Figure(figsize=(6.5, 4.2), dpi=90)
+        fig = Figure(figsize=(7.5, 4.6), dpi=90)
         ax = fig.add_subplot(1, 1, 1)
-        drawn = False
+        drawn = 0
         for k, pol in enumerate(pols):
             ss = [s for s in series.get((env, _key(window), pol), []) if len(s.get("util", []))]
             if not ss:
@@ -438,21 +539,24 @@ def plot_results(df, summary, series: dict, out: Path) -> list[Path]:
             t_end = max(s["util_t"][-1] for s in ss)
             grid = np.linspace(0, t_end, 300)
             ys = [np.interp(grid, s["util_t"], s["util"], right=0.0) for s in ss]
-            ax.plot(grid, np.mean(ys, axis=0), label=_short(pol), color=f"C{k % 10}", linewidth=1)
-            drawn = True
+            ax.plot(grid, np.mean(ys, axis=0), label=_short(pol), color=f"C{k % 10}",
+                    linestyle=["-", "--", "-.", ":"][drawn % 4], linewidth=max(2.4 - 0.3 * drawn, 0.9))
+            drawn += 1
         if drawn:
-            ax.set_xlabel("time (env units)")
-            ax.set_ylabel("edge worker utilisation")
+            ax.set_xlabel(f"time ({tu})")
+            ax.set_ylabel("edge worker utilisation (share busy)")
             ax.set_ylim(0, 1.05)
+            ax.grid(linewidth=0.3, alpha=0.6)
             ax.legend(fontsize=7)
             ax.set_title(f"{tag}: utilisation over time (mean over seeds)", fontsize=10)
             paths.append(_save(fig, pdir / f"{_safe(tag)}_utilisation.png"))
     return paths
 
 
-def _save(fig, path: Path) -> Path:
-    """Lay out and write a figure; return its path."""
-    fig.tight_layout()
+def _save(fig, path: Path, layout: bool = True) -> Path:
+    """Lay out (unless already done) and write a figure; return its path."""
+    if layout:
+        fig.tight_layout()
     fig.savefig(path)
     return path
 

@@ -2,11 +2,12 @@
 
 One command regenerates everything::
 
-    python benchmarks/reproduce_000.py            # full run (5 seeds on the side-by-side tables)
-    python benchmarks/reproduce_000.py --quick    # smaller sweep for a smoke test (~1 min)
+    python benchmarks/reproduce_000.py --update-docs   # full run into docs/results (5 seeds side by side)
+    python benchmarks/reproduce_000.py --quick         # smaller sweep for a smoke test (~1 min)
 
-Writes ``docs/results/paper000.md`` and PNG plots under ``docs/results/paper000/``, plus the raw
-per-episode records as ``docs/results/paper000/episodes.csv``. Every number in the report is measured by
+Writes ``paper000.md`` and PNG plots under ``paper000/``, plus the raw per-episode records as
+``paper000/episodes.csv``, into ``--out`` (default: a fresh folder ``runs/reproduce_000-<time>``; the tracked
+report ``docs/results/`` only with ``--update-docs``). Every number in the report is measured by
 this script; the paper's claims are quoted next to them (spec 000 §6), each marked reproduced / not
 reproduced / not attributable to the implementation.
 
@@ -187,8 +188,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer points and seeds (smoke test)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds of the side-by-side tables (sweeps use 3)")
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results")
+    ap.add_argument("--out", type=Path, default=ROOT / "runs" / time.strftime("reproduce_000-%Y%m%d-%H%M%S"),
+                    help="output folder (default: a fresh runs/reproduce_000-<time>)")
+    ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/paper000.md")
     args = ap.parse_args()
+    if args.update_docs:
+        args.out = ROOT / "docs" / "results"
     out_dir = args.out / "paper000"
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = list(range(2 if args.quick else args.seeds))
@@ -360,7 +365,7 @@ def write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_see
     w("# Paper 000 reproduction: preemptive scheduling of distributed ML jobs in edge-cloud networks\n")
     w("Paper: N. Wang et al., \"Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud "
       "Networks\", IEEE JSAC 40(8), 2022.\n")
-    w(f"Regenerate: `python benchmarks/reproduce_000.py{' --quick' if args.quick else ''}` ({len(df)} simulated "
+    w(f"Regenerate: `python benchmarks/reproduce_000.py{' --quick' if args.quick else ''} --update-docs` ({len(df)} simulated "
       f"episodes + {len(cr) // 6} LP bounds; {elapsed:.0f} s wall on this machine (2 shared cores), "
       f"{args.workers} worker processes). Raw records: `paper000/episodes.csv`, `paper000/competitive_ratio.csv`.\n")
     w("**Two readings of the paper** (issue 9). `*-paper-literal` presets follow the text word for word "

@@ -89,6 +89,11 @@ def _cloud_lanes(cloud: np.ndarray) -> np.ndarray:
 def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     """A matplotlib ``Figure`` of the Gantt chart (see the module docstring).
 
+    One colour per job from a continuous colour map in arrival order (no colour repeats; the colour bar is
+    the job legend) and the job's index written on bars wide enough to hold it; a legend explains solid
+    (executed) and hatched (planned) bars, the cloud lanes and the dashed line (the current time, or the end
+    of the last job). Time is in hours (1 slot = 1 hour).
+
     Args:
         env: an ``EdgeCloudML`` env (wrapped or not), after ``reset()``.
         title: the figure title (default: the preset name and the current time).
@@ -98,6 +103,8 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     d = gantt_data(env)
     ws = d["worker_server"]
@@ -109,14 +116,28 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     lane = _cloud_lanes(cloud) if len(cloud) else np.zeros(0, dtype=np.int64)
     n_cloud = int(lane.max()) + 1 if lane.size else 0
     n_lanes = W + (n_cloud + 1 if n_cloud else 0)
-    height = min(2.0 + 0.28 * n_lanes, 30.0)
-    fig = Figure(figsize=(11, height), dpi=90)
+    height = min(2.6 + 0.28 * n_lanes, 30.0)
+    fig = Figure(figsize=(12, height), dpi=90)
     ax = fig.add_subplot(1, 1, 1)
-    cmap = matplotlib.colormaps["tab20"]
     J = max(d["num_jobs"], 1)
+    # up to 60 jobs: 60 distinct qualitative colours (no repeats); more: a continuous map with a colour bar
+    palette = [matplotlib.colormaps[m](k) for m in ("tab20", "tab20b", "tab20c") for k in range(20)]
+    cmap = matplotlib.colormaps["turbo"]
+    norm = matplotlib.colors.Normalize(vmin=-0.5, vmax=J - 0.5)
 
     def colour(j):
-        return cmap(int(j) % 20)
+        return palette[int(j)] if J <= len(palette) else cmap(0.05 + 0.9 * norm(int(j)))
+
+    t_max = max([d["now"], *(r[2] for r in d["executed"]), *(r[2] for r in d["planned"]), *(r[2] for r in cloud),
+                 1e-9])
+    runs: dict = {}  # (lane, job) -> merged [start, end] runs, to write the job index once per visible run
+
+    def label(y, s, e, j):
+        r = runs.setdefault((int(y), int(j)), [])
+        if r and s <= r[-1][1] + 1e-9:
+            r[-1][1] = max(r[-1][1], e)
+        else:
+            r.append([s, e])
 
     # worker lanes top to bottom in (server, index) order; y = lane index
     order = np.lexsort((np.arange(W), ws))
@@ -126,28 +147,52 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
         for w, s, e, j in rows:
             ax.barh(y_of[int(w)], e - s, left=s, height=0.8, color=colour(j), alpha=alpha, hatch=hatch,
                     edgecolor="black" if hatch is None else "grey", linewidth=0.3)
+            label(y_of[int(w)], s, e, j)
     for (j, s, e), k in zip(cloud, lane, strict=True):
         ax.barh(W + 1 + k, e - s, left=s, height=0.8, color=colour(j), edgecolor="black", linewidth=0.3)
-    labels = [f"s{ws[w]}/w{w}" for w in order]
+        label(W + 1 + k, s, e, j)
+    labels = [f"server {ws[w]} / worker {w}" for w in order]
     ticks = list(range(W))
     if n_cloud:
         ticks += [W + 1 + k for k in range(n_cloud)]
-        labels += [f"cloud {k}" for k in range(n_cloud)]
+        labels += [f"cloud lane {k}" for k in range(n_cloud)]
         ax.axhline(W, color="black", linewidth=0.8)
+    for (y, j), rr in runs.items():
+        for s, e in rr:
+            if e - s >= 0.02 * t_max:
+                ax.text((s + e) / 2, y, str(j), ha="center", va="center", fontsize=6, color="black")
     ax.set_yticks(ticks)
     ax.set_yticklabels(labels, fontsize=6 if n_lanes > 40 else 8)
     ax.invert_yaxis()
     # server separators
     for y in np.flatnonzero(np.diff(ws[order]) != 0):
         ax.axhline(y + 0.5, color="grey", linewidth=0.4)
+    done = len(d["planned"]) == 0
     if d["now"] > 0:
-        ax.axvline(d["now"], color="red", linestyle="--", linewidth=0.8)
-    ax.set_xlabel("time (slots)")
+        ax.axvline(d["now"], color="red", linestyle="--", linewidth=0.9)
+    ax.set_xlabel("time (hours; 1 slot = 1 hour)")
     ax.set_xlim(left=0)
+    handles = [
+        Patch(facecolor="lightgrey", edgecolor="black", linewidth=0.3, label="executed work (solid)"),
+        Patch(facecolor="lightgrey", edgecolor="grey", alpha=0.5, hatch="//", label="planned, not yet run (hatched)"),
+        Line2D([], [], color="red", linestyle="--", linewidth=0.9,
+               label="episode end (last arrival)" if done else "current time"),
+    ]
+    if n_cloud:
+        handles.append(Patch(facecolor="white", edgecolor="black", linewidth=0.3,
+                             label="cloud lanes: a job's cloud chunks (lanes packed, no preemption)"))
+    handles.append(Patch(facecolor="white", edgecolor="white",
+                         label="colour = job; number on a bar = job index (arrival order)"))
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=7, frameon=False)
+    if J > len(palette):
+        sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+        cb = fig.colorbar(sm, ax=ax, fraction=0.025, pad=0.01)
+        cb.set_label("job (arrival order)", fontsize=8)
+        cb.ax.tick_params(labelsize=7)
     u = getattr(env, "unwrapped", env)
     name = getattr(getattr(u, "preset", None), "name", "env")
-    ax.set_title(title or f"{name}: {J} jobs, t = {d['now']:.1f} (colour = job; hatched = planned)", fontsize=10)
-    fig.tight_layout()
+    ax.set_title(title or f"{name}: {J} jobs, t = {d['now']:.1f} h", fontsize=10)
+    fig.tight_layout(rect=(0, 0.75 / height, 1, 1))
     return fig
 
 

@@ -41,6 +41,7 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     d = gantt_data(env)
@@ -62,8 +63,11 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     if d["now"] > 0:
         ax.axvline(d["now"], color="red", linestyle="--", linewidth=0.8)
     handles = [Patch(color=c, label=_FAMILY_NAMES[f]) for f, c in _FAMILY_COLOURS.items() if np.any(fam == f)]
-    handles.append(Patch(facecolor="none", edgecolor="red", linestyle="--", label="current time"))
-    ax.legend(handles=handles, loc="upper right", fontsize=7, title="utility family", title_fontsize=7)
+    handles.append(Line2D([], [], color="red", linestyle="--", linewidth=0.8, label="current time"))
+    handles.append(Patch(facecolor="white", edgecolor="black", linewidth=0.3,
+                         label="bar: a job running (preemption splits a job's bar)"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=7,
+              title="colour = utility family", title_fontsize=7)
     ax.set_xlabel("time (seconds)")
     name = getattr(getattr(u, "preset", None), "name", "env")
     ax.set_title(title or f"EdgeUtility {name}: t = {d['now']:.2f} s (bar = a job running on a server)", fontsize=10)
