@@ -58,13 +58,15 @@ def parse_env_config(text: str | None) -> dict:
     if not text:
         return {}
     p = Path(text)
+    if not p.is_file() and p.suffix.lower() in (".yaml", ".yml", ".json") and "\n" not in text:
+        raise _cli_error(f"--env-config: no such file {text!r}")
     try:
         if p.is_file():
             data = yaml.safe_load(p.read_text())
         else:
             data = yaml.safe_load(text)
-    except (OSError, yaml.YAMLError) as e:
-        raise _cli_error(f"--env-config: cannot parse {text!r}: {e}") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise _cli_error(f"--env-config: cannot parse {text!r}: {' '.join(str(e).split())}") from None
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
@@ -104,7 +106,10 @@ def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None) -> 
         text = resources.files("agents.rl").joinpath(f"{algo}.yaml").read_text()
     else:
         src = str(path)
-        text = Path(path).read_text()
+        try:
+            text = Path(path).read_text()
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{src}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as e:

@@ -116,6 +116,18 @@ def test_train_invalid_yaml_names_the_file(capsys, tmp_path):
     _one_line_error(rc, err, str(bad), "not valid YAML")
 
 
+def test_non_utf8_files_are_named(capsys, tmp_path):
+    bad = tmp_path / "hp.yaml"
+    bad.write_bytes(b"default:\xff\xfe\n")
+    rc, _, err = _cli(capsys, "train", "--env", TINY, "--algo", "ppo", "--timesteps", "1", "--out", tmp_path / "t",
+                      "--hyperparams", bad, "--no-progress")
+    _one_line_error(rc, err, str(bad), "UTF-8")
+    rc, _, err = _cli(capsys, "run", "--env", TINY, "--env-config", bad)
+    _one_line_error(rc, err, "--env-config", str(bad))
+    rc, _, err = _cli(capsys, "run", "--env", TINY, "--env-config", tmp_path / "missing.yaml")
+    _one_line_error(rc, err, "--env-config", "no such file")
+
+
 def test_run_misspelled_trace_dir(capsys, tmp_path):
     cfg = json.dumps({"workload": {"source": "google2011", "trace_dir": str(tmp_path / "trasces")}})
     rc, _, err = _cli(capsys, "run", "--env", "EdgeUtility-tiny-v0", "--env-config", cfg)
