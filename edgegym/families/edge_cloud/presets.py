@@ -36,9 +36,9 @@ GANG_SIZES = ("chunks", "trace_gpus")
 #: hours per unit of the m_j reading (``job_model.minibatch_time_unit``)
 TIME_UNITS_H = {"hour": 1.0, "minute": 1.0 / 60.0, "second": 1.0 / 3600.0}
 DISCIPLINES = ("paper", "srtf", "tiresias_l", "batchsche")
-#: the largest ``workload.num_jobs`` accepted (a bound on the episode's memory: ~1 KB per job plus the executed
-#: schedule; the whole Philly trace is 82,247 jobs)
-MAX_NUM_JOBS = 1_000_000
+#: the largest ``workload.num_jobs`` accepted: a bound on the episode's memory (measured: ~2.4 KB per job at
+#: reset, so ~0.5 GB here, plus what the simulator keeps per placed job); the whole Philly trace is 82,247 jobs
+MAX_NUM_JOBS = 200_000
 WORKLOAD_SOURCES = ("synthetic", "philly", "itp", "google2011", "csv", "inline")
 
 
