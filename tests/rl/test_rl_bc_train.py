@@ -81,3 +81,16 @@ def test_tiny_train_then_eval(tmp_path, capsys):
         assert r["num_jobs"] == 40 and r["illegal_actions"] == 0
         assert 0.0 <= r["mean_entropy"] <= r["mean_log_legal"] + 1e-6
         assert r["episode_return"] * 100.0 == pytest.approx(r["objective"], rel=1e-9)
+    # the report puts the agent (argmax and sampled) beside the policies, the random baseline also under the
+    # agent's server discipline (its own is hpu, as in paper 003)
+    from agents.rl.report import run_report
+
+    rows = run_report("EdgeUtility-tiny-v1", str(tmp_path / "model.zip"), ["o4a", "random"], [100, 101],
+                      tmp_path / "report", same=["scheduler.discipline"])
+    labels = list(dict.fromkeys(r["row"] for r in rows))
+    assert labels == ["o4a", "random", "random (discipline o4a)", "agent (argmax)", "agent (sampled)"]
+    by = {r["row"]: json.loads(r["config"]) for r in rows}
+    assert by["random"] == {"scheduler": {"discipline": "hpu"}}
+    assert by["random (discipline o4a)"] == {"scheduler": {"discipline": "o4a"}}
+    summary = (tmp_path / "report" / "summary.md").read_text()
+    assert "| agent (sampled) | 2 |" in summary and (tmp_path / "report" / "results.csv").is_file()
