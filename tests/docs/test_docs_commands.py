@@ -30,8 +30,10 @@ PAGES = [ROOT / "README.md",
 #: (regex, replacement): the budgets the commands run with here (a reader runs them as written)
 BUDGET = [
     (r"--timesteps \d+", "--timesteps 256"),
+    (r"--episodes [2-9]\d*", "--episodes 1"),
+    (r"(edgegym bench .*--seeds) \d+-\d+", r"\1 0"),
     (r"(python benchmarks/reproduce_\d+\.py)(?! --quick)", r"\1 --quick"),
-    (r"(python benchmarks/steps_per_second\.py)", r"\1 --quick --seconds 0.2"),
+    (r"(python benchmarks/steps_per_second\.py)", r"\1 --seconds 0.2 --no-episodes --env EdgeCloudML-tiny-v0"),
     (r"(python benchmarks/decisions_per_second\.py)", r"\1 --episodes 1"),
 ]
 #: commands that take minutes even with a small budget: marked slow (run in CI only when they fit)
