@@ -343,7 +343,7 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
                 "Q-placement pays; " if okd["oasis"] > okd["drf"] else "")
              + "Okita is lowest of the paper's four: " + str(okd["okita"] <= min(okd[p] for p in PAPER_ALGS)) + ".")
     nonfifo = [r for r, p in zip(sweep_red, sweep_pol, strict=True) if p != "fifo"]
-    L.append(f"2. *Up to 60% / 20-65% lower cost than the baselines*: reductions on the default preset "
+    L.append("2. *Up to 60% / 20-65% lower cost than the baselines*: reductions on the default preset "
              + ", ".join(f"vs {p} {100 * r:.1f}%" for p, r in red.items())
              + f"; across the R/I/shape sweeps {100 * min(nonfifo):.1f}% to {100 * max(nonfifo):.1f}% vs OASiS and "
              "DRF, and ~100% vs FIFO (FIFO's head-of-line blocking makes jobs wait, and the exponential latency "
@@ -351,7 +351,7 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
              + " as a 20-65% band: Okita is always cheaper, but by less than 20% against OASiS and DRF at the "
              "paper's load (conflicts are rare, so every reasonable placement stays close to the tentative "
              "optimum), and by far more than 65% against FIFO.")
-    L.append(f"3. *Performance ratio < 1.8*: Okita/OPT on small instances (mean per point) is "
+    L.append("3. *Performance ratio < 1.8*: Okita/OPT on small instances (mean per point) is "
              + ", ".join(f"{e[6:]} = {x}: {v:.3f}" for (e, x), v in okr.items())
              + f"; worst single instance {rr[rr.policy == 'okita'].ratio.max():.3f} — {mark(okr.max() < 1.8)} "
              "(on instances small enough for the exact MILP only; the paper's OPT method is unstated).")
@@ -362,15 +362,15 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
     L.append(f"5. *Running time < 50 s (MATLAB, 20-run average), goal 100× faster (< 0.5 s)*: Okita runs a "
              f"whole default episode (every slot, R = 50, I = 100) in {okita_wall:.3g} s with the numba kernels ("
              + ", ".join(f"I = {k}: {v:.3g} s" for k, v in rt.items()) + "). < 50 s: "
-             + mark(rt.max() < 50) + f" at every I; the 100× goal (< 0.5 s): "
+             + mark(rt.max() < 50) + " at every I; the 100× goal (< 0.5 s): "
              + ("met at every I" if rt.max() < 0.5 else
                 f"met for I ≤ {max([int(float(k)) for k, v in rt.items() if v < 0.5], default=0)}, "
                 f"{50 / rt.max():.0f}× at I = {rt.index[-1]}") + " (different machine and language: an order of "
              "magnitude, not a like-for-like comparison).")
-    L.append(f"6. *Makespan: FIFO, DRF > OASiS, Okita* (testbed): "
+    L.append("6. *Makespan: FIFO, DRF > OASiS, Okita* (testbed): "
              + ", ".join(f"{p} {tb_ms[p]:.3g}" for p in PAPER_ALGS) + " — "
              + mark(min(tb_ms["fifo"], tb_ms["drf"]) > max(tb_ms["oasis"], tb_ms["okita"])) + ".")
-    L.append(f"7. *Fig. 14: Okita lowest under every latency shape, advantage most obvious under piecewise*: best of "
+    L.append("7. *Fig. 14: Okita lowest under every latency shape, advantage most obvious under piecewise*: best of "
              "the paper's four per shape: " + ", ".join(f"{k}: {v}" for k, v in sh_best.items())
              + "; Okita's reduction vs OASiS: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in sh_adv.items())
              + " — " + mark(all(v == "okita" for v in sh_best.values())) + " for 'lowest everywhere'; "

@@ -77,17 +77,17 @@ class OneSite(Policy):
         n_emp = max(int(min(room[r], -(-D // v.kappa))), 1)
         cal = v.calendar
         for N in range(n_emp, 0, -1):
-            l = -(-D // (v.kappa * N))
-            if v.t + l > cal.shape[0]:
+            win = -(-D // (v.kappa * N))
+            if v.t + win > cal.shape[0]:
                 continue
             y = np.zeros(R, np.int64)
             y[r] = N
-            if np.all(_demand(v, y, r) <= cal[v.t:v.t + l].min(axis=0) + EPS):
+            if np.all(_demand(v, y, r) <= cal[v.t:v.t + win].min(axis=0) + EPS):
                 return Plan(job=v.job, start=v.t, y=y, ps=r)
         y = np.zeros(R, np.int64)
         y[r] = n_emp
-        l = -(-D // (v.kappa * n_emp))
-        s = earliest_fit(cal, _demand(v, y, r), v.t, l)
+        win = -(-D // (v.kappa * n_emp))
+        s = earliest_fit(cal, _demand(v, y, r), v.t, win)
         if s < 0:
             c = v.cand
             return int(np.argmin(np.where(c.mask, c.total, np.inf)))
@@ -116,14 +116,14 @@ class OASiS(Policy):
         price = base * self.ratio ** util  # (h, R, K)
         pre = np.concatenate([np.zeros((1, R, cap.shape[1])), np.cumsum(price, axis=0)])
         best = (np.inf, None)
-        for l in Ls:
-            N = -(-D // (v.kappa * l))
-            for s in range(t, min(t + self.max_delay, horizon - l) + 1):
-                lat = float(_f(v, s + l - 1 - v.arrival + v.latency_offset))
+        for win in Ls:
+            N = -(-D // (v.kappa * win))
+            for s in range(t, min(t + self.max_delay, horizon - win) + 1):
+                lat = float(_f(v, s + win - 1 - v.arrival + v.latency_offset))
                 if lat >= best[0]:  # prices are positive: no later start of this window can win
                     break
-                P = pre[s - t + l] - pre[s - t]  # (R, K) price summed over the window
-                U = cal[s:s + l].min(axis=0)
+                P = pre[s - t + win] - pre[s - t]  # (R, K) price summed over the window
+                U = cal[s:s + win].min(axis=0)
                 ps_fit = np.all(U >= v.n - EPS, axis=1)
                 if not ps_fit.any():
                     continue

@@ -24,6 +24,7 @@ FAMILY = Family(
     load_preset=load_preset,
     paper=PAPER,
     default_policy="okita",
-    objective="total cost Σ_i [latency cost f_i(t_i − a_i + 1) + bandwidth cost B_i], to minimise (return = −cost/scale)",
+    objective="total cost Σ_i [latency cost f_i(t_i − a_i + 1) + bandwidth cost B_i], to minimise "
+    "(return = −cost / reward_scale)",
     extra={"time_unit": "slot"},
 )

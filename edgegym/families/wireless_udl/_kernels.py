@@ -325,7 +325,7 @@ def window_estimate(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, 
 
 
 @njit
-def earliest_fit(cal, dem, used, t, l, end):
+def earliest_fit(cal, dem, used, t, win, end):
     """Earliest ``s ≥ t`` with ``dem[r] ≤ cal[s', r]`` for the sites ``used`` and all ``s' ∈ [s, s + l)``,
     ``s + l ≤ end`` (-1 if none): one pass over the slots, stopping at the first run of ``l`` fitting slots."""
     run = 0
@@ -341,8 +341,8 @@ def earliest_fit(cal, dem, used, t, l, end):
             if not ok:
                 break
         run = run + 1 if ok else 0
-        if run >= l:
-            return s - l + 1
+        if run >= win:
+            return s - win + 1
     return -1
 
 

@@ -33,7 +33,7 @@ class Candidates:
 
     mode: np.ndarray  # (C,) 0 now, 1 wait
     N: np.ndarray  # (C,) workers
-    l: np.ndarray  # (C,) window slots
+    win: np.ndarray  # (C,) window slots
     start: np.ndarray  # (C,) start slot (-1 infeasible)
     ps: np.ndarray  # (C,) PS site (-1 infeasible)
     y: np.ndarray  # (C, R) workers per site
@@ -66,15 +66,15 @@ def worker_grid(n_max: int, G: int, must: tuple[int, ...]) -> np.ndarray:
     return np.asarray(vals, dtype=np.int64)
 
 
-def earliest_fit(cal: np.ndarray, dem: np.ndarray, t: int, l: int, horizon: int | None = None) -> int:
+def earliest_fit(cal: np.ndarray, dem: np.ndarray, t: int, win: int, horizon: int | None = None) -> int:
     """Earliest ``s ≥ t`` with ``dem ≤ cal[s']`` for all ``s' ∈ [s, s + l)`` (-1 if none in the calendar)."""
     used = np.flatnonzero((dem > 0).any(axis=1)).astype(np.int64)
     end = cal.shape[0] if horizon is None else min(cal.shape[0], horizon)
-    if t + l > end:
+    if t + win > end:
         return -1
     if used.size == 0:
         return t
-    return int(kn.earliest_fit(cal, np.ascontiguousarray(dem, dtype=float), used, int(t), int(l), int(end)))
+    return int(kn.earliest_fit(cal, np.ascontiguousarray(dem, dtype=float), used, int(t), int(win), int(end)))
 
 
 def _peak(dem, U, cap):
@@ -114,18 +114,18 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int) -> Candidate
     for j in range(G):
         N = int(Ns[min(j, Ns.size - 1)])
         real = j < Ns.size
-        l = int(tab["l"][N])
+        win = int(tab["l"][N])
         psC = int(tab["ps"][N])
         for r in (2 * j, 2 * j + 1):
-            Nc[r], lc[r] = N, l
+            Nc[r], lc[r] = N, win
         if psC < 0 or not real:
             continue
         yC = kn.fill(inst.cap, order_c, inst.m[i], inst.n[i], N, psC)
         demC = sim.demand(i, yC, psC)
         # ---- now
         r = 2 * j
-        if t + l <= sim.calendar_len:
-            Uw = sim.free_window(t, l)
+        if t + win <= sim.calendar_len:
+            Uw = sim.free_window(t, win)
             if np.all(demC <= Uw + EPS):
                 y[r], ps[r] = yC, psC
                 param[r], transfer[r] = tab["param"][N], tab["transfer"][N]
@@ -135,29 +135,29 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int) -> Candidate
                 unit, y1, ps1 = kn.pa(Uw, order_u, inst.q, inst.m[i], inst.n[i], N, st.tie_le)
                 ok = ps1 >= 0
                 if ok:
-                    dW = kn.split(y1, M, kap, l, order_u)
+                    dW = kn.split(y1, M, kap, win, order_u)
                     c, _, _ = kn.dta(M, dW, inst.q, st.src_order, False)
                     y[r], ps[r] = y1, ps1
-                    param[r] = l * inst.param_mb[i] * unit
+                    param[r] = win * inst.param_mb[i] * unit
                     transfer[r] = inst.chunk_mb[i] * c
             if ok:
                 start[r] = t
-                latency[r] = job_latency_cost(inst, i, t + l - 1 - a_i + sim.offset)
+                latency[r] = job_latency_cost(inst, i, t + win - 1 - a_i + sim.offset)
                 peak[r] = _peak(sim.demand(i, y[r], int(ps[r])), Uw, inst.cap)
                 mask[r] = True
         # ---- wait
         r = 2 * j + 1
-        s = earliest_fit(sim.cal, demC, t, l)
+        s = earliest_fit(sim.cal, demC, t, win)
         if s >= 0:
             y[r], ps[r], start[r] = yC, psC, s
             param[r], transfer[r] = tab["param"][N], tab["transfer"][N]
-            latency[r] = job_latency_cost(inst, i, s + l - 1 - a_i + sim.offset)
-            peak[r] = _peak(demC, sim.free_window(s, l), inst.cap)
+            latency[r] = job_latency_cost(inst, i, s + win - 1 - a_i + sim.offset)
+            peak[r] = _peak(demC, sim.free_window(s, win), inst.cap)
             mask[r] = True
     late = mask & (mode == WAIT) & (start - t > wait_max)
     if (mask & ~late).any():
         mask &= ~late
     total = np.where(mask, transfer + param + latency, np.inf)
-    return Candidates(mode=mode, N=Nc, l=lc, start=start, ps=ps, y=y, transfer=transfer, param=param,
+    return Candidates(mode=mode, N=Nc, win=lc, start=start, ps=ps, y=y, transfer=transfer, param=param,
                       latency=latency, total=total, peak=peak, mask=mask, n_tent=int(n_tent), n_now=int(n_now),
                       n_max=int(tab["n_max"]))

@@ -108,28 +108,28 @@ class OkitaDiscipline(Discipline):
         for i in active:
             tab = self._tab(sim, i, t)
             N = tab["best"]
-            l = int(tab["l"][N])
+            win = int(tab["l"][N])
             ps = int(tab["ps"][N])
             order, _ = kn.site_order(inst.cap, inst.cap, st.qbar, sim.M[i], inst.data[i], *st.beta)
             y = kn.fill(inst.cap, order, inst.m[i], inst.n[i], N, ps)
             bc = float(tab["param"][N] + tab["transfer"][N])
-            plans[i] = (N, l, y, ps, bc)
-        O = priority(inst, active, sim.M, t, self.alpha, self.piecewise)
-        seq = active[np.lexsort((active, inst.arrival[active], -O))]
+            plans[i] = (N, win, y, ps, bc)
+        prio = priority(inst, active, sim.M, t, self.alpha, self.piecewise)
+        seq = active[np.lexsort((active, inst.arrival[active], -prio))]
         Av = inst.cap.copy()
         placed: list[tuple[int, np.ndarray, int, int]] = []  # (job, y, ps, l*)
         out = []
         for i in seq:
-            N, l, y, ps, bc = plans[i]
+            N, win, y, ps, bc = plans[i]
             dem = sim.demand(i, y, ps)
             if np.any(Av - dem < -EPS):  # conflict (Alg 1 line 14)
                 order, _ = kn.site_order(Av, inst.cap, st.qbar, sim.M[i], inst.data[i], *st.beta)
                 unit, y1, ps1 = kn.pa(Av, order, inst.q, inst.m[i], inst.n[i], N, st.tie_le)
                 if ps1 >= 0:
-                    dW = kn.split(y1, sim.M[i], int(inst.kappa[i]), l, order)
+                    dW = kn.split(y1, sim.M[i], int(inst.kappa[i]), win, order)
                     c, _, _ = kn.dta(sim.M[i], dW, inst.q, st.src_order, False)
-                    bc1 = l * inst.param_mb[i] * unit + inst.chunk_mb[i] * c
-                    cost1 = (sim.transfer[i] + sim.param[i]) + bc1 + f(i, t + l - 1)
+                    bc1 = win * inst.param_mb[i] * unit + inst.chunk_mb[i] * c
+                    cost1 = (sim.transfer[i] + sim.param[i]) + bc1 + f(i, t + win - 1)
                 else:
                     cost1 = np.inf
                 short = np.any(Av < dem - EPS, axis=1)
@@ -138,8 +138,8 @@ class OkitaDiscipline(Discipline):
                     delta = 1
                 else:
                     delta = max(blockers) if self.delay_rule == "max" else min(blockers)
-                cost_i = (sim.transfer[i] + sim.param[i]) + bc + f(i, t + l - 1)
-                cost2 = cost_i - f(i, t + l - 1) + f(i, t + delta + l - 1)
+                cost_i = (sim.transfer[i] + sim.param[i]) + bc + f(i, t + win - 1)
+                cost2 = cost_i - f(i, t + win - 1) + f(i, t + delta + win - 1)
                 if cost1 > cost2:
                     self.decisions["delay"] += 1
                     continue
@@ -149,7 +149,7 @@ class OkitaDiscipline(Discipline):
             else:
                 self.decisions["keep"] += 1
             Av -= dem
-            placed.append((i, y, ps, l))
+            placed.append((i, y, ps, win))
             out.append((i, y, ps))
         return out
 

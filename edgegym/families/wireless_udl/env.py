@@ -180,7 +180,8 @@ class WirelessUDLEnv(gym.Env):
         if self.mode == "replan":
             disc = make_discipline(p.env.discipline, np.random.default_rng(self.np_random.integers(2**63)), p.okita)
         self.sim = Simulator(inst, mode=self.mode, sampling=p.env.sampling, latency_offset=p.env.latency_offset,
-                             cap_factor=p.env.cap_factor, calendar_len=p.calendar_len if self.mode == "commit" else None,
+                             cap_factor=p.env.cap_factor,
+                             calendar_len=p.calendar_len if self.mode == "commit" else None,
                              record=p.env.record_schedule or self.render_mode == "rgb_array", static=st,
                              discipline=disc)
         self._k = 0
@@ -366,7 +367,7 @@ class WirelessUDLEnv(gym.Env):
             remote = np.where(ok, c.N - c.y[np.arange(C), np.maximum(c.ps, 0)], 0) / np.maximum(c.N, 1)
             S = self.reward_scale
             feats = [
-                np.where(ok, c.N / nmax, 0), np.where(ok, c.l / p.max_window_slots, 0),
+                np.where(ok, c.N / nmax, 0), np.where(ok, c.win / p.max_window_slots, 0),
                 np.where(ok, (c.start - sim.t) / sim.calendar_len, 0), remote,
                 np.where(ok, c.transfer / S, 0), np.where(ok, c.param / S, 0), np.where(ok, c.latency / S, 0),
                 np.where(ok, c.transfer / S + c.param / S + c.latency / S, 0), np.where(ok, c.peak, 0),

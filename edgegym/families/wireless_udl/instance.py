@@ -21,19 +21,19 @@ class Instance:
 
     cap: np.ndarray  # (R, K) resource capacities C_r^k
     q: np.ndarray  # (R, R) price per MB, symmetric, zero diagonal
-    arrival: np.ndarray  # (I,) int arrival slot a_i (0-based)
-    kappa: np.ndarray  # (I,) int chunks trained per worker per slot κ_i
-    chunk_mb: np.ndarray  # (I,) δ_i
-    param_mb: np.ndarray  # (I,) π_i per worker per slot
-    m: np.ndarray  # (I, K) per-worker demand
-    n: np.ndarray  # (I, K) PS demand
-    data: np.ndarray  # (I, R) int chunks D_i^r
-    kind: np.ndarray  # (I,) int latency cost kind (costs.KINDS)
-    tau: np.ndarray  # (I,) exp multiplier / linear slope
-    b: np.ndarray  # (I,) linear intercept
-    tau1: np.ndarray  # (I,) piecewise cost before the breakpoint
-    tau2: np.ndarray  # (I,) piecewise cost from the breakpoint on
-    c: np.ndarray  # (I,) piecewise breakpoint (slots)
+    arrival: np.ndarray  # (n_jobs,) int arrival slot a_i (0-based)
+    kappa: np.ndarray  # (n_jobs,) int chunks trained per worker per slot κ_i
+    chunk_mb: np.ndarray  # (n_jobs,) δ_i
+    param_mb: np.ndarray  # (n_jobs,) π_i per worker per slot
+    m: np.ndarray  # (n_jobs, K) per-worker demand
+    n: np.ndarray  # (n_jobs, K) PS demand
+    data: np.ndarray  # (n_jobs, R) int chunks D_i^r
+    kind: np.ndarray  # (n_jobs,) int latency cost kind (costs.KINDS)
+    tau: np.ndarray  # (n_jobs,) exp multiplier / linear slope
+    b: np.ndarray  # (n_jobs,) linear intercept
+    tau1: np.ndarray  # (n_jobs,) piecewise cost before the breakpoint
+    tau2: np.ndarray  # (n_jobs,) piecewise cost from the breakpoint on
+    c: np.ndarray  # (n_jobs,) piecewise breakpoint (slots)
     exp_rate: float = 0.25
     horizon_slots: int = 150
 
@@ -54,12 +54,12 @@ def make_instance(cap, q, arrival, kappa, chunk_mb, param_mb, m, n, data, kind="
                   tau1=0.0, tau2=0.0, c=1, exp_rate=0.25, horizon_slots=None) -> Instance:
     """An instance from explicit values (scalars broadcast over jobs); jobs are re-sorted by arrival."""
     arrival = np.atleast_1d(np.asarray(arrival, dtype=np.int64))
-    I = arrival.size
+    n_jobs = arrival.size
     cap = np.asarray(cap, dtype=float)
     K = cap.shape[1]
 
     def per_job(x, dtype=float):
-        return np.broadcast_to(np.asarray(x, dtype=dtype), (I,)).copy()
+        return np.broadcast_to(np.asarray(x, dtype=dtype), (n_jobs,)).copy()
 
     if isinstance(kind, str):
         kind = KIND_CODES[kind]
@@ -70,10 +70,10 @@ def make_instance(cap, q, arrival, kappa, chunk_mb, param_mb, m, n, data, kind="
         kappa=per_job(kappa, np.int64),
         chunk_mb=per_job(chunk_mb),
         param_mb=per_job(param_mb),
-        m=np.broadcast_to(np.asarray(m, dtype=float), (I, K)).copy(),
-        n=np.broadcast_to(np.asarray(n, dtype=float), (I, K)).copy(),
-        data=np.broadcast_to(np.asarray(data, dtype=np.int64), (I, cap.shape[0])).copy(),
-        kind=np.broadcast_to(kinds, (I,)).astype(np.int64),
+        m=np.broadcast_to(np.asarray(m, dtype=float), (n_jobs, K)).copy(),
+        n=np.broadcast_to(np.asarray(n, dtype=float), (n_jobs, K)).copy(),
+        data=np.broadcast_to(np.asarray(data, dtype=np.int64), (n_jobs, cap.shape[0])).copy(),
+        kind=np.broadcast_to(kinds, (n_jobs,)).astype(np.int64),
         tau=per_job(tau),
         b=per_job(b),
         tau1=per_job(tau1),
@@ -88,31 +88,31 @@ def make_instance(cap, q, arrival, kappa, chunk_mb, param_mb, m, n, data, kind="
 def build_instance(preset, rng: np.random.Generator) -> Instance:
     """Sample one episode's instance from a :class:`~.presets.UDLPreset` (spec §5.2 draws)."""
     cl, jb = preset.cluster, preset.jobs
-    R, K, I = cl.sites, len(cl.resources), jb.count
+    R, K, n_jobs = cl.sites, len(cl.resources), jb.count
     types = np.asarray(cl.site_types, dtype=float)
     cap = types[rng.integers(0, len(types), size=R)]
     q = np.zeros((R, R))
     iu = np.triu_indices(R, 1)
     q[iu] = rng.uniform(*cl.price_per_mb, size=iu[0].size)
     q = q + q.T
-    arrival = np.sort(rng.integers(jb.arrival_window[0], jb.arrival_window[1] + 1, size=I))
-    kappa = rng.integers(jb.chunks_per_worker_slot[0], jb.chunks_per_worker_slot[1] + 1, size=I)
-    chunk_mb = rng.uniform(*jb.chunk_mb, size=I)
-    param_mb = rng.uniform(*jb.param_mb, size=I)
+    arrival = np.sort(rng.integers(jb.arrival_window[0], jb.arrival_window[1] + 1, size=n_jobs))
+    kappa = rng.integers(jb.chunks_per_worker_slot[0], jb.chunks_per_worker_slot[1] + 1, size=n_jobs)
+    chunk_mb = rng.uniform(*jb.chunk_mb, size=n_jobs)
+    param_mb = rng.uniform(*jb.param_mb, size=n_jobs)
     wd = np.asarray(jb.worker_demand)
     pd = np.asarray(jb.ps_demand)
-    m = rng.integers(wd[:, 0], wd[:, 1] + 1, size=(I, K)).astype(float)
-    n = rng.integers(pd[:, 0], pd[:, 1] + 1, size=(I, K)).astype(float)
-    data = rng.integers(jb.chunks_per_site[0], jb.chunks_per_site[1] + 1, size=(I, R))
+    m = rng.integers(wd[:, 0], wd[:, 1] + 1, size=(n_jobs, K)).astype(float)
+    n = rng.integers(pd[:, 0], pd[:, 1] + 1, size=(n_jobs, K)).astype(float)
+    data = rng.integers(jb.chunks_per_site[0], jb.chunks_per_site[1] + 1, size=(n_jobs, R))
     if jb.latency_cost == "mix":
-        kind = rng.integers(0, 3, size=I)
+        kind = rng.integers(0, 3, size=n_jobs)
     else:
-        kind = np.full(I, KIND_CODES[jb.latency_cost])
-    tau = rng.uniform(*jb.tau, size=I)
-    b = rng.uniform(*jb.b, size=I)
-    tau1 = rng.uniform(*jb.tau1, size=I)
-    tau2 = rng.uniform(*jb.tau2, size=I)
-    c = rng.integers(jb.breakpoint_slots[0], jb.breakpoint_slots[1] + 1, size=I).astype(float)
+        kind = np.full(n_jobs, KIND_CODES[jb.latency_cost])
+    tau = rng.uniform(*jb.tau, size=n_jobs)
+    b = rng.uniform(*jb.b, size=n_jobs)
+    tau1 = rng.uniform(*jb.tau1, size=n_jobs)
+    tau2 = rng.uniform(*jb.tau2, size=n_jobs)
+    c = rng.integers(jb.breakpoint_slots[0], jb.breakpoint_slots[1] + 1, size=n_jobs).astype(float)
     return Instance(cap=cap, q=q, arrival=arrival.astype(np.int64), kappa=kappa.astype(np.int64),
                     chunk_mb=chunk_mb, param_mb=param_mb, m=m, n=n, data=data.astype(np.int64),
                     kind=kind.astype(np.int64), tau=tau, b=b, tau1=tau1, tau2=tau2, c=c,

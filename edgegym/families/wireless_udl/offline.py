@@ -31,7 +31,7 @@ class OfflineResult:
     bound: float
     optimal: bool
     horizon: int
-    completion: np.ndarray  # (I,) completion slot of each job in the solution
+    completion: np.ndarray  # (n_jobs,) completion slot of each job in the solution
 
 
 def offline_optimum(inst: Instance, horizon: int | None = None, latency_offset: int = 1,
@@ -41,7 +41,7 @@ def offline_optimum(inst: Instance, horizon: int | None = None, latency_offset: 
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
 
-    I, R, K = inst.num_jobs, inst.num_sites, inst.num_resources
+    n_jobs, R, K = inst.num_jobs, inst.num_sites, inst.num_resources
     D = inst.data.sum(axis=1)
     ymax = -(-D // inst.kappa)
     if n_cap is not None:
@@ -50,16 +50,16 @@ def offline_optimum(inst: Instance, horizon: int | None = None, latency_offset: 
     idx = {}
     lo, hi, integ, cost = [], [], [], []
 
-    def var(key, l, h, is_int, c):
+    def var(key, win, h, is_int, c):
         idx[key] = len(lo)
-        lo.append(l)
+        lo.append(win)
         hi.append(h)
         integ.append(is_int)
         cost.append(c)
         return idx[key]
 
-    slots = {i: range(int(inst.arrival[i]), H) for i in range(I)}
-    for i in range(I):
+    slots = {i: range(int(inst.arrival[i]), H) for i in range(n_jobs)}
+    for i in range(n_jobs):
         for t in slots[i]:
             for r in range(R):
                 var(("y", i, r, t), 0, ymax[i], 1, 0.0)
@@ -74,17 +74,17 @@ def offline_optimum(inst: Instance, horizon: int | None = None, latency_offset: 
             var(("v", i, t), 0, 1, 1, f)
     rows, cols, vals, rlo, rhi = [], [], [], [], []
 
-    def con(terms, l, h):
+    def con(terms, win, h):
         k = len(rlo)
         for c, v in terms:
             rows.append(k)
             cols.append(c)
             vals.append(v)
-        rlo.append(l)
+        rlo.append(win)
         rhi.append(h)
 
     inf = np.inf
-    for i in range(I):
+    for i in range(n_jobs):
         for r in range(R):  # (2a)
             con([(idx[("g", i, r, r2, t)], 1.0) for t in slots[i] for r2 in range(R)], inst.data[i, r], inst.data[i, r])
         for t in slots[i]:
@@ -109,7 +109,7 @@ def offline_optimum(inst: Instance, horizon: int | None = None, latency_offset: 
         for r in range(R):
             for k in range(K):
                 terms = []
-                for i in range(I):
+                for i in range(n_jobs):
                     if t in slots[i]:
                         terms += [(idx[("y", i, r, t)], inst.m[i, k]), (idx[("s", i, r, t)], inst.n[i, k])]
                 if terms:
@@ -121,7 +121,7 @@ def offline_optimum(inst: Instance, horizon: int | None = None, latency_offset: 
     if res.x is None:
         raise RuntimeError(f"the offline MILP found no solution: {res.message}")
     x = res.x
-    completion = np.array([max(slots[i], key=lambda t: x[idx[("v", i, t)]]) for i in range(I)])
+    completion = np.array([max(slots[i], key=lambda t: x[idx[("v", i, t)]]) for i in range(n_jobs)])
     bound = float(getattr(res, "mip_dual_bound", res.fun) or res.fun)
     return OfflineResult(objective=float(res.fun), bound=min(bound, float(res.fun)), optimal=res.status == 0,
                          horizon=H, completion=completion)

@@ -73,7 +73,7 @@ class Static:
     src_order: np.ndarray  # (R, R) row r: sources by q[s, r] ascending
     beta: np.ndarray  # (3,)
     tie_le: bool
-    n_cap: np.ndarray  # (I,) most workers placeable on the empty cluster (≥ 1)
+    n_cap: np.ndarray  # (n_jobs,) most workers placeable on the empty cluster (≥ 1)
     order_c: list = field(default_factory=list)  # unused placeholder (kept for pickling symmetry)
 
 
@@ -142,22 +142,22 @@ class Simulator:
         self.record = bool(record)
         self.static = static if static is not None else make_static(inst)
         self.discipline = discipline
-        R, K, I = inst.num_sites, inst.num_resources, inst.num_jobs
+        R, K, n_jobs = inst.num_sites, inst.num_resources, inst.num_jobs
         self.cap_slot = int(cap_factor * inst.horizon_slots)  # run-off cap (spec A12)
-        max_l = int(np.max(-(-inst.data.sum(axis=1) // inst.kappa))) if I else 1
+        max_l = int(np.max(-(-inst.data.sum(axis=1) // inst.kappa))) if n_jobs else 1
         self.calendar_len = int(calendar_len or (self.cap_slot + max_l + 1))
         self.t = 0  # next slot to execute (replan) / current decision slot (commit)
-        self.M = inst.data.copy()  # (I, R) untrained chunks by origin
-        self.status = np.zeros(I, np.int8)  # 0 not arrived, 1 active, 2 done
-        self.start = np.full(I, -1, np.int64)
-        self.t_last = np.full(I, -1, np.int64)
-        self.lat_cost = np.zeros(I)
-        self.transfer = np.zeros(I)
-        self.param = np.zeros(I)
-        self.penalty = np.zeros(I)
-        self.plan_l = np.zeros(I, np.int64)
-        self.plan_y = np.zeros((I, R), np.int64)
-        self.plan_ps = np.full(I, -1, np.int64)
+        self.M = inst.data.copy()  # (n_jobs, R) untrained chunks by origin
+        self.status = np.zeros(n_jobs, np.int8)  # 0 not arrived, 1 active, 2 done
+        self.start = np.full(n_jobs, -1, np.int64)
+        self.t_last = np.full(n_jobs, -1, np.int64)
+        self.lat_cost = np.zeros(n_jobs)
+        self.transfer = np.zeros(n_jobs)
+        self.param = np.zeros(n_jobs)
+        self.penalty = np.zeros(n_jobs)
+        self.plan_l = np.zeros(n_jobs, np.int64)
+        self.plan_y = np.zeros((n_jobs, R), np.int64)
+        self.plan_ps = np.full(n_jobs, -1, np.int64)
         self.cal = np.broadcast_to(inst.cap, (self.calendar_len, R, K)).copy() if mode == "commit" else None
         self.usage = np.zeros((R, K))  # replan: resources used in the last executed slot
         self.log: list[SlotRecord] = []
@@ -199,9 +199,9 @@ class Simulator:
         """Window length l = ceil(M_i / (κ_i N))."""
         return int(-(-int(self.M[i].sum()) // (int(self.inst.kappa[i]) * N)))
 
-    def free_window(self, start: int, l: int) -> np.ndarray:
+    def free_window(self, start: int, win: int) -> np.ndarray:
         """(R, K) resources free in every slot of ``[start, start + l)``."""
-        return self.cal[start:start + l].min(axis=0)
+        return self.cal[start:start + win].min(axis=0)
 
     def check_plan(self, plan: Plan) -> str | None:
         """Why ``plan`` is not a legal commit now (``None`` if it is)."""
@@ -217,10 +217,10 @@ class Simulator:
             return f"PS site {plan.ps} out of range"
         if plan.start < max(self.t, int(inst.arrival[i])):
             return f"start slot {plan.start} is before the job's arrival/current slot {self.t}"
-        l = self.window(i, int(y.sum()))
-        if plan.start + l > self.calendar_len:
-            return f"window [{plan.start}, {plan.start + l}) runs past the calendar ({self.calendar_len} slots)"
-        if np.any(self.demand(i, y, plan.ps) > self.free_window(plan.start, l) + EPS):
+        win = self.window(i, int(y.sum()))
+        if plan.start + win > self.calendar_len:
+            return f"window [{plan.start}, {plan.start + win}) runs past the calendar ({self.calendar_len} slots)"
+        if np.any(self.demand(i, y, plan.ps) > self.free_window(plan.start, win) + EPS):
             return "the plan over-commits a site's resources in its window"
         return None
 
@@ -232,20 +232,20 @@ class Simulator:
         i = plan.job
         y = np.asarray(plan.y, dtype=np.int64)
         N = int(y.sum())
-        l = self.window(i, N)
-        self.cal[plan.start:plan.start + l] -= self.demand(i, y, plan.ps)
+        win = self.window(i, N)
+        self.cal[plan.start:plan.start + win] -= self.demand(i, y, plan.ps)
         M = self.M[i]
         tr = pa = 0.0
-        for s in range(l):
+        for s in range(win):
             a, b, _ = self.execute(i, plan.start + s, y, plan.ps, M)
             tr += a
             pa += b
         assert M.sum() == 0, "a committed window must train all data"  # internal invariant
-        self.start[i], self.t_last[i] = plan.start, plan.start + l - 1
-        self.plan_l[i], self.plan_y[i], self.plan_ps[i] = l, y, plan.ps
+        self.start[i], self.t_last[i] = plan.start, plan.start + win - 1
+        self.plan_l[i], self.plan_y[i], self.plan_ps[i] = win, y, plan.ps
         self.transfer[i], self.param[i] = tr, pa
-        self.worker_slots += N * l
-        self.lat_cost[i] = float(job_latency_cost(self.inst, i, self.latency_of(i, plan.start + l - 1)))
+        self.worker_slots += N * win
+        self.lat_cost[i] = float(job_latency_cost(self.inst, i, self.latency_of(i, plan.start + win - 1)))
         self.status[i] = 2
         return float(tr + pa + self.lat_cost[i])
 
