@@ -2,8 +2,11 @@
 
 One command regenerates ``docs/results/paper003.md`` and the plots under ``docs/results/paper003/``::
 
-    python benchmarks/reproduce_003.py            # full run (5 seeds on the testbed presets)
-    python benchmarks/reproduce_003.py --quick    # smoke run (fewer seeds, loads and jobs)
+    python benchmarks/reproduce_003.py --update-docs   # full run (5 seeds on the testbed presets)
+    python benchmarks/reproduce_003.py --quick         # smoke run (fewer seeds, loads and jobs)
+
+Without ``--update-docs`` the report goes to ``--out`` (default: a fresh folder ``runs/reproduce_003-<time>``),
+never over the tracked one.
 
 Experiments (issue 9; spec 003 §5-§6):
 
@@ -313,9 +316,11 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer seeds, loads and jobs (smoke run)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds of the testbed side-by-side table")
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
-    ap.add_argument("--out", default=str(ROOT / "docs" / "results"))
+    ap.add_argument("--out", default=str(ROOT / "runs" / time.strftime("reproduce_003-%Y%m%d-%H%M%S")),
+                    help="output folder (default: a fresh runs/reproduce_003-<time>)")
+    ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/paper003.md")
     args = ap.parse_args(argv)
-    out = Path(args.out)
+    out = ROOT / "docs" / "results" if args.update_docs else Path(args.out)
     fig_dir = out / "paper003"
     fig_dir.mkdir(parents=True, exist_ok=True)
     tasks = _tasks(args.quick, args.seeds)
@@ -329,7 +334,7 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - t0
     df = pd.DataFrame(recs)
     df.to_csv(fig_dir / "results.csv", index=False)
-    cmd = "python benchmarks/reproduce_003.py" + (" --quick" if args.quick else "")
+    cmd = "python benchmarks/reproduce_003.py" + (" --quick" if args.quick else "") + " --update-docs"
     report(df, out / "paper003.md", fig_dir, cmd, wall, args.workers)
     print(f"[paper003] done in {wall:.0f} s -> {out / 'paper003.md'}")
     return 0
