@@ -233,3 +233,66 @@ def test_s3_conflict_migrate_or_delay_by_hand(chunk_mb, decision):
         assert sim.t_last.tolist() == [0, 1]
         assert cost == pytest.approx(f1 + f2)
     assert check_schedule(sim, unbiased=True) == pytest.approx(cost)
+
+
+# ---------------------------------------------------------------------------------------------- sub-routines vs exact
+def test_dta_never_beats_the_transportation_optimum():
+    """DTA is a greedy for (7); the transportation LP (exact, spec E4) is a lower bound, tight with one deficit."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        R = int(rng.integers(2, 6))
+        q = np.triu(rng.uniform(0.02, 0.08, size=(R, R)), 1)
+        q = q + q.T
+        src = np.argsort(q.T, axis=1, kind="stable")
+        S = rng.integers(0, 8, size=R)
+        d = rng.integers(0, 8, size=R)
+        if d.sum() > S.sum():
+            continue
+        cost, g, _ = kn.dta(S, d, q, src, True)
+        H = S - d
+        sup, dem = np.flatnonzero(H > 0), np.flatnonzero(H < 0)
+        if dem.size == 0:
+            assert cost == 0
+            continue
+        c = np.array([q[a, b] for a in sup for b in dem])
+        A_ub = np.zeros((sup.size, c.size))
+        A_eq = np.zeros((dem.size, c.size))
+        for k, (a, b) in enumerate((a, b) for a in sup for b in dem):
+            A_ub[list(sup).index(a), k] = 1
+            A_eq[list(dem).index(b), k] = 1
+        lp = linprog(c, A_ub=A_ub, b_ub=H[sup], A_eq=A_eq, b_eq=-H[dem], bounds=(0, None), method="highs")
+        assert cost >= lp.fun - 1e-9
+        if dem.size == 1:
+            assert cost == pytest.approx(lp.fun)
+        np.testing.assert_array_equal(g.sum(axis=0), d)  # every target met
+
+
+def test_pa_never_beats_the_exact_placement():
+    """(5) with the PS site fixed is solved exactly by filling sites in ascending q^{r,ps} (spec E5)."""
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        R, K = int(rng.integers(2, 6)), int(rng.integers(1, 3))
+        U = rng.integers(1, 6, size=(R, K)).astype(float)
+        q = np.triu(rng.uniform(0.02, 0.08, size=(R, R)), 1)
+        q = q + q.T
+        m = rng.integers(0, 2, size=K).astype(float)
+        m[0] = 1.0
+        n = rng.integers(0, 2, size=K).astype(float)
+        order = rng.permutation(R)
+        N = int(rng.integers(1, 6))
+        unit, y, ps = kn.pa(U, order, q, m, n, N, True)
+        best = np.inf
+        for rt in range(R):
+            if np.any(U[rt] < n):
+                continue
+            asc = np.argsort(q[:, rt], kind="stable")
+            y2 = kn.fill(U, asc, m, n, N, rt)
+            if y2[0] >= 0:
+                best = min(best, float(q[:, rt] @ y2))
+        if ps < 0:
+            assert best == np.inf
+        else:
+            assert unit >= best - 1e-12
+            assert y.sum() == N and np.all(np.outer(y, m) + np.eye(R)[ps][:, None] * n <= U + 1e-9)

@@ -161,3 +161,14 @@ def test_render_rgb_array():
     _run(env, seed=0)
     img = env.render()
     assert img.ndim == 3 and img.shape[2] == 3 and img.dtype == np.uint8
+
+
+@pytest.mark.parametrize("discipline", ["okita", "drf"])
+def test_invariants_on_a_scaled_down_simulation(discipline):
+    """The paper's simulation setting at 10 sites and 30 jobs (multi-resource EC2 capacities, 4 resources)."""
+    cfg = {"cluster": {"sites": 10}, "jobs": {"count": 30, "horizon_slots": 40, "arrival_window": [0, 39]},
+           "env": {"mode": "replan", "discipline": discipline, "record_schedule": True}}
+    env = WirelessUDLEnv("sim", config=cfg)
+    ret, info, _ = _run(env, seed=0)
+    assert check_schedule(env.sim) == pytest.approx(info["episode_metrics"]["objective"], rel=1e-9)
+    assert ret == pytest.approx(-info["episode_metrics"]["objective"] / env.reward_scale)
