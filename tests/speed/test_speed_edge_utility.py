@@ -32,9 +32,11 @@ def _utility(rng):
     return sigmoid(rng.uniform(200, 400), 10.0, 0.1)  # saturating exponent (x > 700 branch)
 
 
-def _instance(seed):
+def _instance(seed, big: bool = False):
     rng = np.random.default_rng(seed)
     J, S, cloud = int(rng.integers(1, 15)), int(rng.integers(1, 4)), bool(rng.random() < 0.6)
+    if big:  # long queues: one or two servers, many jobs
+        J, S = int(rng.integers(40, 90)), int(rng.integers(1, 3))
     M = S + int(cloud)
     release = np.sort(rng.integers(0, 8, size=J)).astype(float) * float(rng.choice([0.25, 0.5]))
     p = rng.uniform(0.2, 2.0, size=(J, M))
@@ -48,10 +50,9 @@ def _instance(seed):
     return rng, jobs, S, cloud, disc, params, bool(rng.random() < 0.2)
 
 
-def _run(seed, compiled: bool):
-    rng, jobs, S, cloud, disc, params, same_cloud = _instance(seed)
-    sim = UtilitySimulator(jobs, S, cloud, disc, cloud="same" if False else ("infinite" if not same_cloud else disc),
-                           o4a=params)
+def _run(seed, compiled: bool, big: bool = False):
+    rng, jobs, S, cloud, disc, params, same_cloud = _instance(seed, big)
+    sim = UtilitySimulator(jobs, S, cloud, disc, cloud="infinite" if not same_cloud else disc, o4a=params)
     if not compiled:
         for srv in sim.servers:
             if hasattr(srv, "utab"):
@@ -70,11 +71,12 @@ def _run(seed, compiled: bool):
     return sim, trace
 
 
-@pytest.mark.parametrize("block", range(10))
+@pytest.mark.parametrize("block", [*range(10), "big"])
 def test_compiled_paths_match_pure(block):
-    for seed in range(block * N_INSTANCES // 10, (block + 1) * N_INSTANCES // 10):
-        sa, ta = _run(seed, compiled=False)
-        sb, tb = _run(seed, compiled=True)
+    seeds = range(30) if block == "big" else range(block * N_INSTANCES // 10, (block + 1) * N_INSTANCES // 10)
+    for seed in seeds:
+        sa, ta = _run(seed, compiled=False, big=block == "big")
+        sb, tb = _run(seed, compiled=True, big=block == "big")
         for (da, ea, ia), (db, eb, ib) in zip(ta, tb, strict=True):
             assert da == db, seed  # completions (job, server, time, utility) of each step: the reward
             if ea is not None:

@@ -138,10 +138,114 @@ def whatif_finish(disc, now, s, jid, st, rem_true, nreq, rid, rr, ra, rp, rdown,
 
 
 @njit
+def _hless(h, x, y, hk, hr, hid):
+    i = h[x]
+    j = h[y]
+    return hk[i] < hk[j] or (hk[i] == hk[j] and (hr[i] < hr[j] or (hr[i] == hr[j] and hid[i] < hid[j])))
+
+
+@njit
+def _hpush(h, n, i, hk, hr, hid):
+    h[n] = i
+    pos = n
+    while pos > 0:
+        par = (pos - 1) >> 1
+        if _hless(h, pos, par, hk, hr, hid):
+            h[pos], h[par] = h[par], h[pos]
+            pos = par
+        else:
+            break
+    return n + 1
+
+
+@njit
+def _hpop(h, n, hk, hr, hid):
+    n -= 1
+    h[0] = h[n]
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        if left >= n:
+            break
+        best = left
+        if left + 1 < n and _hless(h, left + 1, left, hk, hr, hid):
+            best = left + 1
+        if _hless(h, best, pos, hk, hr, hid):
+            h[pos], h[best] = h[best], h[pos]
+            pos = best
+        else:
+            break
+    return n
+
+
+@njit
+def _whatif_static(disc, now, s, ids, r, a, rem, down, key):
+    """:func:`whatif` for the disciplines whose key is fixed while a job waits (fifo −r, edf −(r + deadline),
+    srpt −remaining: only the running job's remaining time changes, and that raises its key): a heap instead of
+    a scan per event, O(n log n), the same event sequence and floating-point operations."""
+    n = ids.size
+    rem = rem.copy()
+    hk = np.empty(n, np.float64)  # heap key: −k (min-heap of (−k, r, id) = max of (k, −r, −id))
+    for i in range(n):
+        hk[i] = r[i] if disc == FIFO else (rem[i] if disc == SRPT else key[i])
+    hid = ids.astype(np.float64)
+    by_a = np.argsort(a, kind="mergesort")
+    h = np.empty(n, np.int64)
+    hn = 0
+    p = 0
+    live = np.ones(n, np.bool_)
+    fuzzy = np.empty(n, np.int64)  # pushed, live items with a > t (pushed within the 1e-15 tolerance)
+    nf = 0
+    finish = np.full(n, INF)
+    order = np.empty(n, np.int64)
+    nd = 0
+    t = now
+    while nd < n:
+        lim = t + 1e-15
+        while p < n and a[by_a[p]] <= lim:
+            i = by_a[p]
+            hn = _hpush(h, hn, i, hk, r, hid)
+            if a[i] > t:
+                fuzzy[nf] = i
+                nf += 1
+            p += 1
+        if hn == 0:
+            t = a[by_a[p]]
+            continue
+        best = h[0]
+        nxt = a[by_a[p]] if p < n else INF
+        m = 0
+        for q in range(nf):
+            i = fuzzy[q]
+            if live[i] and a[i] > t:
+                fuzzy[m] = i
+                m += 1
+                if a[i] < nxt:
+                    nxt = a[i]
+        nf = m
+        tc = t + rem[best] / s
+        if tc <= nxt:
+            finish[best] = tc + down[best]
+            order[nd] = best
+            nd += 1
+            live[best] = False
+            hn = _hpop(h, hn, hk, r, hid)
+            t = tc
+        else:
+            rem[best] -= (nxt - t) * s
+            if disc == SRPT:  # its key only grows: it stays on top
+                hk[best] = rem[best]
+            t = nxt
+    return order, finish
+
+
+@njit
 def whatif(disc, now, s, ids, r, a, rem, down, key, code, ua, ub, uc, inc, bptr, brk, val):
     """:meth:`PriorityScheduler.whatif <.disciplines.PriorityScheduler.whatif>` on item arrays (ready time
     ``a``, remaining ``rem``, planned ``down``, EDF ``key``; ``ids`` index the utility table). Returns
     ``(order, finish)``: item indices in completion order and each item's finish time (completion + down)."""
+    if disc == FIFO or disc == SRPT or disc == EDF:
+        return _whatif_static(disc, now, s, ids, r, a, rem, down, key)
     n = ids.size
     rem = rem.copy()
     live = np.arange(n)  # live items (swap-removed: the best key is unique, so scan order does not matter)
