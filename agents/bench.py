@@ -116,7 +116,8 @@ def run_cell(cell: Cell) -> dict:
             _save_gantt(env, cell.gantt, rec)
 
     try:
-        rec = run_episode(cell.env, cell.policy, cell.seed, cell.env_config or None, on_end=on_end)
+        rec = run_episode(cell.env, cell.policy, cell.seed, cell.env_config or None, on_end=on_end,
+                          render_mode="rgb_array" if cell.gantt else None)
     except Exception as e:  # reported by the driver, one line per failed cell
         return {"cell": asdict(cell), "error": f"{type(e).__name__}: {e}"}
     rec["window"] = cell.window
@@ -806,7 +807,8 @@ def _cmd_render(args) -> int:
         if why is not None:
             state["skip"] = f"env {args.env!r}: {why}"
 
-    rec = run_episode(args.env, args.policy, args.seed, parse_env_config(args.env_config), on_end=on_end)
+    rec = run_episode(args.env, args.policy, args.seed, parse_env_config(args.env_config), on_end=on_end,
+                      render_mode="rgb_array")
     if "skip" in state:
         raise _err(state["skip"])
     print(f"wrote {png} (objective {rec['objective']:.2f})")

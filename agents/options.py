@@ -200,7 +200,8 @@ def _progress(args, desc: str):
                 disable=getattr(args, "no_progress", False))
 
 
-def run_episodes(args, env_id: str, policy: str, seeds: list[int], env_config: dict | None, on_end=None) -> list:
+def run_episodes(args, env_id: str, policy: str, seeds: list[int], env_config: dict | None, on_end=None,
+                 render_mode: str | None = None) -> list:
     """Run ``policy`` on ``env_id`` for each seed, printing one line (or JSON object) per episode as it ends,
     then the mean ± std summary (on stderr with ``--json``). Shared by ``run`` and ``eval``."""
     from .runner import json_default, run_episode
@@ -210,7 +211,7 @@ def run_episodes(args, env_id: str, policy: str, seeds: list[int], env_config: d
         bar = _progress(args, f"{env_id} | {policy} | seed {seed}")
         try:
             rec = run_episode(env_id, policy, seed, env_config or None, on_end=on_end,
-                              on_step=lambda n, b=bar: b.update(1))
+                              on_step=lambda n, b=bar: b.update(1), render_mode=render_mode)
         finally:
             bar.close()
         rec["episode"] = k

@@ -147,7 +147,8 @@ def make_env(env_id: str, policy: str, seed: int = 0, env_config: dict | None = 
 
 
 def run_episode(
-    env_id: str, policy: str, seed: int, env_config: dict | None = None, *, on_end=None, on_step=None
+    env_id: str, policy: str, seed: int, env_config: dict | None = None, *, on_end=None, on_step=None,
+    render_mode: str | None = None,
 ) -> dict:
     """Run one episode of ``policy`` on ``env_id`` with ``reset(seed=seed)``; return the JSON-able record.
 
@@ -155,11 +156,12 @@ def run_episode(
     (``objective`` included), ``wall_s`` and ``decisions_per_s`` (policy decisions per second of decision
     time). ``on_end(env, rec)``, when given, is called after the last step, before the env is closed (the
     benchmark reads per-job times and draws Gantt charts there). ``on_step(steps)``, when given, is called
-    after every step (the CLI's progress bar).
+    after every step (the CLI's progress bar). ``render_mode="rgb_array"`` builds the env so that it records
+    what a Gantt chart draws (``edgegym render``, ``bench --gantt``).
     """
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise UserError(f"seed must be an integer >= 0 (NumPy seeds are non-negative), got {seed!r}")
-    env, pol = make_env(env_id, policy, seed, env_config)
+    env, pol = make_env(env_id, policy, seed, env_config, **({"render_mode": render_mode} if render_mode else {}))
     try:
         obs, _ = env.reset(seed=seed)
         pol.reset(seed)

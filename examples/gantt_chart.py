@@ -21,5 +21,5 @@ def draw(env, rec):  # called by the runner after the last step, before the env 
                                    f"total JCT {rec['objective']:.4g} h")
 
 
-rec = run_episode("EdgeCloudML-tiny-v0", "aonline", 0, on_end=draw)
+rec = run_episode("EdgeCloudML-tiny-v0", "aonline", 0, on_end=draw, render_mode="rgb_array")
 print(f"wrote {out} ({out.stat().st_size} bytes); total JCT {rec['objective']:.4g} h")

@@ -463,7 +463,7 @@ def _cmd_eval(args) -> int:
     from ..options import run_episodes
 
     try:
-        run_episodes(args, env_id, name, seeds, cfg, on_end=on_end)
+        run_episodes(args, env_id, name, seeds, cfg, on_end=on_end, render_mode="rgb_array" if on_end else None)
     except ValueError as e:
         raise _cli_error(str(e)) from None
     return 0

@@ -116,3 +116,18 @@ def test_notice_is_one_line(capsys):
     warnings.warn("\x1b[33mthe trace is absent; using synthetic data\x1b[0m", UserWarning, stacklevel=1)
     err = capsys.readouterr().err
     assert err == "edgegym: notice: the trace is absent; using synthetic data\n"
+
+
+def test_render_mode_reaches_the_env_so_the_chart_has_bars(tmp_path, capsys):
+    """``edgegym render`` / ``bench --gantt`` build the env with render_mode="rgb_array" (EdgeUtility records
+    its executed segments only then: without it the chart was empty)."""
+    from agents.runner import run_episode
+    from edgegym.families.edge_utility.rendering import gantt_data
+
+    seen = {}
+    run_episode("EdgeUtility-tiny-v0", "o4a", 0, render_mode="rgb_array",
+                on_end=lambda env, rec: seen.update(n=len(gantt_data(env)["segments"])))
+    assert seen["n"] > 0
+    png = tmp_path / "u.png"
+    assert main(["render", "--env", "EdgeUtility-tiny-v0", "--out", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
