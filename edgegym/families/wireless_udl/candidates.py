@@ -78,12 +78,11 @@ def earliest_fit(cal: np.ndarray, dem: np.ndarray, t: int, win: int, horizon: in
 
 
 def _peak(dem, U, cap):
-    used = dem > 0
+    """Peak utilisation, after adding ``dem``, over the (site, resource) pairs ``dem`` uses."""
+    used = (dem > 0) & (cap > 0)
     if not used.any():
         return 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        util = np.where(cap > 0, 1.0 - (U - dem) / cap, 0.0)
-    return float(np.clip(util[used].max(), 0.0, 1.0))
+    return float(min(max(((cap[used] - U[used] + dem[used]) / cap[used]).max(), 0.0), 1.0))
 
 
 def build_candidates(sim: Simulator, i: int, G: int, wait_max: int) -> Candidates:

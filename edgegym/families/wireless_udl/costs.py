@@ -2,7 +2,8 @@
 
 Latency cost kinds (codes in :data:`KIND_CODES`):
 
-* ``exp`` (the paper's "Sigmoid", spec E1): ``f(L) = τ·e^{rate·L}``, rate 0.25;
+* ``exp`` (the paper's "Sigmoid", spec E1): ``f(L) = τ·e^{rate·L}``, rate 0.25 (exponent capped at 700 so
+  that costs stay finite);
 * ``linear``: ``f(L) = τ·L + b``;
 * ``piecewise``: ``f(L) = τ1 if L < c else τ2``.
 
@@ -11,6 +12,8 @@ so a job finished in its arrival slot has latency 1).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -22,10 +25,17 @@ KIND_CODES = {k: i for i, k in enumerate(KINDS)}
 
 def latency_cost(kind, tau, b, tau1, tau2, c, latency, rate=0.25):
     """f_i(L), vectorised over any broadcastable arguments (``kind`` an int code of :data:`KINDS`)."""
+    if np.ndim(kind) == 0 and np.ndim(latency) == 0:  # scalar fast path (the per-step hot path)
+        k, L = int(kind), float(latency)
+        if k == 0:
+            return float(tau) * math.exp(min(rate * L, 700.0))
+        if k == 1:
+            return float(tau) * L + float(b)
+        return float(tau1) if L < float(c) else float(tau2)
     kind = np.asarray(kind)
     L = np.asarray(latency, dtype=float)
     with np.errstate(over="ignore"):
-        exp = np.asarray(tau) * np.exp(rate * L)
+        exp = np.asarray(tau) * np.exp(np.minimum(rate * L, 700.0))
     lin = np.asarray(tau) * L + np.asarray(b)
     pw = np.where(L < np.asarray(c), np.asarray(tau1), np.asarray(tau2))
     out = np.where(kind == 0, exp, np.where(kind == 1, lin, pw))

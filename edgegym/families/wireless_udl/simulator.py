@@ -25,7 +25,7 @@ Two execution modes (spec §8.1):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -74,7 +74,26 @@ class Static:
     beta: np.ndarray  # (3,)
     tie_le: bool
     n_cap: np.ndarray  # (n_jobs,) most workers placeable on the empty cluster (≥ 1)
-    order_c: list = field(default_factory=list)  # unused placeholder (kept for pickling symmetry)
+
+
+def _max_workers_all(cap, m, n_sub):
+    """(n_jobs, R) most workers of each job per site with ``n_sub`` (n_jobs, K) reserved (vectorised max_workers)."""
+    free = cap[None, :, :] - n_sub[:, None, :]  # (n_jobs, R, K)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_k = np.where(m[:, None, :] > 0, np.floor(free / m[:, None, :] + 1e-9), np.inf)
+    a = per_k.min(axis=2)
+    a = np.where(np.any(free < -EPS, axis=2), 0, a)
+    return np.minimum(np.maximum(a, 0), kn.BIG)
+
+
+def _n_cap(inst: Instance) -> np.ndarray:
+    """(n_jobs,) most workers each job can place on the empty cluster (one PS included), at least 1."""
+    a0 = _max_workers_all(inst.cap, inst.m, np.zeros_like(inst.n))
+    a1 = _max_workers_all(inst.cap, inst.m, inst.n)
+    ps_ok = np.all(inst.cap[None, :, :] >= inst.n[:, None, :] - EPS, axis=2)  # (n_jobs, R)
+    tot = a0.sum(axis=1, keepdims=True) - a0 + a1
+    best = np.where(ps_ok, tot, 0).max(axis=1) if inst.num_sites else np.zeros(inst.num_jobs)
+    return np.maximum(1, np.minimum(best, kn.BIG)).astype(np.int64)
 
 
 def make_static(inst: Instance, beta=(1.0, 1.0, 1.0), q_norm="max", tie_le=True) -> Static:
@@ -84,17 +103,7 @@ def make_static(inst: Instance, beta=(1.0, 1.0, 1.0), q_norm="max", tie_le=True)
     norm = qmax if (q_norm == "max" and qmax > 0) else 1.0
     qbar = qsum / norm if R > 1 else np.zeros(R)
     src_order = np.argsort(inst.q.T, axis=1, kind="stable").astype(np.int64)
-    n_cap = np.empty(inst.num_jobs, np.int64)
-    for i in range(inst.num_jobs):
-        a0 = np.array([kn.max_workers(inst.cap[r], inst.m[i], inst.n[i], False) for r in range(R)])
-        best = 0
-        for rt in range(R):
-            if np.any(inst.cap[rt] < inst.n[i] - EPS):
-                continue
-            a1 = a0.copy()
-            a1[rt] = kn.max_workers(inst.cap[rt], inst.m[i], inst.n[i], True)
-            best = max(best, int(min(a1.sum(), kn.BIG)))
-        n_cap[i] = max(1, best)
+    n_cap = _n_cap(inst)
     return Static(qbar=qbar, src_order=np.ascontiguousarray(src_order), beta=np.asarray(beta, float),
                   tie_le=bool(tie_le), n_cap=n_cap)
 
