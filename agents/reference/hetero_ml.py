@@ -240,32 +240,62 @@ def maxweight_once(cluster: HeteroCluster, jobs: HeteroJobs, params: AOnlinePara
     return acc, duals, S
 
 
+def _window_max_table(U: np.ndarray) -> list:
+    """Sparse table of maxima over the last axis: st[k][..., t] = max U[..., t : t + 2^k]."""
+    st = [U]
+    k = 1
+    while (1 << k) <= U.shape[-1]:
+        prev, w = st[-1], 1 << (k - 1)
+        cur = prev.copy()
+        cur[..., : U.shape[-1] - w] = np.maximum(prev[..., : U.shape[-1] - w], prev[..., w:])
+        st.append(cur)
+        k += 1
+    return st
+
+
 def jain_greedy(cluster: HeteroCluster, jobs: HeteroJobs, ideal, tau: int) -> tuple[float, list]:
     """Jain et al.'s greedy (spec §5.4) on one batch, deadline tau, empty cluster: total accepted weight.
 
-    Jobs by w_j / (ideal worker-slots · Σ_r ê) descending; types (m*, p*); N from D_j down to 1; latest start first
-    (GreedyRTL); the first fitting (N, t^-) is accepted. Placement: PLACE (best-fit co-location, else spread)."""
-    from edgegym.families.hetero_ml.placement import place
+    Jobs by w_j / (ideal worker-slots · Σ_r ê) descending; types (m*, p*); N from D_j down to 1, co-located then
+    spread; latest start first (GreedyRTL); the first fitting (N, t^-) is accepted. Placement: PLACE (best-fit
+    co-location, else spread). Window feasibility is screened for all starts at once with a sparse max table."""
+    from edgegym.families.hetero_ml.placement import place, server_caps
     from edgegym.families.hetero_ml.simulator import duration_slots, iteration_slots
 
     e_hat = cluster.worker_res / cluster.cbar
     dens = jobs.weight / (ideal.workers * ideal.duration * e_hat[ideal.worker_type].sum(axis=1))
     order = np.lexsort((np.arange(jobs.num_jobs), -dens))
-    ledger = Ledger(cluster.capacity)
+    H, R = cluster.capacity.shape
+    U = np.zeros((H, R, max(1, tau - 1)))  # relative slots 1..tau-1 at indices 0..tau-2
+    C = cluster.capacity
     total, acc = 0.0, []
     for j in order:
         m, p = int(ideal.worker_type[j]), int(ideal.ps_type[j])
+        st = _window_max_table(U)
+        e = cluster.worker_res[m]
+        z = cluster.ps_res[p] if cluster.arch == "ps" else np.zeros(R)
         done = False
         for N in range(int(jobs.chunks[j]), 0, -1):
             for q in (True, False):
                 d = duration_slots(float(jobs.work[j]), N, iteration_slots(cluster, jobs, j, m, p, N, q))
-                for t in range(tau - d, 0, -1):  # (7b): completion t + d <= tau
-                    pl = place(cluster, ledger.free_over(t, t + d), m, p, N, colocate_only=q, spread_only=not q)
-                    if pl is None:
+                nt = tau - d  # starts t = 1..tau-d (completion <= tau), indices 0..nt-1
+                if nt < 1:
+                    continue
+                k = int(np.floor(np.log2(d)))
+                wmax = np.maximum(st[k][:, :, :nt], st[k][:, :, d - (1 << k) : d - (1 << k) + nt])
+                free = C[:, :, None] - wmax  # (H, R, nt)
+                if q:
+                    ok = np.any(np.all(free + 1e-9 >= (N * e + z)[None, :, None], axis=1), axis=0)
+                else:
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        caps = np.where(e[None, :, None] > 0, np.floor(free / np.where(e > 0, e, 1)[None, :, None] + 1e-9), np.inf).min(axis=1)
+                    ok = np.minimum(caps, 1 << 30).sum(axis=0) >= N
+                for t0 in np.flatnonzero(ok)[::-1]:  # latest start first
+                    got = place(cluster, free[:, :, t0], m, p, N, colocate_only=q, spread_only=not q)
+                    if got is None:
                         continue
-                    workers, ps = pl
-                    f = footprint(cluster, m, p, workers, ps)
-                    ledger.commit(f, t, t + d)
+                    f = np.outer(got[0], e) + np.outer(got[1], z)
+                    U[:, :, t0 : t0 + d] += f[:, :, None]
                     total += float(jobs.weight[j])
                     acc.append(int(j))
                     done = True
@@ -274,6 +304,7 @@ def jain_greedy(cluster: HeteroCluster, jobs: HeteroJobs, ideal, tau: int) -> tu
                     break
             if done:
                 break
+    del server_caps
     return total, acc
 
 

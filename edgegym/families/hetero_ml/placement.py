@@ -77,16 +77,17 @@ def place(
     after = free - np.outer(w, e)
     bw = cluster.bw_index
     b, B = cluster.worker_bw[m], cluster.ps_bw[p]
-    for h in np.lexsort((np.arange(H), -after[:, bw])):
-        remote = n - int(w[h])
-        k = max(1, math.ceil(remote * b / B - 1e-9))
-        if np.all(after[h] + 1e-9 >= k * z):
-            s[h] = k
-            if spread_only and np.count_nonzero((w > 0) | (s > 0)) == 1:
-                s[h] = 0
-                continue
-            return w, s
-    return None
+    k = np.maximum(1, np.ceil((n - w) * b / B - 1e-9)).astype(np.int64)  # PSs needed if placed on h
+    ok = np.all(after + 1e-9 >= k[:, None] * z[None, :], axis=1)
+    if spread_only:
+        used = w > 0
+        ok &= ~(used & (used.sum() == 1))  # the PS on the only worker server would make it co-located
+    if not ok.any():
+        return None
+    cand = np.flatnonzero(ok)
+    h = int(cand[np.lexsort((cand, -after[cand, bw]))[0]])  # the most free bandwidth, lowest index on ties
+    s[h] = k[h]
+    return w, s
 
 
 def ps_types_for(cluster: HeteroCluster, n: np.ndarray, m: np.ndarray, spread: bool, ps_update: np.ndarray) -> np.ndarray:
