@@ -36,4 +36,5 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 html_theme = "alabaster"
 html_title = f"edgegym {version}"
-html_theme_options = {"description": "Gymnasium envs for edge-cloud ML scheduling", "fixed_sidebar": True}
+html_theme_options = {"description": "Gymnasium envs for edge-cloud ML scheduling", "fixed_sidebar": True,
+                      "page_width": "1280px", "sidebar_width": "250px", "body_max_width": "none"}

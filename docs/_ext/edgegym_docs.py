@@ -40,8 +40,11 @@ def observation_rows(env_id: str) -> list[list[str]]:
 
 
 def _space(sp) -> str:
-    s = str(sp)
-    return s if len(s) < 60 else f"{type(sp).__name__}{getattr(sp, 'shape', '')}"
+    """``Box(101,)``, ``Discrete(6)``: the kind and the size, not the dtype and bounds."""
+    n = getattr(sp, "n", None)
+    if n is not None and not getattr(sp, "shape", ()):
+        return f"{type(sp).__name__}({int(n)})"
+    return f"{type(sp).__name__}{tuple(getattr(sp, 'shape', ()) or ())}"
 
 
 def env_rows(family: str) -> list[list[str]]:
@@ -58,7 +61,7 @@ def env_rows(family: str) -> list[list[str]]:
             continue
         env = gym.make(env_id)
         try:
-            obs = f"Box{tuple(env.observation_space.shape)}"
+            obs = _space(env.observation_space)
             act = _space(env.action_space)
         finally:
             env.close()
