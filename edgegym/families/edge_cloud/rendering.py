@@ -160,7 +160,9 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     for (y, j), rr in runs.items():
         for s, e in rr:
             if e - s >= 0.02 * t_max:
-                ax.text((s + e) / 2, y, str(j), ha="center", va="center", fontsize=6, color="black")
+                r, g, b = colour(j)[:3]
+                ink = "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.45 else "black"  # readable on dark bars
+                ax.text((s + e) / 2, y, str(j), ha="center", va="center", fontsize=6, color=ink)
     ax.set_yticks(ticks)
     ax.set_yticklabels(labels, fontsize=6 if n_lanes > 40 else 8)
     ax.invert_yaxis()
