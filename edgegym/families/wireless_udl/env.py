@@ -1,6 +1,6 @@
 """``WirelessUDL``: paper 001's unbiased distributed learning over wireless edge sites as a Gymnasium env.
 
-Spec: ``shared/specs/001_okita_udl.md`` §8. One step per arriving job (arrivals in slot order, then id).
+Spec 001 §8 (the project's restatement of the paper). One step per arriving job (arrivals in slot order, then id).
 
 * ``env.mode = "commit"`` (default): the action picks one of ``2·G`` candidate plans for the arriving job
   (:mod:`.candidates`: ``G`` worker counts × {``now``, ``wait``}); the plan (start slot, workers per site,
