@@ -5,7 +5,7 @@ Commands are the lines of ```bash blocks, and the inline code spans with a flag 
 itself and lines with placeholders (``PATH``, ``DIR``, ``<...>``) are not commands to run. The commands of one
 page run in order in one scratch folder, so ``edgegym train ... --out runs/mppo`` precedes the ``eval`` of
 ``runs/mppo``. Commands that take minutes even with a small budget (a Ray cluster, the reproductions) run in
-a separate test marked slow.
+a separate test marked slow, with ``EDGEGYM_SLOW_DOCS=1``.
 
 ``docs/results/*`` is left out: those pages are generated reports quoting the (hours-long) commands that
 produced them; their one-command regeneration (``python benchmarks/reproduce_*.py``) is shown in the README
@@ -116,6 +116,8 @@ def test_page_commands_run(page, cmds, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("EDGEGYM_SLOW_DOCS") != "1",
+                    reason="minutes even with --quick (a Ray cluster, the reproductions): set EDGEGYM_SLOW_DOCS=1")
 @pytest.mark.parametrize("page,cmds", _cases(slow=True))
 def test_page_slow_commands_run(page, cmds, tmp_path):
     _run_all(page, cmds, tmp_path)
