@@ -13,8 +13,10 @@ Three tables, every figure measured in this process on this machine (all envs th
 2. Whole episodes: every policy of the ``EdgeUtility`` family on one 4,000-job episode of ``EdgeUtility-v0`` and
    of the paper-literal testbed preset, wall seconds per episode (``--episodes-only`` prints only this table).
 
-Each row runs for ``--seconds`` of wall time (at least one step), resetting with the next seed when an episode
-ends. ``--quick``: 1 s per row and only the default id of each family.
+Each row runs for ``--seconds`` of wall time (at least one step, after one warm-up step that loads the compiled
+kernels), resetting with the next seed when an episode ends; it reports steps per wall second and per CPU second
+of the process (the two differ on a shared machine; the CPU figure is the fair one there), each with its ratio to
+CartPole's. ``--quick``: 1 s per row and only the default id of each family.
 """
 
 from __future__ import annotations
@@ -46,34 +48,40 @@ def _random_legal(env, rng: np.random.Generator):
     return env.action_space.sample()
 
 
-def steps_per_second(env_id: str, seconds: float, seed: int = 0, config: dict | None = None) -> tuple[float, int]:
-    """``(steps/s, completed episodes)`` of ``env_id`` with a random legal action for ``seconds`` of wall time."""
+def steps_per_second(env_id: str, seconds: float, seed: int = 0, config: dict | None = None):
+    """``(steps per wall s, steps per CPU s, completed episodes)`` of ``env_id`` with a random legal action for
+    ``seconds`` of wall time (after one warm-up step: compiled kernels load on first use)."""
     env = gym.make(env_id, config=config) if config else gym.make(env_id)
     env.action_space.seed(seed)
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
+    env.step(_random_legal(env, rng))
+    env.reset(seed=seed)
     steps = episodes = 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     while steps == 0 or time.perf_counter() - t0 < seconds:
         _, _, term, trunc, _ = env.step(_random_legal(env, rng))
         steps += 1
         if term or trunc:
             episodes += 1
             env.reset(seed=seed + episodes)
-    sps = steps / (time.perf_counter() - t0)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     env.close()
-    return sps, episodes
+    return steps / wall, steps / max(cpu, 1e-9), episodes
 
 
-def policy_steps_per_second(env_id: str, policy: str, seconds: float, seed: int = 0) -> tuple[float, int]:
-    """``(steps/s, completed episodes)`` of ``env_id`` driven by a registered policy (env build excluded)."""
+def policy_steps_per_second(env_id: str, policy: str, seconds: float, seed: int = 0):
+    """As :func:`steps_per_second`, with the actions of a registered policy (env build and warm-up excluded)."""
     from agents.runner import make_env
 
     env, pol = make_env(env_id, policy, seed)
     obs, _ = env.reset(seed=seed)
     pol.reset(seed)
+    env.step(pol.predict(obs, deterministic=True)[0])
+    obs, _ = env.reset(seed=seed)
+    pol.reset(seed)
     steps = episodes = 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     while steps == 0 or time.perf_counter() - t0 < seconds:
         action, _ = pol.predict(obs, deterministic=True)
         obs, _, term, trunc, _ = env.step(action)
@@ -82,22 +90,43 @@ def policy_steps_per_second(env_id: str, policy: str, seconds: float, seed: int 
             episodes += 1
             obs, _ = env.reset(seed=seed + episodes)
             pol.reset(seed + episodes)
-    sps = steps / (time.perf_counter() - t0)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     env.close()
-    return sps, episodes
+    return steps / wall, steps / max(cpu, 1e-9), episodes
+
+
+def episode_time(env_id: str, policy: str, seed: int, config: dict) -> dict:
+    """One whole episode of ``policy`` (the runner's env and policy, :func:`agents.runner.make_env`): steps, wall
+    and CPU seconds from the first step to the last (env build and reset excluded), objective."""
+    from agents.runner import make_env
+
+    env, pol = make_env(env_id, policy, seed, config)
+    obs, _ = env.reset(seed=seed)
+    pol.reset(seed)
+    done, steps, info = False, 0, {}
+    t0, c0 = time.perf_counter(), time.process_time()
+    while not done:
+        action, _ = pol.predict(obs, deterministic=True)
+        obs, _, term, trunc, info = env.step(action)
+        steps += 1
+        done = term or trunc
+    out = {"steps": steps, "wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
+           "objective": info["episode_metrics"]["objective"]}
+    env.close()
+    return out
 
 
 def episode_table(env_ids: list[str], seed: int = 0) -> None:
-    """Wall seconds of one whole :data:`EPISODE_JOBS`-job episode of each env under every policy of its family."""
+    """Seconds of one whole :data:`EPISODE_JOBS`-job episode of each env under every policy of its family."""
     from agents.registry import policy_names
-    from agents.runner import env_family, run_episode
+    from agents.runner import env_family
 
-    print(f"\nwhole episodes of {EPISODE_JOBS} jobs, seed {seed} (wall s: every step, not the env build)")
-    print(f"{'env':<38} {'policy':<12} {'jobs':>6} {'wall s':>8} {'steps/s':>9} {'objective':>12}")
+    print(f"\nwhole episodes of {EPISODE_JOBS} jobs, seed {seed} (first step to last; env build and reset excluded)")
+    print(f"{'env':<38} {'policy':<12} {'jobs':>6} {'wall s':>8} {'CPU s':>7} {'steps/s':>9} {'objective':>12}")
     for env_id in env_ids:
         for policy in policy_names(env_family(env_id)):
-            rec = run_episode(env_id, policy, seed, {"workload": {"num_jobs": EPISODE_JOBS}})
-            print(f"{env_id:<38} {policy:<12} {rec['steps']:>6d} {rec['wall_s']:>8.2f} "
+            rec = episode_time(env_id, policy, seed, {"workload": {"num_jobs": EPISODE_JOBS}})
+            print(f"{env_id:<38} {policy:<12} {rec['steps']:>6d} {rec['wall_s']:>8.2f} {rec['cpu_s']:>7.2f} "
                   f"{rec['steps'] / rec['wall_s']:>9.0f} {rec['objective']:>12.2f}", flush=True)
 
 
@@ -118,15 +147,19 @@ def main() -> None:
         ids = args.env or edgegym.registered_ids()
         if args.quick and not args.env:
             ids = [i for i in ids if i.count("-") == 1]  # <Family>-v<N>: the default preset
-        cart, _ = steps_per_second("CartPole-v1", secs)
-        print(f"{'env':<30} {'policy':<10} {'steps/s':>10} {'episodes':>9} {'vs CartPole':>12}")
-        print(f"{'CartPole-v1':<30} {'random':<10} {cart:>10.0f} {'':>9} {1.0:>12.4f}")
+        cart, cart_cpu, _ = steps_per_second("CartPole-v1", secs)
+        print(f"{'env':<38} {'policy':<14} {'steps/s':>9} {'vs CartPole':>11} {'steps/CPU-s':>11} "
+              f"{'vs CartPole':>11} {'episodes':>8}")
+        print(f"{'CartPole-v1':<38} {'random':<14} {cart:>9.0f} {1.0:>11.4f} {cart_cpu:>11.0f} {1.0:>11.4f}")
+
+        def row(env_id, policy, sps, cpu, eps):
+            print(f"{env_id:<38} {policy:<14} {sps:>9.0f} {sps / cart:>11.4f} {cpu:>11.0f} {cpu / cart_cpu:>11.4f} "
+                  f"{eps:>8d}", flush=True)
+
         for env_id in ids:
-            sps, eps = steps_per_second(env_id, secs)
-            print(f"{env_id:<30} {'random':<10} {sps:>10.0f} {eps:>9d} {sps / cart:>12.4f}", flush=True)
+            row(env_id, "random", *steps_per_second(env_id, secs))
             ref = default_policy(env_id)
-            sps, eps = policy_steps_per_second(env_id, ref, secs)
-            print(f"{env_id:<30} {ref:<10} {sps:>10.0f} {eps:>9d} {sps / cart:>12.4f}", flush=True)
+            row(env_id, ref, *policy_steps_per_second(env_id, ref, secs))
     if not args.no_episodes:
         ids = edgegym.registered_ids()
         default = [EPISODE_ENV, EPISODE_ENV.replace("-v", "-testbed-paper-literal-v")]

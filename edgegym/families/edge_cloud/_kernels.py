@@ -249,9 +249,10 @@ def sync_all(t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, he
 
 # ------------------------------------------------------------------------------------------ CALCULATEQ
 @njit
-def candidates(qual, t0, r, key_new, D, p0, qbuf, qlen, rem, key, inv_d, end, ps, pe, pc, phead, plen, served,
-               q, t_star, wait, a2w, a2n, backlog):
-    """CALCULATEQ (spec §3.2) on the qualified workers ``qual`` (upload-complete times ``t0``), written into
+def candidates(qual, delay_row, worker_server, r, key_new, D, p0, qbuf, qlen, rem, key, inv_d, end, ps, pe, pc, phead,
+               plen, served, q, t_star, wait, a2w, a2n, backlog):
+    """CALCULATEQ (spec §3.2) on the qualified workers ``qual`` (upload complete at
+    ``t0 = r + delay_row[worker_server[w]]``), written into
     the (W,) outputs ``q, t_star, wait, a2w, a2n, backlog`` (entries of other workers are left as they are).
     ``served`` is an all-zero (N,) scratch array (left all-zero)."""
     lim_add = TOL
@@ -261,7 +262,7 @@ def candidates(qual, t0, r, key_new, D, p0, qbuf, qlen, rem, key, inv_d, end, ps
         a2 = 0.0
         bl = 0.0
         a2c = 0
-        tz = t0[i]
+        tz = r + delay_row[worker_server[w]]
         if qlen[w] > 0:
             # service each queued chunk receives in the projected plan before tz
             last = phead[w]

@@ -314,17 +314,14 @@ class PaperSimulator:
         p0, p1 = float(self.p_edge[j]), float(self.p_cloud[j])
         key_new = haprf_key(D, p0)
         r = float(jobs.arrival_slots[j])
-        q = np.full(W, _INF)
-        t_star = np.full(W, _INF)
-        wait = np.zeros(W)
-        a2w = np.zeros(W)
+        blk = np.zeros((5, W))  # q, t*, wait, A2 weight, backlog (one allocation)
+        blk[:2] = _INF
+        q, t_star, wait, a2w, backlog = blk
         a2n = np.zeros(W, dtype=np.int64)
-        backlog = np.zeros(W)
         qual = self.qualified_workers(j)
-        t0 = r + self._delay_edge[j][self._worker_server[qual]]  # (|qual|,)
-        self._k.candidates(qual, t0, r, key_new, D, p0, self._qbuf, self._qlen, self._rem, self.chunk_key,
-                           self._inv_d, self.chunk_end, self._ps, self._pe, self._pc, self._phead, self._plen,
-                           self._served, q, t_star, wait, a2w, a2n, backlog)
+        self._k.candidates(qual, self._delay_edge[j], self._worker_server, r, key_new, D, p0, self._qbuf, self._qlen,
+                           self._rem, self.chunk_key, self._inv_d, self.chunk_end, self._ps, self._pe, self._pc,
+                           self._phead, self._plen, self._served, q, t_star, wait, a2w, a2n, backlog)
         if self.cluster.has_cloud:
             dc = float(jobs.upload_delay_cloud_slots[j])
             qc0, qc1 = (dc + p0) / D, (dc + p1) / D
@@ -376,7 +373,8 @@ class PaperSimulator:
         postponed_before = int(self._cnt[4])
         if used.size:
             self._ensure_queue(int(counts.max()))
-            self._ensure_log()
+            # no _ensure_log() here: advance_to(r) made room for every planned segment, and the syncs below log
+            # at most the segments still planned
             rho_w = r + self._delay_edge[j][self._worker_server[used]]
             nt = self._k.place_edge(
                 j, used, counts, r, rho_w, haprf_key(D, p0), p0, float(D), cand.q, cand.a2_count, c,
