@@ -129,11 +129,12 @@ def whatif_items(now, jid, st, rem_true, nreq, rid, rr, ra, rp, rdown, rkey):
 
 
 @njit
-def whatif_finish(disc, now, s, jid, st, rem_true, nreq, rid, rr, ra, rp, rdown, rkey, code, ua, ub, uc, inc, bptr,
-                  brk, val):
-    """:func:`whatif` on a server's items (see :func:`whatif_items`); returns ``(ids, order, finish)``."""
+def whatif_finish(disc, now, s, jid, st, rem_true, nreq, rid, rr, ra, rp, rdown, rkey, stop, code, ua, ub, uc, inc,
+                  bptr, brk, val):
+    """:func:`whatif` on a server's items (see :func:`whatif_items`); returns ``(ids, order, finish)``.
+    ``stop >= 0``: end the simulation when item ``stop`` completes (its finish is all that is wanted)."""
     ids, r, a, rem, down, key = whatif_items(now, jid, st, rem_true, nreq, rid, rr, ra, rp, rdown, rkey)
-    order, finish = whatif(disc, now, s, ids, r, a, rem, down, key, code, ua, ub, uc, inc, bptr, brk, val)
+    order, finish = whatif(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc, bptr, brk, val)
     return ids, order, finish
 
 
@@ -179,7 +180,7 @@ def _hpop(h, n, hk, hr, hid):
 
 
 @njit
-def _whatif_static(disc, now, s, ids, r, a, rem, down, key):
+def _whatif_static(disc, now, s, ids, r, a, rem, down, key, stop):
     """:func:`whatif` for the disciplines whose key is fixed while a job waits (fifo −r, edf −(r + deadline),
     srpt −remaining: only the running job's remaining time changes, and that raises its key): a heap instead of
     a scan per event, O(n log n), the same event sequence and floating-point operations."""
@@ -231,21 +232,24 @@ def _whatif_static(disc, now, s, ids, r, a, rem, down, key):
             live[best] = False
             hn = _hpop(h, hn, hk, r, hid)
             t = tc
+            if best == stop:
+                break
         else:
             rem[best] -= (nxt - t) * s
             if disc == SRPT:  # its key only grows: it stays on top
                 hk[best] = rem[best]
             t = nxt
-    return order, finish
+    return order[:nd], finish
 
 
 @njit
-def whatif(disc, now, s, ids, r, a, rem, down, key, code, ua, ub, uc, inc, bptr, brk, val):
+def whatif(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc, bptr, brk, val):
     """:meth:`PriorityScheduler.whatif <.disciplines.PriorityScheduler.whatif>` on item arrays (ready time
     ``a``, remaining ``rem``, planned ``down``, EDF ``key``; ``ids`` index the utility table). Returns
-    ``(order, finish)``: item indices in completion order and each item's finish time (completion + down)."""
+    ``(order, finish)``: item indices in completion order and each item's finish time (completion + down).
+    ``stop >= 0``: stop once item ``stop`` completes (later items keep ``finish = inf``, ``order`` is cut)."""
     if disc == FIFO or disc == SRPT or disc == EDF:
-        return _whatif_static(disc, now, s, ids, r, a, rem, down, key)
+        return _whatif_static(disc, now, s, ids, r, a, rem, down, key, stop)
     n = ids.size
     rem = rem.copy()
     live = np.arange(n)  # live items (swap-removed: the best key is unique, so scan order does not matter)
@@ -290,10 +294,12 @@ def whatif(disc, now, s, ids, r, a, rem, down, key, code, ua, ub, uc, inc, bptr,
             left -= 1
             live[pos] = live[left]
             t = tc
+            if best == stop:
+                break
         else:
             rem[best] -= (nxt - t) * s
             t = nxt
-    return order, finish
+    return order[:nd], finish
 
 
 @njit

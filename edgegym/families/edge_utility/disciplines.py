@@ -415,8 +415,9 @@ class PriorityScheduler(_SingleProcessor):
         idl, fl = ids.tolist(), fin.tolist()
         return {idl[i]: fl[i] for i in order.tolist()}
 
-    def _whatif_arrays(self, req: Request | None, now: float):
-        """The compiled what-if: ``(item ids, completion order, finish)``; items = ``self.jobs`` then ``req``."""
+    def _whatif_arrays(self, req: Request | None, now: float, stop_at_req: bool = False):
+        """The compiled what-if: ``(item ids, completion order, finish)``; items = ``self.jobs`` then ``req``.
+        ``stop_at_req``: stop when the request completes (only its finish is exact then)."""
         jobs = self.jobs
         n = len(jobs)
         if self._items is None or self._items[0] != jobs:  # job objects (held, so compared by identity)
@@ -428,10 +429,10 @@ class PriorityScheduler(_SingleProcessor):
         k = _kernels()
         if req is None:
             return k.whatif_finish(k.DISCIPLINE_CODES[self.name], float(now), self.speed, jid, st, rem, 0, 0, 0.0,
-                                   0.0, 0.0, 0.0, 0.0, *self.utab)
+                                   0.0, 0.0, 0.0, 0.0, -1, *self.utab)
         return k.whatif_finish(k.DISCIPLINE_CODES[self.name], float(now), self.speed, jid, st, rem, 1, req.job,
                                req.release_s, req.a_plan, req.p_plan, req.down_plan,
-                               req.release_s + req.g.soft_deadline(0.5), *self.utab)
+                               req.release_s + req.g.soft_deadline(0.5), n if stop_at_req else -1, *self.utab)
 
     def _key(self, q: _Job, t: float, rem: float | None = None) -> float:
         d = self.name
@@ -508,8 +509,8 @@ class PriorityScheduler(_SingleProcessor):
         """Planned finish of ``req`` by a what-if simulation from the server's current time."""
         if not self.jobs:
             return req.a_plan + req.p_plan / self.speed + req.down_plan
-        if self.utab is not None:  # compiled: the request is the last item
-            return float(self._whatif_arrays(req, self.t)[2][-1])
+        if self.utab is not None:  # compiled: the request is the last item; nothing after its completion matters
+            return float(self._whatif_arrays(req, self.t, stop_at_req=True)[2][-1])
         return self.whatif(req, self.t)[req.job]
 
     def jrt_increase(self, req: Request) -> float:
