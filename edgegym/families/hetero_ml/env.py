@@ -35,7 +35,7 @@ from .simulator import (
     footprint,
 )
 
-__all__ = ["HeteroMLEnv", "HeteroView", "OBSERVATION_FEATURES", "observation_features", "N_BINS"]
+__all__ = ["HeteroMLEnv", "HeteroView", "OBSERVATION_FEATURES", "observation_features", "observation_table", "N_BINS"]
 
 N_BINS = 8  # geometric lookahead bins [0,1), [1,2), [2,4), ..., [64,128)
 _BIN_EDGES = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128])
@@ -73,6 +73,24 @@ def observation_features(M: int, R: int, n_actions: int, resource_names=("gpu", 
     for a in range(n_actions):
         f.append((f"valid_{a}", f"grid action {a} is valid (action mask)", 0.0, 1.0))
     return f
+
+
+def observation_table(M: int = 8, R: int = 4, n_actions: int = 288) -> str:
+    """Markdown table (index, name, meaning, min, max) of the observation; repeated blocks collapse to ranges."""
+    rows = ["| index | name | meaning | min | max |", "|---|---|---|---|---|"]
+    feats = observation_features(M, R, n_actions)
+    i = 0
+    while i < len(feats):
+        name, meaning, lo, hi = feats[i]
+        j = i
+        if name.startswith("valid_"):
+            j = len(feats) - 1
+        if j > i:
+            rows.append(f"| {i}-{j} | valid_0 .. valid_{j - i} | grid action a is valid (the action mask) | {lo:g} | {hi:g} |")
+        else:
+            rows.append(f"| {i} | {name} | {meaning} | {lo:g} | {hi:g} |")
+        i = j + 1
+    return "\n".join(rows)
 
 
 #: the default preset's features (8 worker types, 4 resources, 288 grid actions)
