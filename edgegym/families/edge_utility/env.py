@@ -13,10 +13,10 @@ drains, so the undiscounted return equals the total utility Σ_i g_i(c_i) exactl
 (v1) credits the dispatched job's *planned* utility ``g_i(f̂_i − r_i)`` (``f̂`` the discipline's finish estimate,
 :meth:`EdgeUtilityEnv.query_finish`) at the dispatch step and ``actual − planned`` at its completion (a job
 that never completes gives its plan back at the last step): the sum telescopes to the same total utility, but
-the decision that caused it is credited at once instead of ~100 steps later. Every ``info`` value has a fixed shape (vector envs
-stack them): ``completed_count`` and ``reward_utility`` of the step's completions; with ``info_details=True``
-also ``info["completed"]``, a list of ``(job, server, utility, jrt_s, dispatch_step)`` per completion;
-``info["episode_metrics"]`` at the last step.
+the decision that caused it is credited at once instead of ~100 steps later. Every ``info`` value has a fixed
+shape (vector envs stack them): ``completed_count`` and ``reward_utility`` of the step's completions; with
+``info_details=True`` also ``info["completed"]``, a list of ``(job, server, utility, jrt_s, dispatch_step)``
+per completion; ``info["episode_metrics"]`` at the last step.
 
 Presets live in ``envs_config/utility/*.yaml`` and are validated by :func:`load_utility_preset` (unknown key
 or out-of-range value → ``ValueError`` naming the key and the file). Each registers as
