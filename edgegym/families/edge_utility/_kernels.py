@@ -375,3 +375,23 @@ def plan_o4a(lu, lptr, ls, le, a, p, pd, down, r, j, alpha, code, ua, ub, uc, in
             best_s = fs[:n].copy()
             best_e = fe[:n].copy()
     return best_g, best_d, best_u, best_s, best_e
+
+
+@njit
+def pick(disc, t, s, ids, st, rem, code, ua, ub, uc, inc, bptr, brk, val):
+    """:meth:`PriorityScheduler._pick <.disciplines.PriorityScheduler._pick>`: the ready job (``st`` rows
+    ``[a, r, Δ↓, key]``, true remaining ``rem``) with the largest ``(key, −r, −id)`` at ``t``; -1 if none."""
+    best = -1
+    bk = 0.0
+    br = 0.0
+    bid = 0
+    for i in range(ids.size):
+        if st[i, 0] > t:
+            continue
+        k = _prio(disc, t, rem[i], st[i, 2], st[i, 1], st[i, 3], s, ids[i], code, ua, ub, uc, inc, bptr, brk, val)
+        if best < 0 or k > bk or (k == bk and (-st[i, 1] > br or (-st[i, 1] == br and -ids[i] > bid))):
+            best = i
+            bk = k
+            br = -st[i, 1]
+            bid = -ids[i]
+    return best

@@ -408,6 +408,7 @@ class PriorityScheduler(_SingleProcessor):
         self.name = discipline
         self.utab: tuple | None = None  # the job set's utility table (set by the simulator): compiled what-if
         self._items: tuple | None = None  # (jobs, static item arrays) for the compiled what-if
+        self._pitems: tuple | None = None  # (jobs, static arrays) for the compiled pick
 
     def _whatif_compiled(self, req: Request | None, now: float) -> dict[int, float]:
         """:meth:`whatif` by the compiled kernel (identical results; items as arrays, ``self.jobs`` then req)."""
@@ -450,6 +451,16 @@ class PriorityScheduler(_SingleProcessor):
         q.key = q.r + q.g.soft_deadline(0.5)
 
     def _pick(self, t: float) -> _Job | None:
+        if self.utab is not None and self.name in ("hpu", "hrdf") and len(self.jobs) > 4:  # compiled scan
+            jobs = self.jobs
+            if self._pitems is None or self._pitems[0] != jobs:  # static per job set: ids, [a, r, Δ↓, key]
+                self._pitems = (list(jobs), np.array([q.id for q in jobs], dtype=np.int64),
+                                np.array([[q.a, q.r, q.down, q.key] for q in jobs], dtype=np.float64))
+            _, ids, st = self._pitems
+            k = _kernels()
+            i = k.pick(k.DISCIPLINE_CODES[self.name], t, self.speed, ids, st,
+                       np.fromiter((q.rem for q in jobs), np.float64, len(jobs)), *self.utab)
+            return jobs[i] if i >= 0 else None
         best, bk = None, None
         for q in self.jobs:
             if q.a > t:
