@@ -170,3 +170,15 @@ def test_render_rgb_array():
     _run(env, 0)
     img = env.render()
     assert img.ndim == 3 and img.shape[2] == 3
+
+
+def test_docs_observation_table_is_generated():
+    from pathlib import Path
+
+    from edgegym.families.hetero_ml.env import observation_table
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "families" / "hetero_ml.md").read_text()
+    assert observation_table() in doc
+    env = HeteroMLEnv("ps")
+    assert f"Box(0, 10, ({env.observation_space.shape[0]},), float32)" in doc
+    assert f"Discrete({env.action_space.n})" in doc
