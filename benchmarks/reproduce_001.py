@@ -167,6 +167,11 @@ def main(argv=None) -> int:
               for r in sites for p in ALL for s in seeds3]
     tasks += [dict(exp="jobs", x=n, policy=p, env="WirelessUDL-sim-v0", seed=s, config={"jobs": {"count": n}})
               for n in jobs for p in ALL for s in seeds3]
+    # load: the paper's horizon range T ∈ [20, 150] with I = 100 (shorter horizon = the same jobs arrive faster)
+    horizons = (20, 150) if q else (20, 50, 100, 150)
+    tasks += [dict(exp="horizon", x=T, policy=p, env="WirelessUDL-sim-v0", seed=s,
+                   config={"jobs": {"horizon_slots": T, "arrival_window": [0, T - 1]}})
+              for T in horizons for p in ALL for s in seeds3]
     # Figs. 11-12: Okita's sensitivity to α and β
     alphas = ((1, 4), (1, 2), (1, 1), (2, 1), (4, 1))
     betas = ((1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2), (0, 1, 1), (1, 0, 1), (1, 1, 0))
@@ -282,9 +287,15 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
         L.append(f"![ratio {k}](paper001/fig7_ratio_{k}.png)\n")
     okr = rr[rr.policy == "okita"].groupby(["exp", "x"]).ratio.mean()
     # ---- sweeps
-    for e, lab, fig in (("sites", "number of sites R", "9"), ("jobs", "number of jobs I", "10")):
+    for e, lab, fig in (("sites", "number of sites R", "9"), ("jobs", "number of jobs I", "10"),
+                        ("horizon", "horizon T (I = 100 arrivals in T slots)", "10b")):
         x = df[df.exp == e]
+        if x.empty:
+            continue
         L.append(f"## Fig. {fig}: total cost vs {lab}\n")
+        if e == "horizon":
+            L.append("Not a figure of the paper: its simulation states T ∈ [20, 150] (default 150); a shorter "
+                     "horizon packs the same 100 jobs into fewer slots, i.e. a higher offered load.\n")
         L.append(table(x, ALL))
         plot_lines(x, ALL, lab, figdir / f"fig{fig}_{e}.png", title=f"Fig. {fig}: total cost vs {lab}",
                    relative_to="okita")
@@ -315,14 +326,15 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
     okd = {p: mean("default", p) for p in ALL}
     order_ok = okd["okita"] < okd["oasis"] < min(okd["drf"], okd["fifo"])
     red = {p: 1 - okd["okita"] / okd[p] for p in ("oasis", "drf", "fifo")}
-    sweep_red, sweep_pol = [], []
-    for e in ("sites", "jobs", "shape"):
+    sweep_red, sweep_pol, sweep_pts = [], [], []
+    for e in ("sites", "jobs", "shape", "horizon"):
         for x in df[df.exp == e].x.unique():
             o = df[(df.exp == e) & (df.x == x) & (df.policy == "okita")].objective.mean()
             for p in ("oasis", "drf", "fifo"):
                 b = df[(df.exp == e) & (df.x == x) & (df.policy == p)].objective.mean()
                 sweep_red.append(1 - o / b)
                 sweep_pol.append(p)
+                sweep_pts.append((e, x, p, 1 - o / b))
     al = df[df.exp == "alpha"].groupby("x").objective.mean()
     be = df[df.exp == "beta"].groupby("x").objective.mean()
     spread_a, spread_b = al.max() / al.min() - 1, be.max() / be.min() - 1
@@ -342,15 +354,21 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
                 "cheap-priced sites, so at this load its bandwidth cost exceeds what DRF's locality-aware "
                 "Q-placement pays; " if okd["oasis"] > okd["drf"] else "")
              + "Okita is lowest of the paper's four: " + str(okd["okita"] <= min(okd[p] for p in PAPER_ALGS)) + ".")
-    nonfifo = [r for r, p in zip(sweep_red, sweep_pol, strict=True) if p != "fifo"]
-    L.append("2. *Up to 60% / 20-65% lower cost than the baselines*: reductions on the default preset "
+    rng_by = {p: (min(r for r, q in zip(sweep_red, sweep_pol, strict=True) if q == p),
+                  max(r for r, q in zip(sweep_red, sweep_pol, strict=True) if q == p)) for p in ("oasis", "drf", "fifo")}
+    in_band = all(0.2 <= hi <= 0.65 for _, hi in rng_by.values())
+    L.append("2. *Up to 60% / 20-65% lower cost than the three baselines*: reductions on the default preset "
              + ", ".join(f"vs {p} {100 * r:.1f}%" for p, r in red.items())
-             + f"; across the R/I/shape sweeps {100 * min(nonfifo):.1f}% to {100 * max(nonfifo):.1f}% vs OASiS and "
-             "DRF, and ~100% vs FIFO (FIFO's head-of-line blocking makes jobs wait, and the exponential latency "
-             "cost explodes). " + mark(0.2 <= max(nonfifo) and min(nonfifo) >= 0.2)
-             + " as a 20-65% band: Okita is always cheaper, but by less than 20% against OASiS and DRF at the "
-             "paper's load (conflicts are rare, so every reasonable placement stays close to the tentative "
-             "optimum), and by far more than 65% against FIFO.")
+             + "; over every sweep point (R, I, latency shape, horizon T) "
+             + ", ".join(f"vs {p} {100 * lo:.1f}% to {100 * hi:.1f}%" for p, (lo, hi) in rng_by.items())
+             + ". " + mark(in_band) + " as a 20-65% band: Okita is cheaper than "
+             + ("every baseline at every point" if min(sweep_red) > 0 else
+                "the baselines at most points (not vs " + ", ".join(
+                    f"{p} at {e} = {x}" for (e, x, p, r) in sweep_pts if r <= 0) + ")")
+             + ", by 10-30% against OASiS and DRF at the paper's default load (conflicts are rare, so every reasonable "
+             "placement stays close to the tentative optimum), and by ~100% wherever a baseline lets jobs wait "
+             "(FIFO's head-of-line blocking everywhere; OASiS and DRF at short horizons), because the exponential "
+             "latency cost explodes.")
     L.append("3. *Performance ratio < 1.8*: Okita/OPT on small instances (mean per point) is "
              + ", ".join(f"{e[6:]} = {x}: {v:.3f}" for (e, x), v in okr.items())
              + f"; worst single instance {rr[rr.policy == 'okita'].ratio.max():.3f} — {mark(okr.max() < 1.8)} "
@@ -364,9 +382,10 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
              + ", ".join(f"I = {k}: {v:.3g} s" for k, v in rt.items()) + "). < 50 s: "
              + mark(rt.max() < 50) + " at every I; the 100× goal (< 0.5 s): "
              + ("met at every I" if rt.max() < 0.5 else
-                f"met for I ≤ {max([int(float(k)) for k, v in rt.items() if v < 0.5], default=0)}, "
-                f"{50 / rt.max():.0f}× at I = {rt.index[-1]}") + " (different machine and language: an order of "
-             "magnitude, not a like-for-like comparison).")
+                (f"met for I ≤ {max(int(float(k)) for k, v in rt.items() if v < 0.5)}, " if (rt < 0.5).any()
+                 else "not met at any I: ") + f"{50 / rt.max():.0f}× to {50 / rt.min():.0f}× faster")
+             + " (wall times measured inside the 2-process pool of this script; different machine and language: "
+             "an order of magnitude, not a like-for-like comparison).")
     L.append("6. *Makespan: FIFO, DRF > OASiS, Okita* (testbed): "
              + ", ".join(f"{p} {tb_ms[p]:.3g}" for p in PAPER_ALGS) + " — "
              + mark(min(tb_ms["fifo"], tb_ms["drf"]) > max(tb_ms["oasis"], tb_ms["okita"])) + ".")
