@@ -116,7 +116,7 @@ def episode_time(env_id: str, policy: str, seed: int, config: dict) -> dict:
     return out
 
 
-def episode_table(env_ids: list[str], seed: int = 0) -> None:
+def episode_table(env_ids: list[str], seed: int = 0, policies: list[str] | None = None) -> None:
     """Seconds of one whole :data:`EPISODE_JOBS`-job episode of each env under every policy of its family."""
     from agents.registry import policy_names
     from agents.runner import env_family
@@ -125,6 +125,8 @@ def episode_table(env_ids: list[str], seed: int = 0) -> None:
     print(f"{'env':<38} {'policy':<12} {'jobs':>6} {'wall s':>8} {'CPU s':>7} {'steps/s':>9} {'objective':>12}")
     for env_id in env_ids:
         for policy in policy_names(env_family(env_id)):
+            if policies and policy not in policies:
+                continue
             rec = episode_time(env_id, policy, seed, {"workload": {"num_jobs": EPISODE_JOBS}})
             print(f"{env_id:<38} {policy:<12} {rec['steps']:>6d} {rec['wall_s']:>8.2f} {rec['cpu_s']:>7.2f} "
                   f"{rec['steps'] / rec['wall_s']:>9.0f} {rec['objective']:>12.2f}", flush=True)
@@ -139,6 +141,7 @@ def main() -> None:
     ap.add_argument("--no-episodes", action="store_true", help="skip the whole-episode table")
     ap.add_argument("--episode-env", nargs="*", default=None,
                     help=f"envs of the whole-episode table (default: {EPISODE_ENV} and its paper-literal testbed)")
+    ap.add_argument("--episode-policies", nargs="*", default=None, help="policies of that table (default: all)")
     args = ap.parse_args()
     if not args.episodes_only:
         from agents.runner import default_policy
@@ -163,7 +166,7 @@ def main() -> None:
     if not args.no_episodes:
         ids = edgegym.registered_ids()
         default = [EPISODE_ENV, EPISODE_ENV.replace("-v", "-testbed-paper-literal-v")]
-        episode_table([i for i in (args.episode_env or default) if i in ids])
+        episode_table([i for i in (args.episode_env or default) if i in ids], policies=args.episode_policies)
 
 
 if __name__ == "__main__":
