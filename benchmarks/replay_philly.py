@@ -7,7 +7,7 @@ Usage::
 Every job of the trace (all virtual clusters merged, or one with ``--cluster``; the first ``--jobs`` with
 ``--jobs``) arrives in trace order at one env step, and ``A_online`` (``A_greedy`` + ``A_ps``) places it through the
 env's action space, exactly as ``edgegym run`` would; the episode then drains. The cluster is paper 000's
-``sim100`` cluster (``--servers`` edge servers, Philly-like GPU counts, 8-10 worker types, a cloud); fields the
+``sim100`` cluster (``--preset``: another EdgeCloudML preset's cluster and job model) (``--servers`` edge servers, Philly-like GPU counts, 8-10 worker types, a cloud); fields the
 trace lacks are sampled from the paper's ranges as in the shipped presets. The trace's arrival pattern is kept
 and its time axis is scaled so that the offered edge load (the jobs' edge work Σ D_j·p_j over the edge workers'
 capacity) is ``--load``: at the trace's own time scale a cluster sized to 82k jobs would need ~10^5 GPUs.
@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def build(num_jobs: int | None, servers: int, load: float, cluster: str | None, seed: int):
+def build(num_jobs: int | None, servers: int, load: float, cluster: str | None, seed: int, preset: str = "sim100"):
     """``(preset, cluster, jobs)`` of a Philly replay at offered edge load ``load`` (see the module docstring)."""
     from edgegym.families.edge_cloud.instance import build_instance
     from edgegym.families.edge_cloud.presets import load_preset
@@ -39,7 +39,7 @@ def build(num_jobs: int | None, servers: int, load: float, cluster: str | None, 
     from edgegym.workloads import load_philly
 
     n = len(load_philly(cluster=cluster)) if num_jobs is None else int(num_jobs)
-    base = load_preset("sim100")
+    base = load_preset(preset)
 
     def instance(horizon: float):
         p = base.replace(
@@ -59,13 +59,13 @@ def build(num_jobs: int | None, servers: int, load: float, cluster: str | None, 
 
 
 def replay(num_jobs: int | None = None, servers: int = 100, load: float = 1.0, cluster: str | None = None,
-           seed: int = 0, policy: str = "aonline") -> dict:
+           seed: int = 0, policy: str = "aonline", preset: str = "sim100") -> dict:
     """Build and replay; returns timings (s), counts and the episode metrics."""
     from agents.registry import make_policy
     from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
 
     t0 = time.perf_counter()
-    preset, cl, jobs = build(num_jobs, servers, load, cluster, seed)
+    preset, cl, jobs = build(num_jobs, servers, load, cluster, seed, preset)
     env = EdgeCloudMLEnv(preset, instance=(cl, jobs))
     pol = make_policy(policy, env, seed)
     obs, _ = env.reset(seed=seed)
@@ -97,8 +97,9 @@ def main() -> None:
     ap.add_argument("--servers", type=int, default=100, help="edge servers (default 100, as sim100)")
     ap.add_argument("--load", type=float, default=1.0, help="offered edge load (default 1.0)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--preset", default="sim100", help="EdgeCloudML preset of the cluster and job model (sim100)")
     args = ap.parse_args()
-    r = replay(args.jobs, args.servers, args.load, args.cluster, args.seed)
+    r = replay(args.jobs, args.servers, args.load, args.cluster, args.seed, preset=args.preset)
     print(f"Philly replay under A_online: {r['jobs']} jobs ({r['chunks']} chunks), {r['servers']} edge servers "
           f"({r['workers']} workers) + cloud, offered edge load {args.load}, arrivals over {r['horizon_slots']:.0f} "
           f"slots")
