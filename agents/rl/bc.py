@@ -79,8 +79,9 @@ def clone(model, demos: Demonstrations, *, epochs: int = 20, batch_size: int = 2
           value_coef: float = 0.5, seed: int = 0) -> dict:
     """Fit ``model.policy`` (an SB3 / sb3-contrib actor-critic with a Discrete action space) to ``demos``.
 
-    Minimises ``−log π(a_teacher | s, mask) + value_coef · (V(s) − G_t)²`` with Adam (its own optimiser, so
-    PPO's starts fresh). Returns ``{"epochs", "samples", "final_nll", "final_value_mse", "train_agreement"}``.
+    Minimises ``−log π(a_teacher | s, mask) + value_coef · (V(s) − G_t)² / Var(G)`` with Adam (its own optimiser, so
+    PPO's starts fresh). Returns ``{"epochs", "samples", "final_nll", "final_value_mse" (divided by Var(G)),
+    "train_agreement"}``.
     """
     import torch as th
 
@@ -90,6 +91,11 @@ def clone(model, demos: Demonstrations, *, epochs: int = 20, batch_size: int = 2
     acts = th.as_tensor(demos.actions, device=dev)
     masks = th.as_tensor(demos.masks, device=dev)
     ret = th.as_tensor(demos.returns(float(getattr(model, "gamma", 1.0))), dtype=th.float32, device=dev)
+    # returns are O(10-100): start the value head at their mean and weigh its error by 1/var, so that fitting it
+    # does not drive the (tanh) critic features into saturation (measured: a constant critic otherwise)
+    with th.no_grad():
+        policy.value_net.bias.fill_(float(ret.mean()))
+    v_norm = float(ret.var()) + 1e-8 if ret.numel() > 1 else 1.0
     opt = th.optim.Adam(policy.parameters(), lr=lr)
     gen = th.Generator().manual_seed(int(seed))
     n = len(demos)
@@ -102,7 +108,7 @@ def clone(model, demos: Demonstrations, *, epochs: int = 20, batch_size: int = 2
             idx = perm[k : k + batch_size]
             values, log_prob, _ = policy.evaluate_actions(obs[idx], acts[idx], action_masks=masks[idx])
             loss_pi = -log_prob.mean()
-            loss_v = ((values.flatten() - ret[idx]) ** 2).mean()
+            loss_v = ((values.flatten() - ret[idx]) ** 2).mean() / v_norm
             loss = loss_pi + value_coef * loss_v
             opt.zero_grad()
             loss.backward()
