@@ -44,6 +44,8 @@ def run_report(env_id: str, model: str | None, policies: list[str], seeds: list[
     ``append``: keep the rows already in ``out/results.csv`` (policies run in several invocations)."""
     import gymnasium as gym
 
+    import edgegym  # noqa: F401  (registers the ids)
+
     from ..runner import merge_config, policy_env_config, run_episode
     from .evaluate import evaluate_agent
 
