@@ -60,6 +60,7 @@ def main() -> None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
 
         fig, ax = plt.subplots(1, 2, figsize=(10, 4))
         ax[0].plot([r["jobs"] for r in by_jobs], [1e6 * r["replay_s"] / r["jobs"] for r in by_jobs], "o-", label="wall")
@@ -76,6 +77,8 @@ def main() -> None:
         ax[1].set(xscale="log", xlabel="edge workers", ylabel="µs per job",
                   title=f"time per job vs cluster size ({args.servers_jobs} jobs)")
         ax[1].set_ylim(bottom=0)
+        ax[1].set_xticks([r["workers"] for r in by_srv], [str(r["workers"]) for r in by_srv], minor=False)
+        ax[1].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         fig.tight_layout()
         Path(args.png).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(args.png, dpi=100)
