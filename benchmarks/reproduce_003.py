@@ -224,17 +224,21 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
     cs = [mean(p, "o4a", "cloud_share") for p in SIMS]
     w(f"| share of jobs O4A sends to the cloud | {cs[0]:.1%} | {cs[1]:.1%} (no cloud) | {cs[2]:.1%} | – |")
     sl = df[df.exp == "sim_load"].pivot_table(index="load", columns="policy", values="avg_utility")
+    sl_ub = df[(df.exp == "sim_load") & df.policy.isin(REFERENCE)]["ratio_to_upper_bound"]
+    sim_flat = bool(len(sl_ub) and sl_ub.min() >= 0.97)  # every reference policy within 3% of the bound
+    flat = ("not attributable: every reference policy is within 3% of the Upper Bound at every load (about 3 jobs "
+            "per server never queue; the paper's episode length is not given)")
     if not sl.empty:
         lo, hi = sl.index.min(), sl.index.max()
         drop = {q: sl.loc[hi, q] / sl.loc[lo, q] - 1 for q in sl.columns}
         w(f"| Fig. 9a: all decrease with the rate; O4A decreases slower than OnDisc | – | load {lo:g} → {hi:g}: O4A "
           f"{drop.get('o4a', np.nan):+.1%}, OnDisc {drop.get('ondisc', np.nan):+.1%}, Random "
           f"{drop.get('random', np.nan):+.1%} | – | "
-          f"{_mark(bool(drop.get('o4a', -1) > drop.get('ondisc', 0)))} |")
+          f"{flat if sim_flat else _mark(bool(drop.get('o4a', -1) > drop.get('ondisc', 0) + 0.005))} |")
         k1 = float((sl["do4a-k1"] / sl["ondisc"]).mean())
         w(f"| Fig. 11: DO4A with k = 1 much worse than OnDisc; k = 5 close to O4A | – | DO4A(k=1) ÷ OnDisc "
           f"{k1:.3f}, DO4A(k=5) ÷ O4A {float((sl['do4a'] / sl['o4a']).mean()):.3f} (mean over loads) | – | "
-          f"{_mark(k1 < 0.97)} |")
+          f"{flat if sim_flat and k1 >= 0.97 else _mark(k1 < 0.97)} |")
     w("")
     w("**Finding about the paper.** No faithful variant measured here gets O4A to the paper's +21% over OnDisc: "
       "O4A's α = 102 makes reservations almost never overlap, so each server behaves as a first-come queue with "
@@ -319,10 +323,17 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(ROOT / "runs" / time.strftime("reproduce_003-%Y%m%d-%H%M%S")),
                     help="output folder (default: a fresh runs/reproduce_003-<time>)")
     ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/paper003.md")
+    ap.add_argument("--report-only", type=float, metavar="WALL_S",
+                    help="re-render the report from the saved results.csv (WALL_S: the run's wall time)")
     args = ap.parse_args(argv)
     out = ROOT / "docs" / "results" if args.update_docs else Path(args.out)
     fig_dir = out / "paper003"
     fig_dir.mkdir(parents=True, exist_ok=True)
+    cmd = "python benchmarks/reproduce_003.py" + (" --quick" if args.quick else "") + " --update-docs"
+    if args.report_only is not None:
+        df = pd.read_csv(fig_dir / "results.csv")
+        report(df, out / "paper003.md", fig_dir, cmd, args.report_only, args.workers)
+        return 0
     tasks = _tasks(args.quick, args.seeds)
     print(f"[paper003] {len(tasks)} episodes on {args.workers} workers", flush=True)
     t0 = time.perf_counter()
@@ -334,7 +345,6 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - t0
     df = pd.DataFrame(recs)
     df.to_csv(fig_dir / "results.csv", index=False)
-    cmd = "python benchmarks/reproduce_003.py" + (" --quick" if args.quick else "") + " --update-docs"
     report(df, out / "paper003.md", fig_dir, cmd, wall, args.workers)
     print(f"[paper003] done in {wall:.0f} s -> {out / 'paper003.md'}")
     return 0
