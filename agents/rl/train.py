@@ -377,6 +377,10 @@ def _notice_yaml_env_config(args, cfg: dict) -> None:
     except (OSError, ValueError, yaml.YAMLError):
         return  # train() reports the error
     applied = merge_config(yaml_cfg, cfg)
+    # only the keys the YAML sets and --env-config does not override change the env behind the user's back
+    yaml_cfg = {sec: {k: v for k, v in vals.items() if k not in (cfg.get(sec) or {})}
+                for sec, vals in yaml_cfg.items() if isinstance(vals, dict)}
+    yaml_cfg = {sec: vals for sec, vals in yaml_cfg.items() if vals}
     if yaml_cfg:
         src = args.hyperparams or f"agents/rl/{args.algo}.yaml"
         print(f"edgegym train: notice: {src} sets env config {json.dumps(yaml_cfg)} for {args.env}; "
