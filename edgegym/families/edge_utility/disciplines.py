@@ -409,6 +409,12 @@ class PriorityScheduler(_SingleProcessor):
         self.utab: tuple | None = None  # the job set's utility table (set by the simulator): compiled what-if
         self._items: tuple | None = None  # (jobs, static item arrays) for the compiled what-if
         self._pitems: tuple | None = None  # (jobs, static arrays) for the compiled pick
+        self._dcode = -1  # the kernels' code of this discipline
+        self.soft_deadlines: list | None = None  # per job of the job set, g.soft_deadline(0.5) (set by the simulator)
+
+    def _rebuild(self) -> None:
+        super()._rebuild()
+        self._items = self._pitems = None  # the job list changed (admit or completion)
 
     def _whatif_compiled(self, req: Request | None, now: float) -> dict[int, float]:
         """:meth:`whatif` by the compiled kernel (identical results; items as arrays, ``self.jobs`` then req)."""
@@ -421,19 +427,22 @@ class PriorityScheduler(_SingleProcessor):
         ``stop_at_req``: stop when the request completes (only its finish is exact then)."""
         jobs = self.jobs
         n = len(jobs)
-        if self._items is None or self._items[0] != jobs:  # job objects (held, so compared by identity)
-            self._items = (list(jobs), np.array([q.id for q in jobs], dtype=np.int64),
+        if self._items is None:  # static while the job list is unchanged (reset by _rebuild)
+            self._items = (None, np.array([q.id for q in jobs], dtype=np.int64),
                            np.array([[q.r, q.a, q.a_plan, q.req.p_true, q.p_plan, q.down_plan, q.key] for q in jobs],
                                     dtype=np.float64).reshape(n, 7))
         _, jid, st = self._items
         rem = np.fromiter((q.rem for q in jobs), np.float64, n)
         k = _kernels()
+        if self._dcode < 0:
+            self._dcode = k.DISCIPLINE_CODES[self.name]
         if req is None:
-            return k.whatif_finish(k.DISCIPLINE_CODES[self.name], float(now), self.speed, jid, st, rem, 0, 0, 0.0,
-                                   0.0, 0.0, 0.0, 0.0, -1, *self.utab)
-        return k.whatif_finish(k.DISCIPLINE_CODES[self.name], float(now), self.speed, jid, st, rem, 1, req.job,
-                               req.release_s, req.a_plan, req.p_plan, req.down_plan,
-                               req.release_s + req.g.soft_deadline(0.5), n if stop_at_req else -1, *self.utab)
+            return k.whatif_finish(self._dcode, float(now), self.speed, jid, st, rem, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                                   -1, *self.utab)
+        sd = self.soft_deadlines
+        key = req.release_s + (sd[req.job] if sd is not None else req.g.soft_deadline(0.5))
+        return k.whatif_finish(self._dcode, float(now), self.speed, jid, st, rem, 1, req.job, req.release_s,
+                               req.a_plan, req.p_plan, req.down_plan, key, n if stop_at_req else -1, *self.utab)
 
     def _key(self, q: _Job, t: float, rem: float | None = None) -> float:
         d = self.name
@@ -453,12 +462,14 @@ class PriorityScheduler(_SingleProcessor):
     def _pick(self, t: float) -> _Job | None:
         if self.utab is not None and self.name in ("hpu", "hrdf") and len(self.jobs) > 4:  # compiled scan
             jobs = self.jobs
-            if self._pitems is None or self._pitems[0] != jobs:  # static per job set: ids, [a, r, Δ↓, key]
-                self._pitems = (list(jobs), np.array([q.id for q in jobs], dtype=np.int64),
+            if self._pitems is None:  # static while the job list is unchanged: ids, [a, r, Δ↓, key]
+                self._pitems = (None, np.array([q.id for q in jobs], dtype=np.int64),
                                 np.array([[q.a, q.r, q.down, q.key] for q in jobs], dtype=np.float64))
             _, ids, st = self._pitems
             k = _kernels()
-            i = k.pick(k.DISCIPLINE_CODES[self.name], t, self.speed, ids, st,
+            if self._dcode < 0:
+                self._dcode = k.DISCIPLINE_CODES[self.name]
+            i = k.pick(self._dcode, t, self.speed, ids, st,
                        np.fromiter((q.rem for q in jobs), np.float64, len(jobs)), *self.utab)
             return jobs[i] if i >= 0 else None
         best, bk = None, None

@@ -169,9 +169,14 @@ class UtilitySimulator:
         from ._kernels import utility_table  # compiled PLAN / what-if on every server (identical results)
 
         utab = utility_table(jobs.utilities)
+        soft = None
         for srv in self.servers:
             if hasattr(srv, "utab"):
                 srv.utab = utab
+            if hasattr(srv, "soft_deadlines"):  # EDF keys of what-if requests, once per job
+                soft = soft or [u.soft_deadline(0.5) for u in jobs.utilities]
+                srv.soft_deadlines = soft
+        self._req_rows: tuple | None = None  # the last job's request fields, as Python lists by server
         self.now = 0.0
         self._heap: list[tuple[float, int, int, int]] = []
         self._version = [0] * M
@@ -191,12 +196,16 @@ class UtilitySimulator:
     # -- requests
     def request(self, job: int, server: int, dispatch_s: float | None = None) -> Request:
         """The :class:`Request` of ``job`` for ``server`` (planning values = estimates × plan_scale)."""
-        j = self.jobs
-        r = float(j.release_s[job])
-        return Request(job, r, r if dispatch_s is None else float(dispatch_s),
-                       float(self._scale_p[job, server]), float(self._scale_up[job, server]),
-                       float(self._scale_down[job, server]), float(j.p_s[job, server]), float(j.up_s[job, server]),
-                       float(j.down_s[job, server]), j.utilities[job])
+        rows = self._req_rows
+        if rows is None or rows[0] != job:  # one conversion per job, then list look-ups (same float values)
+            j = self.jobs
+            rows = self._req_rows = (job, float(j.release_s[job]), self._scale_p[job].tolist(),
+                                     self._scale_up[job].tolist(), self._scale_down[job].tolist(),
+                                     j.p_s[job].tolist(), j.up_s[job].tolist(), j.down_s[job].tolist(),
+                                     j.utilities[job])
+        _, r, pp, pu, pdn, tp, tu, td, g = rows
+        return Request(job, r, r if dispatch_s is None else float(dispatch_s), pp[server], pu[server], pdn[server],
+                       tp[server], tu[server], td[server], g)
 
     def planned_lb(self, job: int) -> np.ndarray:
         """Planned no-queue finish offsets ``Δ̂↑ + p̂/s + Δ̂↓`` for every server (DO4A's LB_j).   # (M,)"""
