@@ -118,8 +118,15 @@ def run_cell(cell: Cell) -> dict:
     try:
         rec = run_episode(cell.env, cell.policy, cell.seed, cell.env_config or None, on_end=on_end,
                           render_mode="rgb_array" if cell.gantt else None)
-    except Exception as e:  # reported by the driver, one line per failed cell
-        return {"cell": asdict(cell), "error": f"{type(e).__name__}: {e}"}
+    except Exception as e:  # reported by the driver, one line per failed cell (and the traceback of a bug)
+        import traceback
+
+        from .errors import expected_message
+
+        out = {"cell": asdict(cell), "error": f"{type(e).__name__}: {e}"}
+        if expected_message(e) is None:
+            out["traceback"] = traceback.format_exc()
+        return out
     rec["window"] = cell.window
     return {"cell": asdict(cell), "record": rec, "series": series}
 
@@ -744,6 +751,10 @@ def _cmd_bench(args) -> int:
     for f in res["failed"]:
         c = f["cell"]
         print(f"edgegym bench: failed {c['env']} | {c['policy']} | seed {c['seed']}: {f['error']}", file=sys.stderr)
+        if f.get("traceback"):  # a bug, not a user error: show where, as every subcommand does
+            from .errors import BUG_HINT
+
+            print(f["traceback"].rstrip() + "\n" + BUG_HINT, file=sys.stderr)
     if res["summary"] is not None:
         print(format_markdown(res["summary"]))
         print(f"wrote {out}/results.csv, summary.md, summary.csv, plots/ ({res['wall_s']:.1f} s)", file=sys.stderr)

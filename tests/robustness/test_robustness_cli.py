@@ -152,6 +152,21 @@ def test_closed_stdout_ends_quietly():
     assert rc in (0, 141)
 
 
+@pytest.mark.parametrize("exc,bug", [(ZeroDivisionError("float division by zero"), True),
+                                     (UserError("bad window"), False)])
+def test_bench_cell_failure_shows_a_bug_traceback_only_for_bugs(capsys, tmp_path, monkeypatch, exc, bug):
+    import agents.runner
+
+    def boom(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(agents.runner, "run_episode", boom)  # cells run in this process with --workers 1
+    rc, _, err = _cli(capsys, "bench", "--envs", TINY, "--policies", "random", "--seeds", "0", "--out", tmp_path / "b",
+                      "--workers", "1", "--no-plots", "--no-progress")
+    assert rc == 1 and "failed EdgeCloudML-tiny-v0 | random | seed 0" in err
+    assert ("Traceback" in err and BUG_HINT in err) == bug, err
+
+
 # ----------------------------------------------------------------------------- the classification
 def _raise(exc):
     def f():
