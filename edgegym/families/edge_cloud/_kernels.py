@@ -180,22 +180,44 @@ def sync(w, t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hen
 
 
 @njit
-def replan(w, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend):
-    """Recompute worker ``w``'s HAPRF plan from its sync time, with no further arrivals."""
+def replan(w, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, si, sf):
+    """Recompute worker ``w``'s HAPRF plan from its sync time, with no further arrivals. ``si`` (4, C) int64 and
+    ``sf`` (4, C) float64 are scratch rows, C >= the queue capacity."""
     t = wsync[w]
     n = qlen[w]
-    ids = qbuf[w, :n].copy()  # dispatch (= seq) order
-    o1 = np.argsort(key[ids], kind="mergesort")  # stable: (key, seq)
-    ids = ids[o1]
-    o2 = np.argsort(rho[ids], kind="mergesort")  # stable: (rho, key, seq)
-    ids = ids[o2]
-    prho = rho[ids]
-    pkey = key[ids]
-    pseq = seq[ids]
-    prem = rem[ids]
-    hk = np.empty(n, np.float64)
-    hs = np.empty(n, np.int64)
-    hi = np.empty(n, np.int64)
+    ids = si[0]
+    for m in range(n):  # dispatch (= seq) order
+        ids[m] = qbuf[w, m]
+    if n <= 32:  # insertion sort by (rho, key, seq); stable, and the queue is already in seq order
+        for m in range(1, n):
+            c = ids[m]
+            rc, kc = rho[c], key[c]
+            q = m - 1
+            while q >= 0 and (rho[ids[q]] > rc or (rho[ids[q]] == rc and key[ids[q]] > kc)):
+                ids[q + 1] = ids[q]
+                q -= 1
+            ids[q + 1] = c
+    else:
+        tmp = qbuf[w, :n].copy()
+        o1 = np.argsort(key[tmp], kind="mergesort")  # stable: (key, seq)
+        tmp = tmp[o1]
+        o2 = np.argsort(rho[tmp], kind="mergesort")  # stable: (rho, key, seq)
+        tmp = tmp[o2]
+        for m in range(n):
+            ids[m] = tmp[m]
+    prho = sf[0]
+    pkey = sf[1]
+    prem = sf[2]
+    hk = sf[3]
+    pseq = si[1]
+    hs = si[2]
+    hi = si[3]
+    for m in range(n):
+        c = ids[m]
+        prho[m] = rho[c]
+        pkey[m] = key[c]
+        pseq[m] = seq[c]
+        prem[m] = rem[c]
     h = 0
     k = 0  # plan length
     i = 0
@@ -301,7 +323,7 @@ def candidates(qual, delay_row, worker_server, r, key_new, D, p0, qbuf, qlen, re
 @njit
 def place_edge(j, used, counts, r, rho_w, key_j, p0, D, cand_q, cand_a2n, c0, worker, rho, key, seq, rem, end,
                alpha, qbuf, qlen, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt,
-               chunk_job, mark, touched_jobs):
+               chunk_job, mark, touched_jobs, si, sf):
     """Dispatch job ``j``'s edge chunks (``counts[w]`` on each worker of ``used``, in that order, from chunk id
     ``c0``; ``rho_w[i]`` the release on ``used[i]``), re-planning every touched worker. Writes the jobs with a
     chunk on a touched queue into ``touched_jobs`` (``mark`` is an all-False (J,) scratch, left all-False)
@@ -331,7 +353,7 @@ def place_edge(j, used, counts, r, rho_w, key_j, p0, D, cand_q, cand_a2n, c0, wo
                 mark[jj] = True
                 touched_jobs[nt] = jj
                 nt += 1
-        replan(w, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend)
+        replan(w, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, si, sf)
     if not mark[j]:
         mark[j] = True
         touched_jobs[nt] = j

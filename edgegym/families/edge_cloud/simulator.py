@@ -171,6 +171,8 @@ class PaperSimulator:
         # per-worker queues and plans (grown on demand)
         self._qcap = 8
         self._qbuf = np.zeros((W, self._qcap), dtype=np.int64)
+        self._si = np.zeros((4, self._qcap), dtype=np.int64)  # re-planning scratch
+        self._sf = np.zeros((4, self._qcap))
         self._qlen = np.zeros(W, dtype=np.int64)
         pcap = 2 * self._qcap + 2
         self._ps = np.zeros((W, pcap))
@@ -250,6 +252,8 @@ class PaperSimulator:
         qb = np.zeros((W, cap), dtype=np.int64)
         qb[:, : self._qcap] = self._qbuf
         self._qbuf = qb
+        self._si = np.zeros((4, cap), dtype=np.int64)
+        self._sf = np.zeros((4, cap))
         pcap = 2 * cap + 2
         for name in ("_ps", "_pe", "_pc"):
             old = getattr(self, name)
@@ -381,7 +385,7 @@ class PaperSimulator:
                 self.chunk_worker, self.chunk_rho, self.chunk_key, self.chunk_seq, self._rem, self.chunk_end,
                 self.chunk_alpha, self._qbuf, self._qlen, self.worker_sync, self._ps, self._pe, self._pc,
                 self._phead, self._plen, self._head_start, self._head_end, self._lw, self._ls, self._le, self._lc,
-                self._llast, self._cnt, self.chunk_job, self._mark, self._touched,
+                self._llast, self._cnt, self.chunk_job, self._mark, self._touched, self._si, self._sf,
             )
         else:
             self._touched[0] = j
