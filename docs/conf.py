@@ -26,8 +26,9 @@ release = version = edgegym.__version__
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "edgegym_docs"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-# result folders hold bench outputs (summary.md of each run), not pages
-exclude_patterns = ["_build", "results/*/**", "**/.*"]
+# result folders hold bench outputs (a summary.md per run: raw tables, not pages); other .md files in them are
+# pages (e.g. results/agents/history_v0.md), listed by the hidden toctree of index.md
+exclude_patterns = ["_build", "results/**/summary.md", "**/.*"]
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence", "dollarmath"]
 autodoc_member_order = "bysource"
