@@ -123,6 +123,7 @@ class _SingleProcessor:
         self.jobs: list[_Job] = []
         self.running: _Job | None = None
         self.preemptions = 0
+        self._ran = False  # the running job made progress since it was picked
         self.busy_s = 0.0
         self.record = record
         self.segments: list[tuple[float, float, int]] = []  # (start, end, job) when record=True
@@ -159,9 +160,11 @@ class _SingleProcessor:
         while True:
             q = self._pick(t)
             if q is not self.running:
-                if self.running is not None and self.running.rem > 0:
+                # a preemption: the displaced job is unfinished and made progress since it was picked
+                if self.running is not None and self.running.rem > 0 and self._ran:
                     self.preemptions += 1
                 self.running = q
+                self._ran = False
             nb = self._next_bp(t)
             if q is None:
                 if nb > t1:
@@ -184,6 +187,7 @@ class _SingleProcessor:
             if self.record and stop > t:
                 self.segments.append((t, stop, q.id))
             q.rem -= (stop - t) * s
+            self._ran = self._ran or stop > t
             self.busy_s += stop - t
             t = stop
             if t >= t1:

@@ -40,7 +40,14 @@ from gymnasium import spaces
 from ...core.actions import check_discrete_action
 from .disciplines import O4AParams
 from .instance import DEVICE_TYPES, build_utility_jobs, bursty_release_times, rescale_release_times
-from .presets import DEFAULT_PRESET, UtilityPreset, WorkloadConfig, load_utility_preset
+from .presets import (
+    DEFAULT_PRESET,
+    UtilityPreset,
+    WorkloadConfig,
+    load_utility_preset,
+    offered_load,
+    release_rate_per_s,
+)
 from .simulator import UtilityJobs, UtilitySimulator, upper_bound
 from .utility_fn import FAMILY_CODES
 
@@ -236,7 +243,7 @@ class EdgeUtilityEnv(gym.Env):
 
     def _draw_jobs(self, rng: np.random.Generator) -> UtilityJobs:
         w = self.preset.workload
-        rate = w.rate_per_s * w.load_scale
+        rate = release_rate_per_s(self.preset)  # rate_per_s × load_scale, or load × capacity
         self._workload_source = w.source
         if w.source == "google2011":
             t = _trace_release_times(w, rng)
@@ -265,6 +272,7 @@ class EdgeUtilityEnv(gym.Env):
             families=w.utility_mix, edge_delay_ms=net.edge_delay_ms, cloud_delay_ms=net.cloud_delay_ms,
             cloud_time_factor=net.cloud_time_factor, min_fraction=w.min_fraction, time_scale=w.time_scale,
             delta=self.preset.estimation.delta, aon_inclusive=w.aon_inclusive,
+            estimate=self.preset.estimation.mode, delay_scale=w.time_scale if net.scale_delays else 1.0,
         )
 
     # ----------------------------------------------------------------- episode
@@ -565,6 +573,8 @@ class EdgeUtilityEnv(gym.Env):
             "preemptions": sim.preemptions,
             "edge_jobs": edge,
             "cloud_jobs": cloud,
+            "cloud_share": cloud / J if J else 0.0,
+            "offered_load": offered_load(self.preset),
             "edge_fraction": edge / J if J else 0.0,
             "makespan": float(fin.max() - jobs.release_s.min()) if fin.size else 0.0,
             "illegal_actions": self._illegal,
