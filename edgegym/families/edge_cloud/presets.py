@@ -384,7 +384,8 @@ def _check_job_model(c: dict, src: str) -> JobModelConfig:
             _fail(
                 src,
                 k + "minibatch_time_h",
-                "give job_model.minibatch_time_h (hours) or job_model.minibatch_time with minibatch_time_unit, not both",
+                "give job_model.minibatch_time_h (hours) or job_model.minibatch_time with minibatch_time_unit, "
+                "not both",
             )
         mb = _range(src, k + "minibatch_time_h", c["minibatch_time_h"], lo=1e-12)
         unit = "hour"
