@@ -32,7 +32,7 @@ def _utility(rng):
     return sigmoid(rng.uniform(200, 400), 10.0, 0.1)  # saturating exponent (x > 700 branch)
 
 
-def _instance(seed, big: bool = False):
+def _instance(seed, big: bool = False, disc: str | None = None):
     rng = np.random.default_rng(seed)
     J, S, cloud = int(rng.integers(1, 15)), int(rng.integers(1, 4)), bool(rng.random() < 0.6)
     if big:  # long queues: one or two servers, many jobs
@@ -45,13 +45,13 @@ def _instance(seed, big: bool = False):
     z = rng.uniform(-1, 1, size=(3, J, M))
     jobs = UtilityJobs(release, p * (1 + delta * z[0]), up * (1 + delta * z[1]), up * (1 + delta * z[2]), p, up, up,
                        tuple(_utility(rng) for _ in range(J)))
-    disc = DISCIPLINES[seed % len(DISCIPLINES)]
+    disc = disc or DISCIPLINES[seed % len(DISCIPLINES)]
     params = O4AParams(eps=float(rng.choice([0.02, 0.5])), fallback=str(rng.choice(["density", "none"])))
     return rng, jobs, S, cloud, disc, params, bool(rng.random() < 0.2)
 
 
-def _run(seed, compiled: bool, big: bool = False):
-    rng, jobs, S, cloud, disc, params, same_cloud = _instance(seed, big)
+def _run(seed, compiled: bool, big: bool = False, disc: str | None = None):
+    rng, jobs, S, cloud, disc, params, same_cloud = _instance(seed, big, disc)
     sim = UtilitySimulator(jobs, S, cloud, disc, cloud="infinite" if not same_cloud else disc, o4a=params)
     if not compiled:
         for srv in sim.servers:
@@ -71,12 +71,14 @@ def _run(seed, compiled: bool, big: bool = False):
     return sim, trace
 
 
-@pytest.mark.parametrize("block", [*range(10), "big"])
+@pytest.mark.parametrize("block", [*range(10), "big", "big-hpu", "big-hrdf"])
 def test_compiled_paths_match_pure(block):
-    seeds = range(30) if block == "big" else range(block * N_INSTANCES // 10, (block + 1) * N_INSTANCES // 10)
+    seeds = range(30) if block.__class__ is str else range(block * N_INSTANCES // 10, (block + 1) * N_INSTANCES // 10)
+    disc = block[4:] if block in ("big-hpu", "big-hrdf") else None  # time-dependent keys: the lazy what-if
     for seed in seeds:
-        sa, ta = _run(seed, compiled=False, big=block == "big")
-        sb, tb = _run(seed, compiled=True, big=block == "big")
+        big = block.__class__ is str
+        sa, ta = _run(seed, compiled=False, big=big, disc=disc)
+        sb, tb = _run(seed, compiled=True, big=big, disc=disc)
         for (da, ea, ia), (db, eb, ib) in zip(ta, tb, strict=True):
             assert da == db, seed  # completions (job, server, time, utility) of each step: the reward
             if ea is not None:

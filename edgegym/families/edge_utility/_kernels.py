@@ -37,6 +37,7 @@ INF = math.inf
 # discipline codes of the what-if simulation
 FIFO, SRPT, EDF, HPU, HRDF = 0, 1, 2, 3, 4
 DISCIPLINE_CODES = {"fifo": FIFO, "srpt": SRPT, "edf": EDF, "hpu": HPU, "hrdf": HRDF}
+LAZY = True  # hpu/hrdf what-if with lazily refreshed key bounds (False: one scan per event)
 
 
 def utility_table(utilities) -> tuple:
@@ -243,6 +244,98 @@ def _whatif_static(disc, now, s, ids, r, a, rem, down, key, stop):
 
 
 @njit
+def _sift_down(h, n, pos, hk, hr, hid):
+    while True:
+        left = 2 * pos + 1
+        if left >= n:
+            break
+        best = left
+        if left + 1 < n and _hless(h, left + 1, left, hk, hr, hid):
+            best = left + 1
+        if _hless(h, best, pos, hk, hr, hid):
+            h[pos], h[best] = h[best], h[pos]
+            pos = best
+        else:
+            break
+
+
+@njit
+def _whatif_lazy(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc, bptr, brk, val):
+    """:func:`whatif` for ``hpu``/``hrdf`` with lazily refreshed keys. A waiting job's key
+    g(t + rem/s + Δ↓ − r) (÷ rem) never grows with t (g is non-increasing, rem is fixed while it waits, and every
+    floating-point step is monotone), so a key computed earlier bounds the current one from above: the heap holds
+    such bounds, and the top is refreshed until its current key beats the bounds of its children, which bound
+    everyone else. The chosen job and every floating-point operation on it are those of the scan."""
+    n = ids.size
+    rem = rem.copy()
+    hk = np.empty(n, np.float64)  # −(key bound): min-heap of (−k, r, id) = max of (k, −r, −id)
+    hid = ids.astype(np.float64)
+    by_a = np.argsort(a, kind="mergesort")
+    h = np.empty(n, np.int64)
+    hn = 0
+    p = 0
+    live = np.ones(n, np.bool_)
+    fuzzy = np.empty(n, np.int64)
+    nf = 0
+    finish = np.full(n, INF)
+    order = np.empty(n, np.int64)
+    nd = 0
+    t = now
+    while nd < n:
+        lim = t + 1e-15
+        while p < n and a[by_a[p]] <= lim:
+            i = by_a[p]
+            hk[i] = -_prio(disc, t, rem[i], down[i], r[i], key[i], s, ids[i], code, ua, ub, uc, inc, bptr, brk, val)
+            hn = _hpush(h, hn, i, hk, r, hid)
+            if a[i] > t:
+                fuzzy[nf] = i
+                nf += 1
+            p += 1
+        if hn == 0:
+            t = a[by_a[p]]
+            continue
+        while True:  # refresh the top until it is the exact argmax
+            i = h[0]
+            hk[i] = -_prio(disc, t, rem[i], down[i], r[i], key[i], s, ids[i], code, ua, ub, uc, inc, bptr, brk, val)
+            c1 = 1
+            c2 = 2
+            ok = True
+            if c1 < hn and _hless(h, c1, 0, hk, r, hid):
+                ok = False
+            if c2 < hn and _hless(h, c2, 0, hk, r, hid):
+                ok = False
+            if ok:
+                break
+            _sift_down(h, hn, 0, hk, r, hid)
+        best = h[0]
+        nxt = a[by_a[p]] if p < n else INF
+        m = 0
+        for q in range(nf):
+            i = fuzzy[q]
+            if live[i] and a[i] > t:
+                fuzzy[m] = i
+                m += 1
+                if a[i] < nxt:
+                    nxt = a[i]
+        nf = m
+        tc = t + rem[best] / s
+        if tc <= nxt:
+            finish[best] = tc + down[best]
+            order[nd] = best
+            nd += 1
+            live[best] = False
+            hn = _hpop(h, hn, hk, r, hid)
+            t = tc
+            if best == stop:
+                break
+        else:
+            rem[best] -= (nxt - t) * s
+            hk[best] = -INF  # its remaining time changed: no bound, refreshed when next on top (it stays on top)
+            t = nxt
+    return order[:nd], finish
+
+
+@njit
 def whatif(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc, bptr, brk, val):
     """:meth:`PriorityScheduler.whatif <.disciplines.PriorityScheduler.whatif>` on item arrays (ready time
     ``a``, remaining ``rem``, planned ``down``, EDF ``key``; ``ids`` index the utility table). Returns
@@ -250,6 +343,8 @@ def whatif(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc,
     ``stop >= 0``: stop once item ``stop`` completes (later items keep ``finish = inf``, ``order`` is cut)."""
     if disc == FIFO or disc == SRPT or disc == EDF:
         return _whatif_static(disc, now, s, ids, r, a, rem, down, key, stop)
+    if LAZY:
+        return _whatif_lazy(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc, bptr, brk, val)
     n = ids.size
     rem = rem.copy()
     live = np.arange(n)  # live items (swap-removed: the best key is unique, so scan order does not matter)
