@@ -1,0 +1,26 @@
+"""The agents shipped with the results page load by path and run on their env (short episodes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import edgegym  # noqa: E402
+from agents.runner import run_episode  # noqa: E402
+
+MODELS = Path(__file__).resolve().parents[2] / "docs" / "results" / "agents" / "models"
+SHIPPED = sorted(p.name for p in MODELS.iterdir() if (p / "model.zip").is_file() and p.name in edgegym.registered_ids())
+
+
+def test_every_existing_family_has_a_shipped_v1_agent():
+    assert {"EdgeCloudML-v1", "EdgeUtility-v1"} <= set(SHIPPED)
+
+
+@pytest.mark.parametrize("env_id", SHIPPED)
+def test_shipped_model_runs(env_id):
+    rec = run_episode(env_id, f"maskable-ppo:{MODELS / env_id / 'model.zip'}", 100, {"workload": {"num_jobs": 30}})
+    assert rec["num_jobs"] == 30 and rec["illegal_actions"] == 0
+    assert abs(rec["episode_return"] * rec["reward_scale"]) == pytest.approx(abs(rec["objective"]), rel=1e-9)
