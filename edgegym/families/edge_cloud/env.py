@@ -36,8 +36,6 @@ from .simulator import Candidates, PaperSimulator, fill_servers, greedy_placemen
 __all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder", "observation_features"]
 
 _OBS_HIGH = 10.0
-#: ``cloud_fraction`` action mode: actions 0..K send round(k/K · D_j) chunks to the cloud, action K+1 is A_greedy
-CLOUD_LEVELS = 4
 _L = _OBS_HIGH  # upper bound of the scaled-log features (the observation is clipped to [0, 10])
 
 #: the arriving job's features (index, then the two one-hot blocks of ``max_types`` each)
