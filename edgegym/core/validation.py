@@ -80,3 +80,11 @@ def read_preset_yaml(name_or_path: str | Path, shipped: Traversable, label: str,
 def label_dir(shipped: Traversable) -> str:
     """``"utility/"`` for ``envs_config/utility``, ``""`` for ``envs_config`` itself."""
     return "" if shipped.name == "envs_config" else f"{shipped.name}/"
+
+
+def check_config_mapping(config, source: str) -> None:
+    """An env's ``config`` overrides must be ``None`` or a mapping of sections; a ``ValueError`` naming
+    ``config`` and ``source`` otherwise (never a ``TypeError`` from deep inside ``replace``)."""
+    if config is not None and not isinstance(config, dict):
+        raise ValueError(f"{source}: config must be a mapping of sections to mappings, e.g. "
+                         f"{{'env': {{...}}}}, got {config!r}")

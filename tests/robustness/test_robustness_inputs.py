@@ -112,7 +112,7 @@ def test_config_section_that_is_not_a_mapping_is_refused_by_name(env_id, section
 
 
 #: families whose env refuses a non-mapping ``config`` by name (the others still raise Python's TypeError)
-CONFIG_CHECKED = {"EdgeCloudML", "EdgeUtility"}
+CONFIG_CHECKED = {"EdgeCloudML", "EdgeUtility", "HeteroML", "WirelessUDL"}
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -22,6 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ...core.validation import check_config_mapping
 from .instance import IdealConfig, build_instance
 from .placement import grid_place, ps_type_for, ps_types_for
 from .presets import DEFAULT_PRESET, HeteroPreset, load_preset
@@ -135,6 +136,7 @@ class HeteroMLEnv(gym.Env):
 
     def __init__(self, preset: str | HeteroPreset = DEFAULT_PRESET, config: dict | None = None, render_mode=None):
         p = load_preset(preset) if not isinstance(preset, HeteroPreset) else preset
+        check_config_mapping(config, getattr(p, "source_file", p.name))
         if config:
             p = p.replace(**config)
         self.preset = p

@@ -26,6 +26,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ...core.validation import check_config_mapping
 from .candidates import Candidates, build_candidates
 from .disciplines import make_discipline
 from .instance import Instance, build_instance
@@ -136,6 +137,7 @@ class WirelessUDLEnv(gym.Env):
             raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
         self.render_mode = render_mode
         p = preset if isinstance(preset, UDLPreset) else load_preset(preset)
+        check_config_mapping(config, getattr(p, "source_file", p.name))
         if config:
             p = p.replace(**config)
         self.preset = p
