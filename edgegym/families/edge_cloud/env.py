@@ -29,6 +29,7 @@ from gymnasium import spaces
 from ...core.actions import check_box_action, check_discrete_action
 from ...core.metrics import ScheduleOutcome, episode_metrics, utilisation_series
 from ...core.types import Cluster, JobSet
+from ...core.validation import check_config_mapping
 from .instance import build_instance
 from .presets import Preset, discipline_kwargs, load_preset
 from .simulator import Candidates, PaperSimulator, fill_servers, greedy_placement, server_aggregates, water_fill
@@ -185,9 +186,7 @@ class EdgeCloudMLEnv(gym.Env):
             raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
         self.render_mode = render_mode
         p = preset if isinstance(preset, Preset) else load_preset(preset)
-        if config is not None and not isinstance(config, dict):
-            raise ValueError(f"{p.source_file}: config must be a mapping of sections to mappings, e.g. "
-                             f"{{'env': {{...}}}}, got {config!r}")
+        check_config_mapping(config, p.source_file)
         if config:
             p = p.replace(**config)
         self.preset = p

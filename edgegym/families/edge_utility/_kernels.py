@@ -17,20 +17,7 @@ import math
 
 import numpy as np
 
-try:  # Numba is a core dependency; without it the kernels run as plain Python (identical results)
-    from numba import njit as _njit
-
-    def njit(f):
-        return _njit(cache=True, nogil=True)(f)
-
-    HAVE_NUMBA = True
-except ImportError:  # pragma: no cover - exercised only without numba
-
-    def njit(f):
-        f.py_func = f
-        return f
-
-    HAVE_NUMBA = False
+from ...core.jit import njit
 
 TOL = 1e-12  # utility_fn.TOL
 INF = math.inf

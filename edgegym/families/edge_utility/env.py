@@ -38,6 +38,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ...core.actions import check_discrete_action
+from ...core.validation import check_config_mapping
 from .disciplines import O4AParams
 from .instance import DEVICE_TYPES, build_utility_jobs, bursty_release_times, rescale_release_times
 from .presets import (
@@ -198,9 +199,7 @@ class EdgeUtilityEnv(gym.Env):
             raise ValueError(f"render_mode {render_mode!r} is not supported (supported: None, 'rgb_array')")
         self.render_mode = render_mode
         p = preset if isinstance(preset, UtilityPreset) else load_utility_preset(preset)
-        if config is not None and not isinstance(config, dict):
-            raise ValueError(f"{p.source_file}: config must be a mapping of sections to mappings, e.g. "
-                             f"{{'env': {{...}}}}, got {config!r}")
+        check_config_mapping(config, p.source_file)
         if config:
             p = p.replace(**config)
         self.preset = p
