@@ -152,6 +152,14 @@ def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.nd
     cum = np.cumsum(tasks)
     n = cfg.num_jobs
     ok = np.flatnonzero(cum[-1] - np.concatenate([[0], cum[:-1]]) >= n)
+    if cfg.window == "random" and tuple(cfg.window_part) != (0.0, 1.0):
+        # held-out windows: the whole window lies in trace jobs [lo·R, hi·R) (disjoint parts never share a task)
+        lo, hi = (int(f * submit.size) for f in cfg.window_part)
+        before = np.concatenate([[0], cum[:-1]])[lo:hi]
+        ok = lo + np.flatnonzero((cum[hi - 1] if hi > lo else 0) - before >= n)
+        if not ok.size:
+            raise ValueError(f"workload.window_part={list(cfg.window_part)}: that part of the Google 2011 table "
+                             f"(trace jobs {lo}..{hi - 1}) holds fewer than num_jobs={n} tasks")
     if cfg.window == "random":
         start = int(rng.choice(ok)) if ok.size else 0
     else:

@@ -77,9 +77,12 @@ class WorkloadConfig:
     ``rate_per_s × load_scale``, or, with ``load`` set, ``load ×`` the servers' capacity in jobs/s
     (:func:`capacity_jobs_per_s`: offered work / capacity = ``load``). ``window``: ``random`` (a seeded
     window per episode) or the index of the first trace job of a fixed window (a held-out window for
-    evaluation). ``offline_fallback``: ``bursty`` (use the generator when the trace folder is absent; recorded in
-    ``info["episode_metrics"]["workload_source"]``) or ``none`` (raise). An explicit ``trace_dir`` never
-    falls back: a folder that does not exist is refused at ``make``, a folder without the table at ``reset``.
+    evaluation). ``window_part``: ``[lo, hi]``, fractions of the trace's jobs (in submit order) that a random
+    window must lie in entirely; ``[0, 1]`` (default) is the whole trace, and e.g. ``[0, 0.5]`` for training with
+    ``[0.5, 1]`` for evaluation gives disjoint (held-out) windows. ``offline_fallback``: ``bursty`` (use the
+    generator when the trace folder is absent; recorded in ``info["episode_metrics"]["workload_source"]``) or
+    ``none`` (raise). An explicit ``trace_dir`` never falls back: a folder that does not exist is refused at
+    ``make``, a folder without the table at ``reset``.
     ``google_table``: which derived Google 2011 table gives the releases: ``window`` (the first 19.3 h, with
     task counts) or ``summary`` (all 29 days, one task per job). ``num_jobs`` is at most
     :data:`MAX_NUM_JOBS`.
@@ -97,6 +100,7 @@ class WorkloadConfig:
     time_scale: float = 1.0
     trace_dir: str | None = None
     window: Any = "random"  # google2011: "random" (seeded) or the index of the window's first trace job
+    window_part: tuple = (0.0, 1.0)  # google2011, window "random": the part of the trace (fractions of its jobs)
     google_table: str = "window"  # google2011: "window" (first 19.3 h, task counts) or "summary" (29 days)
     load: float | None = None  # offered utilisation; replaces rate_per_s × load_scale when set
 
@@ -279,6 +283,7 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
         window=(
             "random" if w["window"] == "random" else _num(source, "workload.window", w["window"], lo=0, integer=True)
         ),
+        window_part=_range(source, "workload.window_part", w["window_part"], lo=0, hi=1),
         load=None if w["load"] is None else _num(source, "workload.load", w["load"], lo=0, strict_lo=True, hi=100),
     )
     if workload.load is not None and workload.load_scale != 1.0:
