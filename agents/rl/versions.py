@@ -14,6 +14,11 @@ Per family:
 * ``EdgeCloudML``: the reward was already credited at the decision (potential-based projected JCT, spec §8.4),
   so only ``obs_relative: true`` (no absolute-time feature, jobs in the system relative to the worker count);
   the reward scales of v0 already give per-step rewards of mean ≈ −0.7 (testbed, sim100 at scale 100).
+* ``WirelessUDL``: the commit mode's reward is already the job's exact cost at its decision (plans are
+  non-preemptive), and v0's scale 1000 gives per-step mean ≈ −1.5, sd ≈ 0.6 on ``sim`` under ``okita-a``, so the
+  reward is unchanged; ``obs_relative`` (no absolute time / episode position), ``obs_rows`` (one feature row per
+  candidate plan, for the per-row policy), ``prune_ratio: 3`` (plans estimated above 3× the cheapest legal one are
+  masked: a one-worker plan's exponential latency cost reaches 1e18) and ``cost_clip: 10`` (features in [0, 10]).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ __all__ = ["V1_OVERRIDES", "v1_mapping", "write_v1"]
 V1_OVERRIDES: dict[str, dict] = {
     "EdgeUtility": {"env": {"reward_credit": "dispatch", "obs_relative": True, "reward_scale": 100.0}},
     "EdgeCloudML": {"env": {"obs_relative": True}},
+    "WirelessUDL": {"env": {"obs_relative": True, "obs_rows": True, "prune_ratio": 3.0, "cost_clip": 10.0}},
 }
 
 

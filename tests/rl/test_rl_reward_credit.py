@@ -24,9 +24,9 @@ def _short(env_id: str, n: int = 60) -> dict:
     """A shorter episode of the same preset (inline-job presets are already short)."""
     p = gym.spec(env_id)
     fam = families()[env_family(env_id)]
-    preset = fam.load_preset(p.kwargs["preset"])
-    jobs = getattr(preset.workload, "num_jobs", None)
-    if getattr(preset.workload, "source", "") == "inline" or jobs is None or jobs <= n:
+    workload = getattr(fam.load_preset(p.kwargs["preset"]), "workload", None)  # a family may name it otherwise
+    jobs = getattr(workload, "num_jobs", None)
+    if getattr(workload, "source", "") == "inline" or jobs is None or jobs <= n:
         return {}
     return {"workload": {"num_jobs": n}}
 

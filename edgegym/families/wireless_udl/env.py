@@ -15,11 +15,16 @@ Spec 001 §8 (the project's restatement of the paper). One step per arriving job
 Either way the undiscounted return is exactly ``−objective / reward_scale``, with ``objective`` = total
 cost Σ_i [f_i(t_i − a_i + 1) + B_i] in ``info["episode_metrics"]`` at the last step.
 
-Version history: v0 — first version.
+Version history: v0 — first version. v1 — same dynamics and reward (the commit mode already charges each job's
+exact cost at its decision; scale unchanged); for learning: ``obs_relative`` (no absolute-time or
+episode-position feature, active jobs per site), ``obs_rows`` (the candidate features as one row per action plus
+the cost relative to the cheapest row and an ``N_tent`` flag; :attr:`WirelessUDLEnv.obs_layout` describes it),
+``prune_ratio: 3`` (candidates estimated above 3× the cheapest legal one are masked) and ``cost_clip: 10``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -47,6 +52,11 @@ CAND_FEATURES = (
     ("peak_util", "peak utilisation of the used sites in the window", 0.0, 1.0),
     ("feasible", "1 if the row is a legal action", 0.0, 1.0),
 )
+#: extra per-candidate features of the row-major layout (``env.obs_rows``, v1)
+ROW_EXTRA_FEATURES = (
+    ("total_rel", "estimated total cost minus the cheapest legal row's / reward_scale (clipped)", 0.0, None),
+    ("tent", "1 if the row's worker count is Okita's tentative optimum N_tent", 0.0, 1.0),
+)
 
 
 def observation_blocks(preset: UDLPreset) -> list[tuple[str, tuple, str, float, float]]:
@@ -55,10 +65,12 @@ def observation_blocks(preset: UDLPreset) -> list[tuple[str, tuple, str, float, 
     G = preset.env.worker_counts
     clip = preset.env.cost_clip
     cf = float(preset.env.cap_factor)
-    return [
-        ("slot_frac", (1,), "current slot t / T (at most cap_factor)", 0.0, cf),
-        ("job_frac", (1,), "index of the arriving job / number of jobs", 0.0, 1.0),
-        ("active_frac", (1,), "jobs active (started, unfinished) / number of jobs", 0.0, 1.0),
+    rel = preset.env.obs_relative
+    blocks = [
+        ("slot_frac", (1,), "current slot t / T (at most cap_factor); 0 with env.obs_relative", 0.0, cf),
+        ("job_frac", (1,), "index of the arriving job / number of jobs; 0 with env.obs_relative", 0.0, 1.0),
+        ("active_frac", (1,), "jobs active (started, unfinished) / number of sites (clipped)" if rel
+         else "jobs active (started, unfinished) / number of jobs", 0.0, 1.0),
         ("site_mask", (R,), "1 for a real site, 0 for padding", 0.0, 1.0),
         ("price_mean", (R,), "site's mean outgoing price / max price", 0.0, 1.0),
         ("free_frac", (R, K, H), "free fraction of resource k at site r in slot t+h (replan: last slot)", 0.0, 1.0),
@@ -72,9 +84,13 @@ def observation_blocks(preset: UDLPreset) -> list[tuple[str, tuple, str, float, 
         ("data_total", (1,), "D_i / preset max", 0.0, 1.0),
         ("data_frac", (R,), "D_i^r / D_i", 0.0, 1.0),
         ("n_max", (1,), "N_max of the job / preset max", 0.0, 1.0),
-        *[(f"cand_{nm}", (2 * G,), f"per candidate: {mean}", lo, clip if hi is None else hi)
-          for nm, mean, lo, hi in CAND_FEATURES],
     ]
+    if preset.env.obs_rows:  # one row of features per action (per-row policies, agents.rl.shared)
+        feats = CAND_FEATURES + ROW_EXTRA_FEATURES
+        return blocks + [("cand", (2 * G, len(feats)), "per candidate row: " + ", ".join(nm for nm, *_ in feats),
+                          0.0, clip)]
+    return blocks + [(f"cand_{nm}", (2 * G,), f"per candidate: {mean}", lo, clip if hi is None else hi)
+                     for nm, mean, lo, hi in CAND_FEATURES]
 
 
 def observation_features(preset: UDLPreset) -> list[tuple[str, str, float, float]]:
@@ -204,6 +220,11 @@ class WirelessUDLEnv(gym.Env):
             sim.t = a
         sim.arrive(i)
         self._cand = build_candidates(sim, i, self.G, self.preset.env.wait_max_slots) if self.mode == "commit" else None
+        ratio = self.preset.env.prune_ratio
+        if ratio is not None and self._cand is not None and self._cand.mask.any():
+            c = self._cand  # v1: candidates estimated far above the cheapest legal one are not actions
+            keep = c.mask & (c.total <= ratio * c.total[c.mask].min())
+            self._cand = dataclasses.replace(c, mask=keep, total=np.where(keep, c.total, np.inf))
         return cost
 
     def _check(self, action) -> int:
@@ -323,12 +344,13 @@ class WirelessUDLEnv(gym.Env):
         nz = self._norm
         parts = []
         T = inst.horizon_slots
-        parts.append([min(sim.t / T, p.env.cap_factor), self._k / inst.num_jobs])
+        rel = p.env.obs_relative
+        parts.append([0.0, 0.0] if rel else [min(sim.t / T, p.env.cap_factor), self._k / inst.num_jobs])
         if self.mode == "commit":
             active = np.sum((sim.start >= 0) & (sim.start <= sim.t) & (sim.t_last >= sim.t))
         else:
             active = np.sum(sim.status == 1)
-        parts.append([active / inst.num_jobs])
+        parts.append([active / (R if rel else inst.num_jobs)])
         site_mask = np.zeros(Rm)
         site_mask[:R] = 1
         parts.append(site_mask)
@@ -377,11 +399,36 @@ class WirelessUDLEnv(gym.Env):
             ]
         else:
             feats = [np.zeros(C)] * len(CAND_FEATURES)
+        if p.env.obs_rows:  # v1: (C, F) row-major, plus the cost relative to the cheapest row and the N_tent flag
+            if self.mode == "commit" and self._cand is not None and self._cand.mask.any():
+                c = self._cand
+                rel_cost = np.where(c.mask, (c.total - c.total[c.mask].min()) / self.reward_scale, 0)
+                feats = feats + [rel_cost, np.where(c.mask & (c.N == c.n_tent), 1.0, 0.0)]
+            else:
+                feats = feats + [np.zeros(C)] * len(ROW_EXTRA_FEATURES)
+            feats = [np.stack([np.asarray(f, dtype=float) for f in feats], axis=1)]
         for f in feats:
             parts.append(f)
         obs = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in parts])
         obs = np.nan_to_num(obs, nan=0.0, posinf=clip, neginf=0.0)
         return np.clip(obs, self.observation_space.low, self.observation_space.high).astype(np.float32)
+
+    @property
+    def obs_layout(self):
+        """With ``env.obs_rows`` (v1): a callable returning where the observation's blocks lie, for per-row
+        policies (``agents.rl.shared``): ``glob`` and ``job`` are ``(start, stop)``; ``rows`` = ``2·G`` candidate
+        rows of ``row_dim`` features from ``rows_start``; action ``a`` picks row ``a`` (``row_actions``), no
+        other actions. ``None`` without ``env.obs_rows`` (the v0 candidate features are one block per feature)."""
+        if not self.preset.env.obs_rows or self.mode != "commit":
+            return None
+        sizes = [int(np.prod(shape)) for _, shape, *_ in self._blocks]
+        ends = np.cumsum(sizes)
+        glob_end = int(ends[[n for n, *_ in self._blocks].index("free_frac")])
+        job_end = int(ends[-2])
+        C, F = self._blocks[-1][1]
+        layout = {"job": (glob_end, job_end), "rows_start": job_end, "rows": int(C), "row_dim": int(F),
+                  "glob": (0, glob_end), "row_actions": True, "extra_actions": 0}
+        return lambda: dict(layout)
 
     # ----------------------------------------------------------------- rendering
     def render(self):

@@ -89,6 +89,9 @@ class EnvConfig:
     sampling: str = "proportional"  # proportional (per-slot unbiased quota) | complete (Alg 3 on M)
     record_schedule: bool = False  # keep the per-slot schedule log (tests, rendering)
     cost_clip: float = 100.0  # candidate cost features: cost / reward_scale clipped to this
+    obs_relative: bool = False  # v1: no absolute-time / episode-position features; active jobs per site
+    obs_rows: bool = False  # v1: candidate features row-major (one row per action) + relative cost, N_tent flag
+    prune_ratio: float | None = None  # v1: mask candidates estimated > ratio × the cheapest legal one (None: off)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +266,9 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> UDLPreset:
         sampling=_choice(s, "env.sampling", e["sampling"], ("proportional", "complete")),
         record_schedule=_bool(s, "env.record_schedule", e["record_schedule"]),
         cost_clip=_num(s, "env.cost_clip", e["cost_clip"], lo=0, strict_lo=True),
+        obs_relative=_bool(s, "env.obs_relative", e["obs_relative"]),
+        obs_rows=_bool(s, "env.obs_rows", e["obs_rows"]),
+        prune_ratio=None if e["prune_ratio"] is None else _num(s, "env.prune_ratio", e["prune_ratio"], lo=1),
     )
     o = raw["okita"]
     alpha = o["alpha"]
