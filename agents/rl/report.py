@@ -3,8 +3,9 @@ trivial policies on held-out seeds, for the agents results page (``docs/results/
 
 The agent runs argmax *and* sampled (:func:`agents.rl.evaluate.evaluate_agent`), with its mean entropy. Every
 other policy runs through :func:`agents.runner.run_episode` with its own preset overrides (as its paper runs
-it); ``--same KEY`` (``section.key``, e.g. ``scheduler.discipline``) re-runs each policy whose overrides change
-that key once more with the agent's value, so that the agent is also compared under the same server discipline.
+it); ``--same KEY`` (``section.key``, e.g. ``scheduler.discipline``) re-runs each policy that ran with another
+value of that key once more with the agent's value (from the agent's own env config when its sidecar sets the
+key, else the preset's), so that the agent is also compared under the same server discipline.
 Writes ``OUT/results.csv`` (one row per episode) and ``OUT/summary.md`` (mean ± sample std per row).
 
 Example::
@@ -54,8 +55,17 @@ def run_report(env_id: str, model: str | None, policies: list[str], seeds: list[
     if append and (out / "results.csv").is_file():
         with (out / "results.csv").open() as f:
             rows = list(csv.DictReader(f))
-    base = gym.make(env_id, config=env_config or None).unwrapped.preset
-    base_cfg = {sec: {k: getattr(getattr(base, sec), k)} for sec, _, k in (s.partition(".") for s in same)}
+    name = None
+    if model:
+        name = model if ":" in model.split("/", 1)[0] else f"{algo}:{model}"
+    preset = gym.make(env_id, config=env_config or None).unwrapped.preset
+    # "the agent's value" of each --same key: from its own env config (sidecar) when it sets one, else the preset's
+    agent = preset
+    if name:
+        agent = gym.make(env_id, config=merge_config(policy_env_config(env_id, name), env_config) or None)
+        agent = agent.unwrapped.preset
+    base_cfg = {sec: {k: getattr(getattr(agent, sec), k)} for sec, _, k in (s.partition(".") for s in same)}
+    preset_cfg = {sec: {k: getattr(getattr(preset, sec), k)} for sec, _, k in (s.partition(".") for s in same)}
 
     def add(row: str, policy: str, mode: str, rec: dict, cfg: dict) -> None:
         r = {c: rec.get(c) for c in _COLS}
@@ -69,13 +79,13 @@ def run_report(env_id: str, model: str | None, policies: list[str], seeds: list[
             add(pol, pol, "own", run_episode(env_id, pol, s, env_config), own)
         for key in same:
             val = _get(base_cfg, key)
-            if _get(merge_config(own, env_config), key) not in (None, val):
+            ran = _get(merge_config(own, env_config), key)
+            if (_get(preset_cfg, key) if ran is None else ran) != val:
                 sec, _, k = key.partition(".")
                 cfg = merge_config(env_config, {sec: {k: val}})
                 for s in seeds:
                     add(f"{pol} ({k} {val})", pol, "same", run_episode(env_id, pol, s, cfg), cfg)
-    if model:
-        name = model if ":" in model.split("/", 1)[0] else f"{algo}:{model}"
+    if name:
         for rec in evaluate_agent(name, env_id, seeds, env_config):
             add(f"agent ({rec['mode']})", name, rec["mode"], rec, env_config or {})
     with (out / "results.csv").open("w", newline="") as f:

@@ -94,3 +94,12 @@ def test_tiny_train_then_eval(tmp_path, capsys):
     assert by["random (discipline o4a)"] == {"scheduler": {"discipline": "o4a"}}
     summary = (tmp_path / "report" / "summary.md").read_text()
     assert "| agent (sampled) | 2 |" in summary and (tmp_path / "report" / "results.csv").is_file()
+    # an agent whose own env config (sidecar) sets the discipline: the baselines are re-run under that one
+    meta["env_config"] = {"scheduler": {"discipline": "srpt"}}
+    (tmp_path / "model.edgegym.json").write_text(json.dumps(meta))
+    rows = run_report("EdgeUtility-tiny-v1", str(tmp_path / "model.zip"), ["o4a", "ondisc"], [100],
+                      tmp_path / "report2", same=["scheduler.discipline"])
+    assert list(dict.fromkeys(r["row"] for r in rows)) == [
+        "o4a", "o4a (discipline srpt)", "ondisc", "agent (argmax)", "agent (sampled)"]
+    rec = evaluate_agent(f"maskable-ppo:{tmp_path / 'model.zip'}", "EdgeUtility-tiny-v1", [100], modes=("argmax",))
+    assert rec[0]["discipline"] == "srpt"
