@@ -19,6 +19,10 @@ Per family:
   reward is unchanged; ``obs_relative`` (no absolute time / episode position), ``obs_rows`` (one feature row per
   candidate plan, for the per-row policy), ``prune_ratio: 3`` (plans estimated above 3× the cheapest legal one are
   masked: a one-worker plan's exponential latency cost reaches 1e18) and ``cost_clip: 10`` (features in [0, 10]).
+* ``HeteroML``: the reward is already credited at the decision (a committed job's completion is known), so
+  ``obs_relative: true`` (no absolute-time / episode-position features), ``obs_actions: true`` (one feature row
+  per grid action: completion estimate, wait, duration, resource share, for the per-row policy) and
+  ``reward_scale: 1e5`` (weighted flow time in 1e5 weight-slots: per-step mean ≈ −0.7 under ``earliest``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ V1_OVERRIDES: dict[str, dict] = {
     "EdgeUtility": {"env": {"reward_credit": "dispatch", "obs_relative": True, "reward_scale": 100.0}},
     "EdgeCloudML": {"env": {"obs_relative": True}},
     "WirelessUDL": {"env": {"obs_relative": True, "obs_rows": True, "prune_ratio": 3.0, "cost_clip": 10.0}},
+    "HeteroML": {"env": {"obs_relative": True, "obs_actions": True, "reward_scale": 1.0e5}},
 }
 
 

@@ -45,7 +45,8 @@ def test_return_equals_objective(env_id, policy):
     cfg = _short(env_id)
     # the baseline's own discipline is overridden back to the preset's: the credit must hold under any policy
     rec = run_episode(env_id, pol, 3, cfg)
-    scaled = rec["episode_return"] * rec["reward_scale"]
+    # HeteroML's flow reward leaves out the policy-independent Σ w_j a_j (its ``objective_offset``)
+    scaled = rec["episode_return"] * rec["reward_scale"] - rec.get("objective_offset", 0.0)
     assert abs(scaled) == pytest.approx(abs(rec["objective"]), rel=1e-9, abs=1e-6)
     assert rec["illegal_actions"] == 0
 

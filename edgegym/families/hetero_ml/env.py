@@ -11,6 +11,19 @@ undiscounted return is exactly ``-(objective - objective_offset) / reward_scale`
 
 With ``env.discipline`` != ``reservation`` the slot driver runs the elastic / preemptive baseline (DRF, AntMan,
 Tiresias) at reset and the action space is ``Discrete(1)`` (no-op); rewards use the slot driver's completions.
+
+The reward is already credited at the decision: a job's completion is fixed when it is committed (reservation,
+non-preemptive), so every step's reward is that job's whole weighted flow time (no zero-reward steps, no
+delayed credit; measured under ``aonline-hetero`` on the default preset: 0% zero-reward steps, last step 1% of
+the return).
+
+Version history: v0 — first version. v1 — ``obs_relative: true`` (no absolute-time or episode-position
+features: ``time``, ``to_boundary`` and ``progress`` are 0, ``active`` is jobs in the system per server),
+``obs_actions: true`` (one feature row per grid action: its earliest start and completion under the env's own
+placement rule relative to the best action's, its duration, workers, spread, delay and resource footprint; the
+action mask moves into the rows; :meth:`HeteroMLEnv.obs_layout` describes the blocks for the per-row shared policy
+of ``agents.rl.shared``) and ``reward_scale`` 1e5 (per-step rewards O(1): under ``earliest`` on the default preset
+mean −0.68, sd 0.68); dynamics and objective unchanged.
 """
 
 from __future__ import annotations
@@ -36,15 +49,43 @@ from .simulator import (
     footprint,
 )
 
-__all__ = ["HeteroMLEnv", "HeteroView", "OBSERVATION_FEATURES", "observation_features", "observation_table", "N_BINS"]
+__all__ = [
+    "ACTION_ROW_FEATURES", "HeteroMLEnv", "HeteroView", "OBSERVATION_FEATURES", "observation_features",
+    "observation_table", "N_BINS",
+]
 
 N_BINS = 8  # geometric lookahead bins [0,1), [1,2), [2,4), ..., [64,128)
 _BIN_EDGES = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128])
 OBS_HIGH = 10.0
+#: per-grid-action row of the v1 observation (``env.obs_actions``): (name, meaning, low, high)
+ACTION_ROW_FEATURES = (
+    ("valid", "1 if the action is valid (the action mask); an invalid action's row is all 0", 0.0, 1.0),
+    ("regret", "(completion - best completion) / (best completion - now), clipped", 0.0, OBS_HIGH),
+    ("wait", "(earliest start - now) / (best completion - now), clipped", 0.0, OBS_HIGH),
+    ("duration", "duration / (best completion - now), clipped", 0.0, OBS_HIGH),
+    ("workers", "workers N / D_j", 0.0, 1.0),
+    ("spread", "1 if spread (not co-located)", 0.0, 1.0),
+    ("delay", "start delay / largest delay", 0.0, 1.0),
+    ("share", "10 x the largest share of a resource's cluster total the job holds (workers + PSs), clipped", 0.0,
+     OBS_HIGH),
+    ("area", "log2(resource share x duration / the smallest over valid actions) / 2, clipped", 0.0, OBS_HIGH),
+    ("type_gpu", "GPUs of one worker of this type / 4", 0.0, OBS_HIGH),
+    ("type_bw", "bandwidth of one worker of this type (Gbps) / 5", 0.0, OBS_HIGH),
+    ("on_time", "1 if the job fits at decision time + delay (no wait beyond the delay)", 0.0, 1.0),
+)
 
 
-def observation_features(M: int, R: int, n_actions: int, resource_names=("gpu", "vcpu", "mem_gib", "bw_gbps")):
-    """The named observation features: (name, meaning, low, high), in observation order."""
+def observation_features(M: int, R: int, n_actions: int, resource_names=("gpu", "vcpu", "mem_gib", "bw_gbps"),
+                         relative: bool = False, actions: bool = False):
+    """The named observation features: (name, meaning, low, high), in observation order.
+
+    v0: job | time, position, active | lookahead bins | action mask. ``actions`` (v1): job | one row per grid
+    action (:data:`ACTION_ROW_FEATURES`) | globals | bins, no separate mask. ``relative`` (v1): the same slots,
+    the absolute-time and episode-position ones 0 and ``active`` per server."""
+    rows = []
+    if actions:
+        for a in range(n_actions):
+            rows += [(f"action[{a}].{n}", m, lo, hi) for n, m, lo, hi in ACTION_ROW_FEATURES]
     f = [
         ("w", "w_j / 5000", 0.0, OBS_HIGH),
         ("log_E", "log10(E_j) / 3", 0.0, OBS_HIGH),
@@ -59,11 +100,22 @@ def observation_features(M: int, R: int, n_actions: int, resource_names=("gpu", 
         ("U_ps_mean", "mean_p U^p_j in slots x 1e4", 0.0, OBS_HIGH),
         ("U_ps_min", "min_p U^p_j in slots x 1e4", 0.0, OBS_HIGH),
         ("U_ra", "U_j (Ring-AllReduce) in slots x 1e4", 0.0, OBS_HIGH),
-        ("time", "decision time / T (clipped)", 0.0, OBS_HIGH),
-        ("to_boundary", "(next tau_i - a_j) / tau_i", 0.0, OBS_HIGH),
-        ("progress", "k / J", 0.0, 1.0),
-        ("active", "committed-but-unfinished jobs / J", 0.0, 1.0),
     ]
+    f += rows
+    if relative:
+        f += [
+            ("time", "0 (v1, obs_relative)", 0.0, OBS_HIGH),
+            ("to_boundary", "0 (v1, obs_relative)", 0.0, OBS_HIGH),
+            ("progress", "0 (v1, obs_relative)", 0.0, 1.0),
+            ("active", "committed-but-unfinished jobs / H (clipped)", 0.0, OBS_HIGH),
+        ]
+    else:
+        f += [
+            ("time", "decision time / T (clipped)", 0.0, OBS_HIGH),
+            ("to_boundary", "(next tau_i - a_j) / tau_i", 0.0, OBS_HIGH),
+            ("progress", "k / J", 0.0, 1.0),
+            ("active", "committed-but-unfinished jobs / J", 0.0, 1.0),
+        ]
     for b in range(N_BINS):
         lo, hi = _BIN_EDGES[b], _BIN_EDGES[b + 1]
         for r in range(R):
@@ -71,8 +123,9 @@ def observation_features(M: int, R: int, n_actions: int, resource_names=("gpu", 
             f.append((f"maxfree_{resource_names[r]}_b{b}", f"largest single-server free fraction of {resource_names[r]} over [{lo},{hi})", 0.0, 1.0))
         for m in range(M):
             f.append((f"hosts_{m}_b{b}", f"servers able to host >= 1 type-{m} worker over [{lo},{hi}) / H", 0.0, 1.0))
-    for a in range(n_actions):
-        f.append((f"valid_{a}", f"grid action {a} is valid (action mask)", 0.0, 1.0))
+    if not actions:
+        for a in range(n_actions):
+            f.append((f"valid_{a}", f"grid action {a} is valid (action mask)", 0.0, 1.0))
     return f
 
 
@@ -152,7 +205,12 @@ class HeteroMLEnv(gym.Env):
         self.n_grid = int(np.prod(self.grid_shape))
         self.slot_driven = e.discipline != "reservation"
         self.action_space = spaces.Discrete(1 if self.slot_driven else self.n_grid)
-        self.features = observation_features(self.M, self.R, self.n_grid)
+        self.obs_relative, self.obs_actions = bool(e.obs_relative), bool(e.obs_actions)
+        self.features = observation_features(self.M, self.R, self.n_grid, relative=self.obs_relative,
+                                             actions=self.obs_actions)
+        self._n_job = 5 + 2 * self.M + 3
+        if self.obs_actions and not self.slot_driven:  # the per-row shared policy reads this (agents.rl.shared)
+            self.obs_layout = self._obs_layout
         lo = np.array([f[2] for f in self.features], dtype=np.float32)
         hi = np.array([f[3] for f in self.features], dtype=np.float32)
         self.observation_space = spaces.Box(lo, hi, dtype=np.float32)
@@ -171,8 +229,11 @@ class HeteroMLEnv(gym.Env):
         self.sim = ReservationSim(self.cluster, self.jobs, horizon=2 * self.T)
         self._k = 0
         self._rewards = []
+        self._illegal = 0
         self._mask_cache: dict = {}
         self._mask_step = None
+        self._est_step = None
+        self._dur_step = None
         self._slot = None
         if self.slot_driven:
             from .disciplines import run_slot_driver
@@ -209,6 +270,7 @@ class HeteroMLEnv(gym.Env):
                 act = self._check_discrete(action)
                 mask = self.action_masks()
                 if not mask[act]:  # spec §8: an unmasked invalid action maps to the earliest-completion valid one
+                    self._illegal += 1
                     act = self._earliest_valid(k, now, mask)
                 pl = self.sim.commit(k, self._decode(k, act, now), earliest=now)
             c, start, dur = pl.completion, pl.start, pl.duration
@@ -352,7 +414,12 @@ class HeteroMLEnv(gym.Env):
         while tau < a:
             tau *= 2
         comp = self.sim.completion[: self._k]
-        x += [now / self.T, (tau - a) / tau, self._k / jb.num_jobs, float(np.sum(comp > now)) / jb.num_jobs]
+        if self.obs_actions:
+            x += list(self._action_rows().reshape(-1))
+        if self.obs_relative:
+            x += [0.0, 0.0, 0.0, float(np.sum(comp > now)) / self.H]
+        else:
+            x += [now / self.T, (tau - a) / tau, self._k / jb.num_jobs, float(np.sum(comp > now)) / jb.num_jobs]
         win = self.sim.ledger.window(now, now + 128)  # (H, R, 128)
         C = c.capacity
         Ctot = np.maximum(C.sum(axis=0), 1e-12)
@@ -365,9 +432,155 @@ class HeteroMLEnv(gym.Env):
             mx = (free / safeC).max(axis=0)
             hosts = np.all(free[:, None, :] + 1e-9 >= c.worker_res[None, :, :], axis=2).mean(axis=0)
             blocks.append(np.concatenate([np.stack([agg, mx], axis=1).reshape(-1), hosts]))
-        x = np.concatenate([np.asarray(x, dtype=np.float64), *blocks, self._grid_mask().astype(np.float64)])
+        tail = [] if self.obs_actions else [self._grid_mask().astype(np.float64)]
+        x = np.concatenate([np.asarray(x, dtype=np.float64), *blocks, *tail])
         lo, hi = self.observation_space.low, self.observation_space.high
         return np.clip(np.nan_to_num(x.astype(np.float32)), lo, hi)
+
+    # ------------------------------------------------------------------ v1: per-grid-action rows
+    def _obs_layout(self) -> dict:
+        """Where the v1 observation's blocks lie, for per-row policies (``agents.rl.shared``): ``job`` and ``glob``
+        are ``(start, stop)``; ``rows`` rows (one per grid action) of ``row_dim`` features from ``rows_start``;
+        action ``r`` picks row ``r`` (``row_actions``), no other actions. Only with ``env.obs_actions`` (the
+        attribute ``obs_layout`` exists only then)."""
+        nr = len(ACTION_ROW_FEATURES)
+        start = self._n_job + self.n_grid * nr
+        return {"job": (0, self._n_job), "rows_start": self._n_job, "rows": self.n_grid, "row_dim": nr,
+                "glob": (start, int(self.observation_space.shape[0])), "row_actions": True, "extra_actions": 0}
+
+    def _grid_configs(self, k: int):
+        """Per grid action of job k: worker type, workers, spread, PS type, delay index (arrays of grid_shape)."""
+        D = int(self.jobs.chunks[k])
+        fr = np.asarray(self.preset.env.worker_fractions)
+        ns = np.minimum(D, np.maximum(1, np.ceil(D * fr - 1e-9))).astype(np.int64)
+        mm, nn = np.meshgrid(np.arange(self.M), ns, indexing="ij")  # (M, levels)
+        m4, n4, q4, p4, d4 = (np.zeros(self.grid_shape, dtype=np.int64) for _ in range(5))
+        for qm in (0, 1):
+            ps = (ps_types_for(self.cluster, nn, mm, qm == 1, self.jobs.ps_update[k]) if self.cluster.arch == "ps"
+                  else np.full(nn.shape, -1))
+            m4[:, :, qm, :] = mm[:, :, None]
+            n4[:, :, qm, :] = nn[:, :, None]
+            q4[:, :, qm, :] = qm
+            p4[:, :, qm, :] = ps[:, :, None]
+        d4[...] = np.arange(self.n_delays)[None, None, None, :]
+        return m4, n4, q4, p4, d4
+
+    def grid_estimates(self) -> tuple[np.ndarray, np.ndarray]:
+        """Earliest start and duration (slots) of every grid action for the pending job, exactly as :meth:`step`
+        would commit it (earliest start >= decision time + delay among that time and later reservation ends at
+        which :func:`grid_place` fits; duration of the planned co-location), computed for all actions at once.
+        Invalid actions: start -1, duration 0. Cached per step.                    # (n_grid,), (n_grid,)"""
+        k = self._k
+        if self._est_step is not None and self._est_step[0] == k:
+            return self._est_step[1], self._est_step[2]
+        mask = self._grid_mask()
+        m4, n4, q4, p4, d4 = (a.reshape(-1) for a in self._grid_configs(k))
+        keys = np.stack([m4, n4, q4], axis=1)[mask]
+        if self._dur_step is None or self._dur_step[0] != k:  # configurations and durations depend on the job only
+            uk, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+            up = p4[mask][first]
+            dur = np.array([self._dur(k, int(m), int(pp), int(n), not bool(q)) for (m, n, q), pp in zip(uk, up,
+                                                                                                        strict=True)],
+                           dtype=np.int64)
+            self._dur_step = (k, uk, up, inv.reshape(-1), dur)
+        _, uk, up, inv, dur = self._dur_step
+        U = uk.shape[0]
+        um, un, uq = uk[:, 0], uk[:, 1], uk[:, 2].astype(bool)
+        now = self._decision_time(k)
+        ends = self.sim.completion[: self._k]
+        # usage is piecewise constant between reservation starts and ends: the max over [t, t + d) is the max over
+        # the usage at t and at every breakpoint in (t, t + d)
+        marks = np.unique(np.concatenate((self.sim.start[: self._k], ends)))
+        usage = self.sim.ledger
+        start_u = np.full((self.n_delays, U), -1, dtype=np.int64)
+        for di, delay in enumerate(self.preset.env.delays):
+            t0 = now + int(delay)
+            todo = np.arange(U)
+            for t in np.unique(np.concatenate(([t0], ends[ends > t0]))):
+                if todo.size == 0:
+                    break
+                t = int(t)
+                dd = np.maximum(dur[todo], 1)
+                bps = np.concatenate(([t], marks[(marks > t) & (marks < t + int(dd.max()))]))
+                usage._ensure(int(bps[-1]) + 1)
+                cm = np.maximum.accumulate(usage.usage[:, :, bps], axis=2)  # (H, R, breakpoints)
+                last = np.searchsorted(bps, t + dd, side="left") - 1
+                free = self.cluster.capacity[None] - np.moveaxis(cm[:, :, last], 2, 0)  # (U', H, R)
+                ok = self._fits(free, um[todo], un[todo], uq[todo], up[todo])
+                start_u[di, todo[ok]] = t
+                todo = todo[~ok]
+        start = np.full(self.n_grid, -1, dtype=np.int64)
+        d_out = np.zeros(self.n_grid, dtype=np.int64)
+        start[mask] = start_u[d4[mask], inv]
+        d_out[mask] = dur[inv]
+        self._est_step = (k, start, d_out)
+        return start, d_out
+
+    def _fits(self, free: np.ndarray, m, n, spread, p) -> np.ndarray:
+        """Whether :func:`grid_place` finds a placement on residuals ``free`` (U, H, R), vectorised over U configs."""
+        c = self.cluster
+        ps_arch = c.arch == "ps"
+        e = c.worker_res[m]  # (U, R)
+        z = c.ps_res[p] if ps_arch else np.zeros_like(e)
+        ok = np.zeros(m.shape[0], dtype=bool)
+        co = ~spread
+        if co.any():
+            need = n[co, None] * e[co] + z[co]
+            ok[co] = np.all(free[co] + 1e-9 >= need[:, None, :], axis=2).any(axis=1)
+        sp = np.flatnonzero(spread)
+        if sp.size:
+            f, es, ns = free[sp], e[sp], n[sp]
+            rest, anyps = f, np.ones(sp.size, dtype=bool)
+            if ps_arch:
+                zs = z[sp]
+                kps = np.maximum(1, np.ceil(ns * c.worker_bw[m[sp]] / c.ps_bw[p[sp]] - 1e-9)).astype(np.int64)
+                okps = np.all(f + 1e-9 >= (kps[:, None] * zs)[:, None, :], axis=2)  # (S, H)
+                C = c.capacity
+                used = np.divide(C[None] - f, C[None], out=np.zeros_like(f), where=C[None] > 0)
+                price = np.power(self.lam, np.clip(used, 0.0, 1.0)) - 1.0
+                cost = np.where(okps, np.einsum("shr,sr->sh", price, zs / c.cbar), np.inf)
+                h = np.argmin(cost, axis=1)
+                rest = f.copy()
+                rest[np.arange(sp.size), h] -= kps[:, None] * zs
+                anyps = okps.any(axis=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                q = np.where(es[:, None, :] > 0, np.floor(rest / np.where(es > 0, es, 1.0)[:, None, :] + 1e-9), np.inf)
+            cap = q.min(axis=2)
+            cap = np.maximum(np.where(np.isfinite(cap), cap, 1 << 30), 0)
+            ok[sp] = anyps & (cap.sum(axis=1) >= ns)
+        return ok
+
+    def _action_rows(self) -> np.ndarray:
+        """The v1 per-grid-action rows (:data:`ACTION_ROW_FEATURES`).                  # (n_grid, row features)"""
+        rows = np.zeros((self.n_grid, len(ACTION_ROW_FEATURES)))
+        if self.slot_driven or self._k >= self.jobs.num_jobs:
+            return rows
+        k = self._k
+        mask = self._grid_mask()
+        start, dur = self.grid_estimates()
+        now = self._decision_time(k)
+        c = self.cluster
+        m4, n4, q4, p4, d4 = (a.reshape(-1)[mask] for a in self._grid_configs(k))
+        st, du = start[mask].astype(np.float64), dur[mask].astype(np.float64)
+        comp = st + du
+        best = comp.min()
+        ref = max(best - now, 1.0)
+        delays = np.asarray(self.preset.env.delays, dtype=np.float64)
+        e = c.worker_res[m4]
+        if c.arch == "ps":
+            kps = np.where(q4 == 1, np.maximum(1, np.ceil(n4 * c.worker_bw[m4] / c.ps_bw[p4] - 1e-9)), 1.0)
+            dem = n4[:, None] * e + kps[:, None] * c.ps_res[p4]
+        else:
+            dem = n4[:, None] * e
+        share = (dem / np.maximum(c.capacity.sum(axis=0), 1e-12)[None, :]).max(axis=1)
+        area = share * np.maximum(du, 1.0)
+        rows[mask] = np.stack([
+            np.ones(st.size), (comp - best) / ref, (st - now) / ref, du / ref, n4 / float(self.jobs.chunks[k]),
+            q4.astype(np.float64), delays[d4] / max(delays.max(), 1.0), 10.0 * share,
+            np.log2(area / max(area.min(), 1e-12)) / 2.0, e[:, 0] / 4.0, c.worker_bw[m4] / 5.0,
+            (st == now + delays[d4]).astype(np.float64),
+        ], axis=1)
+        return np.clip(rows, 0.0, OBS_HIGH)
 
     # ------------------------------------------------------------------ structured API
     def view(self) -> HeteroView:
@@ -440,6 +653,7 @@ class HeteroMLEnv(gym.Env):
             "p95_jct": float(np.percentile(flow, 95)),
             "makespan": float(comp.max()),
             "frac_after_T": float(np.mean(comp > self.T)),
+            "illegal_actions": int(getattr(self, "_illegal", 0)),  # invalid grid actions mapped to a valid one
         }
         if not self.slot_driven:
             s = self.sim

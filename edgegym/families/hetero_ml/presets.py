@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from edgegym.core.family import preset_dir, shipped_presets
-from edgegym.core.validation import choice, fail, number, pair, read_preset_yaml
+from edgegym.core.validation import boolean, choice, fail, number, pair, read_preset_yaml
 
 __all__ = [
     "AOnlineConfig",
@@ -113,6 +113,8 @@ class EnvConfig:
     antman_threshold_slots: int = 2  # Theta (spec §5.4)
     las_threshold_gpu_slots: float = 3200.0 / 3600.0  # Tiresias-L queue threshold, 3200 GPU-s in slots
     fifo_workers: tuple[int, int] = (1, 30)  # FIFO's N ~ U{lo..hi} (spec §5.4)
+    obs_relative: bool = False  # v1: no absolute-time / episode-position features (jobs in system per server)
+    obs_actions: bool = False  # v1: one feature row per grid action (its completion estimate, wait, cost, ...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +284,8 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> HeteroPreset:
             src, "env.las_threshold_gpu_slots", e.get("las_threshold_gpu_slots", d.las_threshold_gpu_slots), lo=0
         ),
         fifo_workers=pair(src, "env.fifo_workers", e.get("fifo_workers", d.fifo_workers), lo=1, integer=True),
+        obs_relative=boolean(src, "env.obs_relative", e.get("obs_relative", d.obs_relative)),
+        obs_actions=boolean(src, "env.obs_actions", e.get("obs_actions", d.obs_actions)),
     )
 
     a = _section(data, "aonline", src)
