@@ -571,3 +571,266 @@ def server_aggregates(qual, worker_server, S, backlog, wait, a2w, q, p0):
             mins[2, s] = v
         bl[s] += backlog[w]
     return nq, idle, mins, bl
+
+
+# ------------------------------------------------------------------------------------------ env: observation
+@njit
+def _pairwise_block(a, lo, n):
+    """NumPy's pairwise-summation leaf (n <= 128): 8 partial sums, then the tail."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        k = lo + i
+        r0 += a[k]
+        r1 += a[k + 1]
+        r2 += a[k + 2]
+        r3 += a[k + 3]
+        r4 += a[k + 4]
+        r5 += a[k + 5]
+        r6 += a[k + 6]
+        r7 += a[k + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit
+def pairwise_sum(a, lo, n):
+    """``np.sum(a[lo:lo+n])`` of a float64 array, bit for bit: NumPy's pairwise summation (leaves of at most
+    128 elements, halves rounded to multiples of 8 above). Iterative (an explicit stack): Numba does not cache
+    recursive functions reliably."""
+    if n <= 128:
+        return _pairwise_block(a, lo, n)
+    los = np.empty(128, np.int64)
+    ns = np.empty(128, np.int64)
+    vals = np.empty(128, np.float64)
+    top = 1
+    nv = 0
+    los[0] = lo
+    ns[0] = n
+    while top > 0:
+        top -= 1
+        m = ns[top]
+        if m < 0:  # combine the last two values: left + right
+            nv -= 1
+            vals[nv - 1] = vals[nv - 1] + vals[nv]
+        elif m <= 128:
+            vals[nv] = _pairwise_block(a, los[top], m)
+            nv += 1
+        else:
+            n2 = m // 2
+            n2 -= n2 % 8
+            l0 = los[top]
+            ns[top] = -1
+            top += 1
+            los[top] = l0 + n2
+            ns[top] = m - n2
+            top += 1
+            los[top] = l0
+            ns[top] = n2
+            top += 1
+    return vals[0]
+
+
+@njit
+def eligible_rows(q, worker_server, has_cloud, use_cloud, rows):
+    """The env's legal rows (``server_proportions`` mask) into ``rows`` (S_max+1,) bool: edge servers with a
+    finite-Q worker, then the cloud (if there is one and it is in use, or no edge worker qualifies)."""
+    rows[:] = False
+    any_finite = False
+    for w in range(q.size):
+        if math.isfinite(q[w]):
+            rows[worker_server[w]] = True
+            any_finite = True
+    rows[rows.size - 1] = has_cloud and (use_cloud or not any_finite)
+    return any_finite
+
+
+@njit
+def obs_stage1(j, S, has_cand, has_cloud, use_cloud, relative, max_types, max_chunks, job_dim, row_dim,
+               num_jobs, now, in_system, jd, jp0, jp1, jdc, jwork, jwt, jpst, delay_edge, type_ptr, type_workers,
+               worker_server, head_start, q, wait, a2w, backlog, scratch, obs, pre, rows):
+    """First pass of the observation (the env's ``_observation``, same floating-point operations): writes every
+    scalar feature of ``obs`` (float64, zeroed here) and the arguments of the per-server logarithms into ``pre``
+    (7, S) (upload delay, qualified, idle, min wait, min p0·A2 weight, min Q, backlog; 0 where there is none),
+    which the caller passes through ``np.log1p`` (NumPy's, as the pure version) before :func:`obs_stage2`.
+    Also writes the legal rows into ``rows``. Returns the number of qualified workers (0: no per-server
+    features)."""
+    obs[:] = 0.0
+    pre[:, :] = 0.0
+    W = worker_server.size
+    D = jd[j]
+    p0 = jp0[j]
+    p1 = jp1[j]
+    dc = jdc[j]
+    wt = jwt[j]
+    nq_all = 0
+    if 0 <= wt < type_ptr.size - 1:
+        lo = type_ptr[wt]
+        nq_all = type_ptr[wt + 1] - lo
+    else:
+        lo = 0
+    obs[0] = D / max_chunks
+    obs[1] = math.log1p(jwork[j]) / 10
+    obs[2] = math.log1p(p0) / 6
+    obs[3] = math.log1p(p1) / 6
+    obs[4] = math.log1p(D * p0) / 10
+    obs[5] = (p0 - p1) / p0 if p0 > 0 else 0.0
+    obs[6] = nq_all / max(W, 1)
+    obs[7] = math.log1p(dc) / 3
+    obs[8] = math.log1p(float(nq_all)) / 5
+    base = 9
+    obs[base + min(wt, max_types - 1)] = 1.0
+    obs[base + max_types + min(jpst[j], max_types - 1)] = 1.0
+    r0 = job_dim
+    nrows = rows.size
+    backlog_total = 0.0
+    if has_cand:
+        eligible_rows(q, worker_server, has_cloud, use_cloud, rows)
+    else:
+        rows[:] = False
+        rows[nrows - 1] = has_cloud
+    if has_cand and nq_all > 0:
+        for s in range(S):
+            pre[0, s] = delay_edge[j, s]
+            pre[3, s] = INF
+            pre[4, s] = INF
+            pre[5, s] = INF
+        for i in range(nq_all):
+            w = type_workers[lo + i]
+            s = worker_server[w]
+            pre[1, s] += 1.0
+            pre[2, s] += 1.0 if backlog[w] <= 0 else 0.0
+            v = wait[w]
+            if v < pre[3, s]:
+                pre[3, s] = v
+            v = p0 * a2w[w]
+            if v < pre[4, s]:
+                pre[4, s] = v
+            v = q[w]
+            if v < pre[5, s]:
+                pre[5, s] = v
+            pre[6, s] += backlog[w]
+            scratch[i] = backlog[w]
+        for k in range(3, 6):
+            for s in range(S):
+                if not math.isfinite(pre[k, s]):
+                    pre[k, s] = 0.0
+        backlog_total = pairwise_sum(scratch, 0, nq_all)
+    if has_cand and has_cloud:
+        c = r0 + (nrows - 1) * row_dim
+        obs[c] = math.log1p(dc) / 3
+        obs[c + 5] = math.log1p((dc + p0) / D) / 6
+        obs[c + 6] = math.log1p((dc + p1) / D) / 6
+    for s in range(nrows):
+        obs[r0 + s * row_dim + 7] = 1.0 if rows[s] else 0.0
+    g = obs.size - 5
+    obs[g + 2] = math.log1p(backlog_total) / 10
+    if relative:
+        obs[g + 1] = math.log1p(in_system / max(W, 1))
+    else:
+        obs[g] = math.log1p(max(now, 0.0)) / 8
+        obs[g + 1] = in_system / num_jobs
+        obs[g + 3] = (num_jobs - j) / num_jobs
+    busy = 0
+    for w in range(W):
+        if head_start[w] <= now:
+            busy += 1
+    obs[g + 4] = busy / W if W else 0.0
+    return nq_all
+
+
+@njit
+def obs_stage2(obs, lg, S, nq_all, job_dim, row_dim, hi, out):
+    """Second pass: the per-server features from ``lg = np.log1p(pre)`` (7, S), then the clip to [0, hi] and
+    the cast to float32 into ``out``."""
+    if nq_all > 0:
+        for s in range(S):
+            c = job_dim + s * row_dim
+            obs[c] = lg[0, s] / 3
+            obs[c + 1] = lg[1, s] / 3
+            obs[c + 2] = lg[2, s] / 3
+            obs[c + 3] = lg[3, s] / 6
+            obs[c + 4] = lg[4, s] / 6
+            obs[c + 5] = lg[5, s] / 6
+            obs[c + 6] = lg[6, s] / 8
+    for i in range(obs.size):
+        v = obs[i]
+        if v < 0.0:
+            v = 0.0
+        elif v > hi:
+            v = hi
+        out[i] = np.float32(v)
+
+
+# ------------------------------------------------------------------------------------------ env: actions
+@njit
+def largest_remainder(w, total, out):
+    """The env's largest-remainder rounding (``env.largest_remainder``, same operations) into ``out`` (int64)."""
+    n = w.size
+    s = pairwise_sum(w, 0, n)
+    x = np.empty(n, np.float64)
+    fr = np.empty(n, np.float64)
+    tot = 0
+    for i in range(n):
+        x[i] = w[i] / s * total
+        out[i] = np.int64(math.floor(x[i] + 1e-9))
+        tot += out[i]
+    short = total - tot
+    if short > 0:
+        for i in range(n):
+            fr[i] = -(np.rint((x[i] - out[i]) * 1e9) / 1e9)
+        order = np.argsort(fr, kind="mergesort")  # stable: (-round(frac, 9), index)
+        k = 0
+        for m in range(n):
+            if k >= short:
+                break
+            i = order[m]
+            if w[i] > 0:
+                out[i] += 1
+                k += 1
+    elif short < 0:  # floating excess: take from the smallest remainders, ties to the higher index
+        for m in range(n):
+            i = n - 1 - m
+            fr[m] = np.rint((x[i] - out[i]) * 1e9) / 1e9
+        order = np.argsort(fr, kind="mergesort")
+        for m in range(-short):
+            out[n - 1 - order[m]] -= 1
+
+
+@njit
+def decode_proportions(a, rows, D, q, order, srv_ptr, srv_workers, step, wts, server_counts, counts):
+    """``server_proportions`` decoding (the env's ``decode_action``): ``a`` (S_max+1,) float64. Returns 0 (done:
+    ``server_counts`` (S_max+1,) and ``counts`` (W,) written), 1 (an entry outside [-1e-6, 1 + 1e-6] or not
+    finite: the caller raises), 2 (all-zero weights on legal rows: the caller falls back to A_greedy), or
+    ``3 + s`` (server ``s`` got chunks but has no finite candidate: the caller raises)."""
+    n = a.size
+    for i in range(n):
+        v = a[i]
+        if not math.isfinite(v) or v < -1e-6 or v > 1 + 1e-6:
+            return 1
+    pos = False
+    for i in range(n):
+        v = a[i]
+        v = 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
+        wts[i] = v if rows[i] else 0.0
+        if wts[i] > 0:
+            pos = True
+    if not pos:
+        return 2
+    largest_remainder(wts, D, server_counts)
+    counts[:] = 0
+    bad = fill_servers(server_counts, q, order, srv_ptr, srv_workers, step, counts)
+    if bad >= 0:
+        return 3 + bad
+    return 0

@@ -568,3 +568,104 @@ def greedy_placement(
         counts[i] += 1
         heapq.heappush(heap, (float(q[i]) + counts[i] * step, order[i], i))
     return counts, 0
+
+
+# ------------------------------------------------------------------------------------------ env oracles
+# The EdgeCloudML env's observation and ``server_proportions`` decoding as they were written before they moved
+# into compiled kernels (issue 10): numpy over the env's state. ``tests/speed/test_speed_edge_cloud_env.py``
+# requires the compiled versions to give identical observations and placements.
+
+
+def observation(env) -> np.ndarray:
+    """The env's observation at the current decision point, by the original numpy code (float32)."""
+    from .env import _GLOBAL_FEATURES, _JOB_BASE_FEATURES, _OBS_HIGH, _ROW_FEATURES
+    from .simulator import server_aggregates
+
+    jobs, cl, sim = env.jobs, env.cluster, env.sim
+    j = env._k
+    obs = np.zeros(env.observation_space.shape, dtype=np.float64)
+    D = float(jobs.num_chunks[j])
+    p0, p1 = float(sim.p_edge[j]), float(sim.p_cloud[j])
+    dc = float(jobs.upload_delay_cloud_slots[j])
+    qual = np.flatnonzero(cl.worker_type == jobs.worker_type[j])
+    f = obs[: env._job_dim]
+    f[0] = D / env.max_chunks
+    f[1] = math.log1p(float(jobs.epochs[j] * jobs.batches_per_chunk[j])) / 10
+    f[2] = math.log1p(p0) / 6
+    f[3] = math.log1p(p1) / 6
+    f[4] = math.log1p(D * p0) / 10
+    f[5] = (p0 - p1) / p0 if p0 > 0 else 0.0
+    f[6] = qual.size / max(cl.num_workers, 1)
+    f[7] = math.log1p(dc) / 3
+    f[8] = math.log1p(qual.size) / 5
+    f[_JOB_BASE_FEATURES + min(int(jobs.worker_type[j]), env.max_types - 1)] = 1.0
+    f[_JOB_BASE_FEATURES + env.max_types + min(int(jobs.ps_type[j]), env.max_types - 1)] = 1.0
+    rows = obs[env._job_dim : env._job_dim + (env.max_edge_servers + 1) * _ROW_FEATURES].reshape(
+        env.max_edge_servers + 1, _ROW_FEATURES
+    )
+    eligible = eligible_rows(env)
+    S = env.num_edge_servers
+    backlog_total = 0.0
+    cand = env._cand
+    if cand is not None and qual.size:
+        rows[:S, 0] = np.log1p(jobs.upload_delay_edge_slots[j]) / 3
+        nq, idle, mins, bl = server_aggregates(qual, cl.worker_server, S, cand)
+        rows[:S, 1] = np.log1p(nq) / 3
+        rows[:S, 2] = np.log1p(idle) / 3
+        for col, m in ((3, mins[0]), (4, mins[1]), (5, mins[2])):
+            rows[:S, col] = np.where(np.isfinite(m), np.log1p(np.where(np.isfinite(m), m, 0.0)), 0.0) / 6
+        rows[:S, 6] = np.log1p(bl) / 8
+        backlog_total = float(cand.backlog[qual].sum())
+    if cand is not None and cl.has_cloud:
+        rows[-1, 0] = math.log1p(dc) / 3
+        rows[-1, 5] = math.log1p((dc + p0) / D) / 6
+        rows[-1, 6] = math.log1p((dc + p1) / D) / 6
+    rows[:, 7] = eligible
+    g = obs[-_GLOBAL_FEATURES:]
+    in_system = int(np.sum(sim.job_end[: sim.num_placed] > sim.now))  # the re-scan the completion heap replaces
+    g[2] = math.log1p(backlog_total) / 10
+    if env.preset.env.obs_relative:
+        g[1] = math.log1p(in_system / max(cl.num_workers, 1))
+    else:
+        g[0] = math.log1p(max(sim.now, 0.0)) / 8
+        g[1] = in_system / jobs.num_jobs
+        g[3] = (jobs.num_jobs - j) / jobs.num_jobs
+    W = cl.num_workers
+    g[4] = int(np.count_nonzero(sim._head_start <= sim.now)) / W if W else 0.0
+    return np.clip(obs, 0.0, _OBS_HIGH).astype(np.float32)
+
+
+def eligible_rows(env) -> np.ndarray:
+    """The env's legal rows (edge servers with a qualified worker, then the cloud), by the original numpy code."""
+    rows = np.zeros(env.max_edge_servers + 1, dtype=bool)
+    if env._k >= env.jobs.num_jobs or env._cand is None:
+        rows[-1] = env.cluster.has_cloud
+        return rows
+    finite = np.isfinite(env._cand.q)
+    rows[env.cluster.worker_server[finite]] = True
+    rows[-1] = env.cluster.has_cloud and (env.use_cloud or not finite.any())
+    return rows
+
+
+def decode_proportions(env, action) -> tuple[np.ndarray, int, np.ndarray] | None:
+    """The original ``server_proportions`` decoding: ``(worker_counts (W,), num_cloud, server_counts)``, or
+    ``None`` where the env falls back to A_greedy (all-zero weights on legal rows)."""
+    from ...core.actions import check_box_action
+    from .env import largest_remainder
+    from .simulator import fill_servers
+
+    cand = env._cand
+    D = int(env.jobs.num_chunks[env._k])
+    rows = eligible_rows(env)
+    counts = np.zeros(env.cluster.num_workers, dtype=np.int64)
+    a = check_box_action(env.action_space, action)
+    if a.min() < -1e-6 or a.max() > 1 + 1e-6:
+        raise ValueError("action out of [0, 1]")
+    wts = np.clip(a, 0.0, 1.0) * rows
+    if wts.sum() <= 0:
+        return None
+    server_counts = largest_remainder(wts, D)
+    n_cloud = int(server_counts[-1])
+    fill_servers(server_counts[: env.num_edge_servers], cand.q, env._order, env._srv_ptr, env._srv_workers,
+                 cand.p_edge / D, counts)
+    return counts, n_cloud, server_counts

@@ -32,7 +32,7 @@ from ...core.types import Cluster, JobSet
 from ...core.validation import check_config_mapping
 from .instance import build_instance
 from .presets import Preset, discipline_kwargs, load_preset
-from .simulator import Candidates, PaperSimulator, fill_servers, greedy_placement, server_aggregates, water_fill
+from .simulator import Candidates, PaperSimulator, _kernels, greedy_placement, water_fill
 
 __all__ = ["EdgeCloudMLEnv", "EdgeCloudView", "largest_remainder", "observation_features"]
 
@@ -98,6 +98,7 @@ def observation_features(preset: Preset | str = "sim100") -> list[tuple[str, str
     p = preset if isinstance(preset, Preset) else load_preset(preset)
     S = p.cluster.num_edge_servers
     return _feature_list(p.env.max_types, p.env.max_edge_servers if p.env.max_edge_servers is not None else S)
+_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # Box actions decoded without check_box_action
 #: ``cloud_fraction`` action mode: actions 0..K send round(k/K · D_j) chunks to the cloud, action K+1 is A_greedy
 CLOUD_LEVELS = 4
 
@@ -261,6 +262,7 @@ class EdgeCloudMLEnv(gym.Env):
         bounds = np.searchsorted(cl.worker_server[by_server], np.arange(cl.num_edge_servers + 1))
         self._server_workers = [by_server[bounds[s] : bounds[s + 1]] for s in range(cl.num_edge_servers)]
         self._srv_ptr, self._srv_workers = bounds.astype(np.int64), by_server.astype(np.int64)  # CSR of the above
+        self._prepare_buffers()
         self._rows_cache = None
         self._outcome = None
         self._return = 0.0
@@ -276,6 +278,39 @@ class EdgeCloudMLEnv(gym.Env):
         self._k = 0
         self._prepare_step()
         return self._observation(), {"job": 0, "action_mask": self.action_masks()}
+
+    def _prepare_buffers(self) -> None:
+        """Per-episode arrays and preallocated buffers of the compiled observation and action decoding."""
+        cl, jobs = self.cluster, self.jobs
+        W, S = cl.num_workers, cl.num_edge_servers
+        f64 = np.float64
+        self._jd = np.ascontiguousarray(jobs.num_chunks, dtype=f64)  # (J,) D_j
+        self._jdc = np.ascontiguousarray(jobs.upload_delay_cloud_slots, dtype=f64)  # (J,)
+        self._jwork = np.ascontiguousarray(jobs.epochs * jobs.batches_per_chunk, dtype=f64)  # (J,)
+        self._jwt = np.ascontiguousarray(jobs.worker_type, dtype=np.int64)  # (J,)
+        self._jpst = np.ascontiguousarray(jobs.ps_type, dtype=np.int64)  # (J,)
+        # edge workers of each worker type, in index order (the pure version's np.flatnonzero): CSR
+        wt = np.asarray(cl.worker_type, dtype=np.int64)
+        n_types = int(max(wt.max(initial=-1), self._jwt.max(initial=-1))) + 1
+        by_type = np.argsort(wt, kind="stable").astype(np.int64)
+        self._type_ptr = np.searchsorted(wt[by_type], np.arange(n_types + 1)).astype(np.int64)  # (T+1,)
+        self._type_workers = by_type  # (W,)
+        self._worker_server = np.ascontiguousarray(cl.worker_server, dtype=np.int64)  # (W,)
+        self._obs64 = np.zeros(self.observation_space.shape[0])  # float64 before the clip and the cast
+        self._pre = np.zeros((7, S))  # arguments of the per-server log1p
+        self._lg = np.zeros((7, S))
+        self._scratch = np.zeros(max(W, 1))
+        self._rows_buf = np.zeros(self.max_edge_servers + 1, dtype=bool)
+        self._wts = np.zeros(self.max_edge_servers + 1)
+        self._no_cand = np.zeros(0)
+        self._has_cloud, self._use_cloud = bool(cl.has_cloud), bool(self.use_cloud)
+        self._relative = bool(self.preset.env.obs_relative)
+        # read-only copies for the cached view (view(copy=False))
+        self._ro_server = self._worker_server.copy()
+        self._ro_order = self._order.copy()
+        for a in (self._ro_server, self._ro_order):
+            a.flags.writeable = False
+        self._view_cache = None
 
     def _prepare_step(self) -> None:
         j = self._k
@@ -294,7 +329,7 @@ class EdgeCloudMLEnv(gym.Env):
         if self.discipline == "paper":
             before = self._fallbacks
             counts, n_cloud, server_counts = self.decode_action(action)
-            if self._fallbacks == before and not np.isfinite(self._cand.q).any():
+            if self._fallbacks == before and not self._legal_rows()[:-1].any():
                 self._fallbacks += 1  # no qualified edge worker: the job had to go to the cloud (A10)
             rec = self.sim.place(j, counts, n_cloud, self._cand)
             reward = -rec["delta_phi"] / self.reward_scale
@@ -377,6 +412,13 @@ class EdgeCloudMLEnv(gym.Env):
             mask[0] = True
         return mask
 
+    def _legal_rows(self) -> np.ndarray:
+        """The legal rows of the current decision point, not copied (callers must not write to it)."""
+        cache = self._rows_cache
+        if cache is not None and cache[0] is self._cand and self._k < self.jobs.num_jobs:
+            return cache[1]
+        return self._eligible_rows()
+
     def _eligible_rows(self) -> np.ndarray:
         rows = np.zeros(self.max_edge_servers + 1, dtype=bool)
         if self._k >= self.jobs.num_jobs or self._cand is None:
@@ -408,27 +450,35 @@ class EdgeCloudMLEnv(gym.Env):
         cand, cl = self._cand, self.cluster
         j = self._k
         D = int(self.jobs.num_chunks[j])
-        rows = self._eligible_rows()
+        rows = self._legal_rows()
         W = cl.num_workers
         counts = np.zeros(W, dtype=np.int64)
         if self.action_mode == "server_proportions":
-            a = check_box_action(self.action_space, action)  # real, finite, the right shape (no coercion)
-            if a.min() < -1e-6 or a.max() > 1 + 1e-6:
+            # one compiled call (``_kernels.decode_proportions``): bounds, weights on legal rows, largest remainder
+            # (``largest_remainder``), within each server the Q-min water-filling (``fill_servers``); the pure
+            # version is ``_reference.decode_proportions`` (the test oracle)
+            a = action
+            if type(a) is np.ndarray and a.dtype in _FAST_DTYPES and a.shape == self.action_space.shape:
+                a = a.astype(np.float64)
+            else:
+                a = check_box_action(self.action_space, action)  # real, finite, the right shape (no coercion)
+            server_counts = np.zeros(self.max_edge_servers + 1, dtype=np.int64)
+            code = _kernels().decode_proportions(a, rows, D, cand.q, self._order, self._srv_ptr, self._srv_workers,
+                                                 cand.p_edge / D, self._wts, server_counts, counts)
+            if code == 1:
+                check_box_action(self.action_space, action)  # non-finite: its message
                 raise ValueError(
                     f"action must be a finite array of shape {self.action_space.shape} in [0, 1] "
                     f"(action_mode 'server_proportions'), got {np.asarray(action)!r}"
                 )
-            wts = np.clip(a, 0.0, 1.0) * rows
-            if wts.sum() <= 0:
+            if code == 2:  # all-zero weights on the legal rows
                 self._fallbacks += 1
                 counts, n_cloud = self._greedy(cand, D)
                 server_counts = self._server_counts(counts, n_cloud)
                 return counts, n_cloud, server_counts
-            server_counts = largest_remainder(wts, D)
-            n_cloud = int(server_counts[-1])
-            fill_servers(server_counts[: self.num_edge_servers], cand.q, self._order, self._srv_ptr,
-                         self._srv_workers, cand.p_edge / D, counts)  # within each server: Q-min water-filling
-            return counts, n_cloud, server_counts
+            if code >= 3:
+                raise ValueError(f"water_fill: no finite candidate on server {code - 3} to place chunks on")
+            return counts, int(server_counts[-1]), server_counts
         a = self._check_discrete(action)
         legal = np.flatnonzero(self.action_masks())
         if a not in legal:
@@ -519,57 +569,29 @@ class EdgeCloudMLEnv(gym.Env):
         )
 
     def _observation(self) -> np.ndarray:
-        jobs, cl, sim = self.jobs, self.cluster, self.sim
-        j = self._k
-        obs = np.zeros(self.observation_space.shape, dtype=np.float64)
-        D = float(jobs.num_chunks[j])
-        p0, p1 = float(sim.p_edge[j]), float(sim.p_cloud[j])
-        dc = float(jobs.upload_delay_cloud_slots[j])
-        qual = np.flatnonzero(cl.worker_type == jobs.worker_type[j])
-        f = obs[: self._job_dim]
-        f[0] = D / self.max_chunks
-        f[1] = math.log1p(float(jobs.epochs[j] * jobs.batches_per_chunk[j])) / 10
-        f[2] = math.log1p(p0) / 6
-        f[3] = math.log1p(p1) / 6
-        f[4] = math.log1p(D * p0) / 10
-        f[5] = (p0 - p1) / p0 if p0 > 0 else 0.0
-        f[6] = qual.size / max(cl.num_workers, 1)
-        f[7] = math.log1p(dc) / 3
-        f[8] = math.log1p(qual.size) / 5
-        f[_JOB_BASE_FEATURES + min(int(jobs.worker_type[j]), self.max_types - 1)] = 1.0
-        f[_JOB_BASE_FEATURES + self.max_types + min(int(jobs.ps_type[j]), self.max_types - 1)] = 1.0
-        rows = obs[self._job_dim : self._job_dim + (self.max_edge_servers + 1) * _ROW_FEATURES].reshape(
-            self.max_edge_servers + 1, _ROW_FEATURES
+        """The observation of the current decision point: two compiled passes (``_kernels.obs_stage1/2``) around
+        one NumPy ``log1p`` of the per-server block, the same floating-point operations as the pure version
+        (``_reference.observation``, the test oracle); also caches the legal rows of this decision point."""
+        K = _kernels()
+        sim, c = self.sim, self._cand
+        has = c is not None
+        e = self._no_cand
+        q, wait, a2w, bl = (c.q, c.wait, c.a2_weight, c.backlog) if has else (e, e, e, e)
+        nq = K.obs_stage1(
+            self._k, self.num_edge_servers, has, self._has_cloud, self._use_cloud, self._relative, self.max_types,
+            self.max_chunks, self._job_dim, _ROW_FEATURES, self.jobs.num_jobs, float(sim.now), sim.jobs_in_system(),
+            self._jd, sim.p_edge, sim.p_cloud, self._jdc, self._jwork, self._jwt, self._jpst,
+            sim._delay_edge, self._type_ptr, self._type_workers, self._worker_server, sim._head_start, q, wait, a2w,
+            bl, self._scratch, self._obs64, self._pre, self._rows_buf,
         )
-        eligible = self._eligible_rows()
-        S = self.num_edge_servers
-        backlog_total = 0.0
-        if self._cand is not None and qual.size:
-            c = self._cand
-            rows[:S, 0] = np.log1p(jobs.upload_delay_edge_slots[j]) / 3
-            nq, idle, mins, bl = server_aggregates(qual, cl.worker_server, S, c)  # one compiled pass
-            rows[:S, 1] = np.log1p(nq) / 3
-            rows[:S, 2] = np.log1p(idle) / 3
-            for col, m in ((3, mins[0]), (4, mins[1]), (5, mins[2])):
-                rows[:S, col] = np.where(np.isfinite(m), np.log1p(np.where(np.isfinite(m), m, 0.0)), 0.0) / 6
-            rows[:S, 6] = np.log1p(bl) / 8
-            backlog_total = float(c.backlog[qual].sum())
-        if self._cand is not None and cl.has_cloud:
-            rows[-1, 0] = math.log1p(dc) / 3
-            rows[-1, 5] = math.log1p((dc + p0) / D) / 6
-            rows[-1, 6] = math.log1p((dc + p1) / D) / 6
-        rows[:, 7] = eligible
-        g = obs[-_GLOBAL_FEATURES:]
-        in_system = sim.jobs_in_system()  # completion heap: O(log) per change, no re-scan of placed jobs
-        g[2] = math.log1p(backlog_total) / 10
-        if self.preset.env.obs_relative:  # v1: no absolute time, no episode length
-            g[1] = math.log1p(in_system / max(cl.num_workers, 1))
-        else:
-            g[0] = math.log1p(max(sim.now, 0.0)) / 8
-            g[1] = in_system / jobs.num_jobs
-            g[3] = (jobs.num_jobs - j) / jobs.num_jobs
-        g[4] = self._busy_fraction()
-        return np.clip(obs, 0.0, _OBS_HIGH).astype(np.float32)
+        if not has:
+            nq = 0
+        if nq:
+            np.log1p(self._pre, out=self._lg)  # NumPy's log1p, as the pure version (libm's differs in the last bit)
+        out = np.empty(self._obs64.size, dtype=np.float32)
+        K.obs_stage2(self._obs64, self._lg, self.num_edge_servers, nq, self._job_dim, _ROW_FEATURES, _OBS_HIGH, out)
+        self._rows_cache = (c, self._rows_buf.copy())
+        return out
 
     def _busy_fraction(self) -> float:
         W = self.cluster.num_workers
