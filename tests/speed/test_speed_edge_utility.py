@@ -52,11 +52,10 @@ def _instance(seed, big: bool = False, disc: str | None = None):
 
 def _run(seed, compiled: bool, big: bool = False, disc: str | None = None):
     rng, jobs, S, cloud, disc, params, same_cloud = _instance(seed, big, disc)
-    sim = UtilitySimulator(jobs, S, cloud, disc, cloud="infinite" if not same_cloud else disc, o4a=params)
-    if not compiled:
-        for srv in sim.servers:
-            if hasattr(srv, "utab"):
-                srv.utab = None
+    sim = UtilitySimulator(jobs, S, cloud, disc, cloud="infinite" if not same_cloud else disc, o4a=params,
+                           compiled=compiled)
+    if not compiled:  # the pure oracle: server objects, no compiled kernel anywhere
+        assert sim._bank is None and all(getattr(srv, "utab", None) is None for srv in sim.servers)
     trace = []
     M = len(sim.servers)
     for i in range(jobs.num_jobs):

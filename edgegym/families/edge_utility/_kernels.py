@@ -477,3 +477,228 @@ def pick(disc, t, s, ids, st, rem, code, ua, ub, uc, inc, bptr, brk, val):
             br = -st[i, 1]
             bid = -ids[i]
     return best
+
+
+# ------------------------------------------------------------------------------------------ server bank
+# The priority-discipline servers of one simulator as struct-of-arrays (``simulator._Bank``): one kernel call per
+# step advances every due server, one evaluates the estimates (or OnDisc's increments) of every queried server.
+# Each server performs the floating-point operations of ``disciplines._SingleProcessor.advance`` /
+# ``PriorityScheduler`` in the same order (the pure objects are the test oracle).
+#
+# jf (J, 9) per job, set at commit: release r, true ready a, planned ready â, true p, planned p̂, true remaining,
+#   true Δ↓, planned Δ̂↓, EDF key r + soft deadline (set for every job at construction)
+# si (M, 5) per server: queue length n, running job (-1: none), ran since picked (0/1), preemptions, discipline
+# sf (M, 3) per server: clock t, busy seconds, scheduled next event (inf: none)
+# slots (M, cap): server k's unfinished jobs are slots[k, :n] (unordered: every choice is a unique argmax)
+JR, JA, JAP, JPT, JPP, JREM, JDN, JDP, JKEY = 0, 1, 2, 3, 4, 5, 6, 7, 8
+SN, SRUN, SRAN, SPRE, SDISC = 0, 1, 2, 3, 4
+ST, SBUSY, SEV = 0, 1, 2
+
+
+@njit
+def bank_pick(k, t, s, slots, si, jf, code, ua, ub, uc, inc, bptr, brk, val):
+    """``PriorityScheduler._pick`` of server ``k`` at ``t``: the ready job with the largest ``(key, −r, −id)``."""
+    disc = si[k, SDISC]
+    best = -1
+    bk = 0.0
+    br = 0.0
+    bid = 0
+    for q in range(si[k, SN]):
+        j = slots[k, q]
+        if jf[j, JA] > t:
+            continue
+        kk = _prio(disc, t, jf[j, JREM], jf[j, JDN], jf[j, JR], jf[j, JKEY], s, j, code, ua, ub, uc, inc, bptr, brk,
+                   val)
+        rj = -jf[j, JR]
+        if best < 0 or kk > bk or (kk == bk and (rj > br or (rj == br and -j > bid))):
+            best = j
+            bk = kk
+            br = rj
+            bid = -j
+    return best
+
+
+@njit
+def _bank_next_bp(k, t, slots, si, jf):
+    nb = INF
+    for q in range(si[k, SN]):
+        a = jf[slots[k, q], JA]
+        if a > t and a < nb:
+            nb = a
+    return nb
+
+
+@njit
+def bank_next_event(k, s, slots, si, sf, jf, code, ua, ub, uc, inc, bptr, brk, val):
+    """``_SingleProcessor.next_event`` of server ``k``."""
+    t = sf[k, ST]
+    nb = _bank_next_bp(k, t, slots, si, jf)
+    q = bank_pick(k, t, s, slots, si, jf, code, ua, ub, uc, inc, bptr, brk, val)
+    if q < 0:
+        return nb
+    tc = t + jf[q, JREM] / s
+    return tc if tc < nb else nb
+
+
+@njit
+def bank_sync(k, t1, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val):
+    """``_SingleProcessor.advance(t1)`` of server ``k``; completions appended to ``oj/oc/os`` (job, C, server)
+    from index ``no``; returns the new count."""
+    t = sf[k, ST]
+    if t1 < t:
+        return no
+    while True:
+        q = bank_pick(k, t, s, slots, si, jf, code, ua, ub, uc, inc, bptr, brk, val)
+        run = si[k, SRUN]
+        if q != run:
+            if run >= 0 and jf[run, JREM] > 0 and si[k, SRAN] != 0:
+                si[k, SPRE] += 1
+            si[k, SRUN] = q
+            si[k, SRAN] = 0
+        nb = _bank_next_bp(k, t, slots, si, jf)
+        if q < 0:
+            if nb > t1:
+                break
+            t = nb
+            continue
+        tc = t + jf[q, JREM] / s
+        stop = t1 if t1 < nb else nb
+        if tc <= stop:
+            sf[k, SBUSY] += tc - t
+            jf[q, JREM] = 0.0
+            n = si[k, SN]
+            for p in range(n):
+                if slots[k, p] == q:
+                    slots[k, p] = slots[k, n - 1]
+                    break
+            si[k, SN] = n - 1
+            si[k, SRUN] = -1
+            oj[no] = q
+            oc[no] = tc
+            os[no] = k
+            no += 1
+            t = tc
+            continue
+        jf[q, JREM] -= (stop - t) * s
+        if stop > t:
+            si[k, SRAN] = 1
+        sf[k, SBUSY] += stop - t
+        t = stop
+        if t >= t1:
+            break
+    if t1 > sf[k, ST]:
+        sf[k, ST] = t1
+    return no
+
+
+@njit
+def bank_advance_due(t, ks, s, slots, si, sf, jf, oj, oc, os, code, ua, ub, uc, inc, bptr, brk, val):
+    """``UtilitySimulator._advance_servers(t)`` on the bank: every server ``k`` of ``ks`` whose scheduled event is
+    at or before ``t`` is synced to ``t`` and its next event rescheduled. Returns the number of completions."""
+    no = 0
+    for k in ks:
+        if sf[k, SEV] <= t:
+            no = bank_sync(k, t, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+            sf[k, SEV] = bank_next_event(k, s, slots, si, sf, jf, code, ua, ub, uc, inc, bptr, brk, val)
+    return no
+
+
+@njit
+def bank_next_due(ks, sf):
+    """The earliest scheduled event of the bank's servers (inf if none)."""
+    m = INF
+    for k in ks:
+        if sf[k, SEV] < m:
+            m = sf[k, SEV]
+    return m
+
+
+@njit
+def bank_commit(k, j, dispatch, up_true, up_plan, p_true, p_plan, down_true, down_plan, s, slots, si, sf, jf, oj, oc,
+                os, code, ua, ub, uc, inc, bptr, brk, val):
+    """``UtilitySimulator._commit`` on the bank: sync server ``k`` to ``dispatch`` (completions returned as
+    orphans), admit job ``j`` (``slots`` must have room), reschedule the server's next event."""
+    no = bank_sync(k, dispatch, s, slots, si, sf, jf, oj, oc, os, 0, code, ua, ub, uc, inc, bptr, brk, val)
+    jf[j, JA] = dispatch + up_true
+    jf[j, JAP] = dispatch + up_plan
+    jf[j, JPT] = p_true
+    jf[j, JPP] = p_plan
+    jf[j, JREM] = p_true
+    jf[j, JDN] = down_true
+    jf[j, JDP] = down_plan
+    n = si[k, SN]
+    slots[k, n] = j
+    si[k, SN] = n + 1
+    sf[k, SEV] = bank_next_event(k, s, slots, si, sf, jf, code, ua, ub, uc, inc, bptr, brk, val)
+    return no
+
+
+@njit
+def _bank_items(k, now, nreq, rid, rr, ra, rp, rdown, rkey, slots, si, jf):
+    """:func:`whatif_items` of bank server ``k`` (its jobs, then the request when ``nreq``)."""
+    n0 = si[k, SN]
+    n = n0 + nreq
+    ids = np.empty(n, np.int64)
+    r = np.empty(n, np.float64)
+    a = np.empty(n, np.float64)
+    rem = np.empty(n, np.float64)
+    down = np.empty(n, np.float64)
+    key = np.empty(n, np.float64)
+    for i in range(n0):
+        j = slots[k, i]
+        ids[i] = j
+        r[i] = jf[j, JR]
+        a[i] = jf[j, JA] if jf[j, JA] <= now else jf[j, JAP]
+        e = jf[j, JPP] - (jf[j, JPT] - jf[j, JREM])
+        rem[i] = 0.0 if e < 0.0 else e
+        down[i] = jf[j, JDP]
+        key[i] = jf[j, JKEY]
+    if nreq:
+        ids[n0] = rid
+        r[n0] = rr
+        a[n0] = ra
+        rem[n0] = rp
+        down[n0] = rdown
+        key[n0] = rkey
+    return ids, r, a, rem, down, key
+
+
+@njit
+def bank_query(mode, ks, now, job, rr, rkey, base, ap, pp, dp, out, s, slots, si, sf, jf, oj, oc, os, code, ua, ub,
+               uc, inc, bptr, brk, val):
+    """For every server ``k`` of ``ks``: ``mode`` 0 the planned finish of ``job`` if committed now
+    (``UtilitySimulator.estimates``: ``base[k]`` on an empty server), 1 OnDisc's increment of the planned total
+    response time (``UtilitySimulator.jrt_increase``), into ``out[k]``. A busy server is first synced to ``now``
+    (completions returned as orphans). ``ap/pp/dp``: the request's planned ready time, p̂ and Δ̂↓ per server."""
+    no = 0
+    for k in ks:
+        if si[k, SN] == 0:
+            if mode == 0:
+                out[k] = base[k]
+            else:
+                out[k] = ap[k] + pp[k] / s + dp[k] - rr
+            continue
+        no = bank_sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+        if si[k, SN] == 0:
+            v = ap[k] + pp[k] / s + dp[k]
+            out[k] = v if mode == 0 else v - rr
+            continue
+        t = sf[k, ST]
+        n = si[k, SN]
+        disc = si[k, SDISC]
+        ids, r, a, rem, down, key = _bank_items(k, t, 1, job, rr, ap[k], pp[k], dp[k], rkey, slots, si, jf)
+        if mode == 0:
+            _, finish = whatif(disc, t, s, ids, r, a, rem, down, key, n, code, ua, ub, uc, inc, bptr, brk, val)
+            out[k] = finish[n]
+            continue
+        order, finish = whatif(disc, t, s, ids, r, a, rem, down, key, -1, code, ua, ub, uc, inc, bptr, brk, val)
+        acc1 = 0.0
+        for i in order:
+            acc1 += finish[i] - r[i]
+        ids, r, a, rem, down, key = _bank_items(k, t, 0, job, rr, 0.0, 0.0, 0.0, rkey, slots, si, jf)
+        order, finish = whatif(disc, t, s, ids, r, a, rem, down, key, -1, code, ua, ub, uc, inc, bptr, brk, val)
+        acc0 = 0.0
+        for i in order:
+            acc0 += finish[i] - r[i]
+        out[k] = acc1 - acc0
+    return no

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .disciplines import DISCIPLINES, FALLBACKS, O4AParams, Plan, Request, make_scheduler
+from .disciplines import DISCIPLINES, FALLBACKS, O4AParams, Plan, PriorityScheduler, Request, make_scheduler
 from .utility_fn import UtilityFn
 
 __all__ = [
@@ -127,6 +127,114 @@ def upper_bound(jobs: UtilityJobs, speed: float = 1.0, servers: np.ndarray | Non
     return np.array([u(t) if np.isfinite(t) else 0.0 for u, t in zip(jobs.utilities, best, strict=True)])
 
 
+# ------------------------------------------------------------------------------------------ server bank
+class _BankServer:
+    """A priority server held by the :class:`_Bank` (``UtilitySimulator.servers[k]``): name, clock, queue
+    length, preemptions and busy time read from the bank's arrays; no executed segments (``record=True`` keeps
+    the server objects instead)."""
+
+    __slots__ = ("_bank", "_k", "name", "speed")
+
+    def __init__(self, bank: _Bank, k: int, name: str, speed: float) -> None:
+        self._bank, self._k, self.name, self.speed = bank, k, name, speed
+
+    @property
+    def queue_length(self) -> int:
+        return int(self._bank.si[self._k, 0])
+
+    @property
+    def preemptions(self) -> int:
+        return int(self._bank.si[self._k, 3])
+
+    @property
+    def busy_s(self) -> float:
+        return float(self._bank.sf[self._k, 1])
+
+    @property
+    def t(self) -> float:
+        return float(self._bank.sf[self._k, 0])
+
+    @property
+    def segments(self) -> list:
+        return []
+
+
+class _Bank:
+    """The simulator's priority-discipline servers as struct-of-arrays (see ``_kernels``' server bank): per job
+    ``jf`` (J, 9), per server ``si`` (M, 5) / ``sf`` (M, 3), queues ``slots`` (M, cap) grown by doubling;
+    completion buffers of J entries. Every kernel reproduces the server objects' floating-point operations."""
+
+    def __init__(self, sim: UtilitySimulator, members: list[int], utab: tuple, soft: list[float]) -> None:
+        from . import _kernels as K
+
+        self.K = K
+        jobs = sim.jobs
+        J, M = jobs.num_jobs, len(sim.servers)
+        self.s = sim.speed
+        self.utab = utab
+        self.ks = np.array(members, dtype=np.int64)
+        self.member = np.zeros(M, dtype=bool)
+        self.member[self.ks] = True
+        self.all_members = bool(self.member.all())
+        self.jf = np.zeros((J, 9))
+        rel = jobs.release_s.tolist()
+        self.jf[:, K.JR] = rel
+        self.jf[:, K.JKEY] = [r + d for r, d in zip(rel, soft, strict=True)]  # _Job.key = r + soft deadline
+        self.si = np.zeros((M, 5), dtype=np.int64)
+        self.si[:, K.SRUN] = -1
+        self.sf = np.zeros((M, 3))
+        self.sf[:, K.SEV] = np.inf
+        for k in members:
+            self.si[k, K.SDISC] = K.DISCIPLINE_CODES[sim.servers[k].name]
+            sim.servers[k] = _BankServer(self, k, sim.servers[k].name, sim.speed)
+        self.slots = np.zeros((M, 16), dtype=np.int64)
+        self.oj = np.zeros(max(J, 1), dtype=np.int64)  # completion buffers: job, completion time, server
+        self.oc = np.zeros(max(J, 1))
+        self.os = np.zeros(max(J, 1), dtype=np.int64)
+        self.state = (self.slots, self.si, self.sf, self.jf, self.oj, self.oc, self.os)
+
+    def completions(self, sim: UtilitySimulator, no: int) -> list[Completion]:
+        """Credit the first ``no`` buffered completions (as ``UtilitySimulator._sync``)."""
+        out = []
+        if no:
+            jf, utilities = self.jf, sim.jobs.utilities
+            for j, C, k in zip(self.oj[:no].tolist(), self.oc[:no].tolist(), self.os[:no].tolist(), strict=True):
+                jrt = C + float(jf[j, 6]) - float(jf[j, 0])
+                u = utilities[j](jrt)
+                sim.utility[j] = u
+                sim.jrt_s[j] = jrt
+                sim.completed[j] = True
+                out.append(Completion(j, k, C, jrt, u))
+        return out
+
+    def advance_due(self, sim: UtilitySimulator, t: float) -> list[Completion]:
+        return self.completions(sim, self.K.bank_advance_due(t, self.ks, self.s, *self.state, *self.utab))
+
+    def next_due(self) -> float:
+        return float(self.K.bank_next_due(self.ks, self.sf))
+
+    def commit(self, sim: UtilitySimulator, job: int, k: int, dispatch_s: float) -> list[Completion]:
+        if self.si[k, 0] == self.slots.shape[1]:  # full: double the queues' capacity
+            slots = np.zeros((self.slots.shape[0], 2 * self.slots.shape[1]), dtype=np.int64)
+            slots[:, : self.slots.shape[1]] = self.slots
+            self.slots = slots
+            self.state = (self.slots, *self.state[1:])
+        j = sim.jobs
+        no = self.K.bank_commit(k, job, dispatch_s, float(j.up_s[job, k]), float(sim._scale_up[job, k]),
+                                float(j.p_s[job, k]), float(sim._scale_p[job, k]), float(j.down_s[job, k]),
+                                float(sim._scale_down[job, k]), self.s, *self.state, *self.utab)
+        return self.completions(sim, no)
+
+    def query(self, sim: UtilitySimulator, mode: int, job: int, ks: np.ndarray, base: np.ndarray,
+              out: np.ndarray) -> list[Completion]:
+        """``mode`` 0: estimates, 1: OnDisc increments of ``job`` on the bank servers ``ks`` into ``out``."""
+        r = float(sim.jobs.release_s[job])
+        ap = r + sim._scale_up[job]  # Request.a_plan = dispatch (= r) + Δ̂↑
+        no = self.K.bank_query(mode, ks, sim.now, job, r, float(self.jf[job, 8]), base, ap, sim._scale_p[job],
+                               sim._scale_down[job], out, self.s, *self.state, *self.utab)
+        return self.completions(sim, no)
+
+
 # ------------------------------------------------------------------------------------------ simulator
 @dataclass(frozen=True, slots=True)
 class Completion:
@@ -153,7 +261,7 @@ class UtilitySimulator:
 
     def __init__(self, jobs: UtilityJobs, num_edge: int, has_cloud: bool, discipline: str = "o4a",
                  cloud: str = "infinite", speed: float = 1.0, o4a: O4AParams | None = None,
-                 plan_scale: float = 1.0, record: bool = False) -> None:
+                 plan_scale: float = 1.0, record: bool = False, compiled: bool = True) -> None:
         self.jobs = jobs
         self.num_edge = int(num_edge)
         self.has_cloud = bool(has_cloud)
@@ -166,16 +274,22 @@ class UtilitySimulator:
         self.servers = [make_scheduler(discipline, speed, o4a, record) for _ in range(self.num_edge)]
         if self.has_cloud:
             self.servers.append(make_scheduler(cloud, speed, o4a, record))
-        from ._kernels import utility_table  # compiled PLAN / what-if on every server (identical results)
-
-        utab = utility_table(jobs.utilities)
         soft = None
         for srv in self.servers:
-            if hasattr(srv, "utab"):
-                srv.utab = utab
             if hasattr(srv, "soft_deadlines"):  # EDF keys of what-if requests, once per job
                 soft = soft or [u.soft_deadline(0.5) for u in jobs.utilities]
                 srv.soft_deadlines = soft
+        self._bank: _Bank | None = None
+        if compiled:  # compiled PLAN / what-if on every server (identical results)
+            from ._kernels import utility_table
+
+            utab = utility_table(jobs.utilities)
+            for srv in self.servers:
+                if hasattr(srv, "utab"):
+                    srv.utab = utab
+            members = [k for k, srv in enumerate(self.servers) if isinstance(srv, PriorityScheduler)]
+            if members and not record:  # the priority servers as struct-of-arrays (segments need the objects)
+                self._bank = _Bank(self, members, utab, soft)
         self._req_rows: tuple | None = None  # the last job's request fields, as Python lists by server
         self.now = 0.0
         self._heap: list[tuple[float, int, int, int]] = []
@@ -211,21 +325,36 @@ class UtilitySimulator:
         """Planned no-queue finish offsets ``Δ̂↑ + p̂/s + Δ̂↓`` for every server (DO4A's LB_j).   # (M,)"""
         return self._scale_up[job] + self._scale_p[job] / self.speed + self._scale_down[job]
 
+    def _split(self, servers) -> tuple[np.ndarray | None, list[int]]:
+        """``servers`` (None: all) as (the bank's members as an array or None, the other servers)."""
+        bank = self._bank
+        if bank is None:
+            return None, list(range(len(self.servers)) if servers is None else servers)
+        if servers is None:
+            if bank.all_members:
+                return bank.ks, []
+            servers = range(len(self.servers))
+        mem = bank.member
+        ks = [k for k in servers if mem[k]]
+        return (np.array(ks, dtype=np.int64) if ks else None), [k for k in servers if not mem[k]]
+
     def estimates(self, job: int, servers=None) -> np.ndarray:
         """Planned finish time of ``job`` on each server if committed now (no side effects).  # (M,)
 
         Idle edge servers take the closed form; busy ones run their discipline's estimate (PLAN for O4A)."""
         M = len(self.servers)
-        idx = range(M) if servers is None else servers
         out = np.full(M, np.inf)
         r = float(self.jobs.release_s[job])
         base = r + self.planned_lb(job)
+        ks, idx = self._split(servers)
+        if ks is not None:  # one kernel call for the bank's servers (servers are independent: order is free)
+            self._orphans.extend(self._bank.query(self, 0, job, ks, base, out))
         for k in idx:
             srv = self.servers[k]
-            if not srv.jobs and srv.name != "o4a":
-                out[k] = base[k]
-                continue
-            if srv.jobs and srv.name != "o4a":
+            if srv.name != "o4a":
+                if not srv.queue_length:
+                    out[k] = base[k]
+                    continue
                 self._sync_side(k, self.now)  # PLAN needs only the sets; what-if estimates need current work
             out[k] = srv.estimate(self.request(job, k))
         return out
@@ -234,11 +363,15 @@ class UtilitySimulator:
         """OnDisc's Inc_j for every server, or only ``servers`` (others inf) (SRPT what-if; needs a priority
         discipline).                                                                            # (M,)"""
         out = np.full(len(self.servers), np.inf)
-        for k in range(len(self.servers)) if servers is None else servers:
-            srv = self.servers[k]
-            if not hasattr(srv, "jrt_increase"):
+        ks, idx = self._split(servers)
+        for k in idx:
+            if not hasattr(self.servers[k], "jrt_increase"):
                 raise ValueError("jrt_increase needs a priority discipline (e.g. srpt) on the edge servers")
-            if srv.jobs:
+        if ks is not None:
+            self._orphans.extend(self._bank.query(self, 1, job, ks, out, out))
+        for k in idx:
+            srv = self.servers[k]
+            if srv.queue_length:
                 self._sync_side(k, self.now)
             out[k] = srv.jrt_increase(self.request(job, k))
         return out
@@ -278,6 +411,8 @@ class UtilitySimulator:
             out.extend(self._sync(k, t))
         for k in touched:
             self._push(k)
+        if self._bank is not None:  # the bank's due servers: one kernel call
+            out.extend(self._bank.advance_due(self, t))
         return out
 
     def advance_to(self, t: float) -> list[Completion]:
@@ -298,6 +433,10 @@ class UtilitySimulator:
         return out
 
     def _commit(self, job: int, server: int, dispatch_s: float) -> None:
+        if self._bank is not None and self._bank.member[server]:  # sync, admit and reschedule in one call
+            self._orphans.extend(self._bank.commit(self, job, server, dispatch_s))
+            self.server_of[job] = server
+            return
         self._sync_side(server, dispatch_s)
         srv = self.servers[server]
         q = srv.admit(self.request(job, server, dispatch_s), dispatch_s)
@@ -320,8 +459,13 @@ class UtilitySimulator:
         out: list[Completion] = []
         while self._pending:
             out.extend(self.advance_to(self._pending[0][0]))
-        while self._heap:
-            t = self._heap[0][0]
+        bank = self._bank
+        while True:  # the earliest scheduled event of any server (the bank's: one call)
+            t = self._heap[0][0] if self._heap else math.inf
+            if bank is not None:
+                t = min(t, bank.next_due())
+            if t == math.inf:
+                break
             out.extend(self.advance_to(t))
         out.sort(key=lambda c: (c.completion_s, c.server, c.job))
         return out
