@@ -830,7 +830,55 @@ def decode_proportions(a, rows, D, q, order, srv_ptr, srv_workers, step, wts, se
         return 2
     largest_remainder(wts, D, server_counts)
     counts[:] = 0
-    bad = fill_servers(server_counts, q, order, srv_ptr, srv_workers, step, counts)
-    if bad >= 0:
-        return 3 + bad
+    # within each server the Q-min rule of ``fill_servers``/``water_fill`` (each chunk to the minimum
+    # (q + k·step, order)) by a scan of the server's few workers instead of a heap: the same keys, the same picks
+    for s in range(srv_ptr.size - 1):
+        k = server_counts[s]
+        if k <= 0:
+            continue
+        lo = srv_ptr[s]
+        hi = srv_ptr[s + 1]
+        for _ in range(k):
+            best = -1
+            bk = INF
+            bo = 0
+            for m in range(lo, hi):
+                w = srv_workers[m]
+                if not math.isfinite(q[w]):
+                    continue
+                v = q[w] + counts[w] * step if counts[w] else q[w]
+                if best < 0 or v < bk or (v == bk and order[w] < bo):
+                    best = w
+                    bk = v
+                    bo = order[w]
+            if best < 0:
+                return 3 + s
+            counts[best] += 1
     return 0
+
+
+# ------------------------------------------------------------------------------------------ placement checks
+@njit
+def check_counts(counts, worker_type, wt, delay_row, worker_server, r, used, rho_used):
+    """One pass over a placement's ``counts`` (W,): returns ``(Σ counts, number of used workers, min (<= 0), max,
+    a used worker of another type than wt)``; writes the used workers (``np.flatnonzero(counts)``) into ``used``
+    and their releases ``r + delay_row[worker_server[w]]`` into ``rho_used``."""
+    n_edge = 0
+    n_used = 0
+    mn = 0
+    mx = 0
+    bad_type = False
+    for w in range(counts.size):
+        c = counts[w]
+        n_edge += c
+        if c < mn:
+            mn = c
+        if c > mx:
+            mx = c
+        if c != 0:
+            used[n_used] = w
+            rho_used[n_used] = r + delay_row[worker_server[w]]
+            n_used += 1
+            if worker_type[w] != wt:
+                bad_type = True
+    return n_edge, n_used, mn, mx, bad_type

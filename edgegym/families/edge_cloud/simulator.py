@@ -205,6 +205,12 @@ class PaperSimulator:
         self._mark = np.zeros(J, dtype=np.bool_)  # scratch of place_edge, all False between calls
         self._touched = np.zeros(max(J, 1), dtype=np.int64)
         self._arrival = np.ascontiguousarray(jobs.arrival_slots, dtype=np.float64)
+        self._advanced = -_INF  # time of the last advance_to, reset to -inf by a placement
+        self._worker_type = np.ascontiguousarray(cluster.worker_type, dtype=np.int64)
+        self._job_type = np.ascontiguousarray(jobs.worker_type, dtype=np.int64)
+        self._used = np.zeros(W, dtype=np.int64)  # scratch of place(): the used workers and their releases
+        self._rho_used = np.zeros(W)
+        self._keys = np.full(J, np.nan)  # HAPRF key of each job, computed on first use
         self.now = float(jobs.arrival_slots[0]) if J else 0.0
         self.num_placed = 0
         self.fallbacks = 0
@@ -215,6 +221,13 @@ class PaperSimulator:
         self.ps_fallbacks = 0
 
     # ------------------------------------------------------------------ state helpers
+    def _key(self, j: int) -> float:
+        """HAPRF key D_j·p_j of job ``j`` (:func:`haprf_key`), computed once."""
+        k = self._keys[j]
+        if k != k:
+            k = self._keys[j] = haprf_key(float(self.jobs.num_chunks[j]), float(self.p_edge[j]))
+        return float(k)
+
     @property
     def _k(self):
         return _kernels()
@@ -287,10 +300,13 @@ class PaperSimulator:
         """Move the clock to ``t`` (never backwards), executing every worker's plan up to ``t``."""
         if t < self.now - _TOL:
             raise ValueError(f"the clock never goes back: now={self.now}, asked for {t}")
+        if t == self._advanced:  # already advanced to t and nothing placed since: a no-op
+            return
         self.now = max(self.now, float(t))
         # execute plan heads that end by now; a head still running at `now` is logged later, in one piece
         self._ensure_log()
         self._k.advance(self.now, *self._state())
+        self._advanced = self.now
 
     def busy_workers(self) -> int:
         """Number of edge workers training a chunk at the current time."""
@@ -316,7 +332,7 @@ class PaperSimulator:
         W = self.cluster.num_workers
         D = float(jobs.num_chunks[j])
         p0, p1 = float(self.p_edge[j]), float(self.p_cloud[j])
-        key_new = haprf_key(D, p0)
+        key_new = self._key(j)
         r = float(jobs.arrival_slots[j])
         blk = np.zeros((5, W))  # q, t*, wait, A2 weight, backlog (one allocation)
         blk[:2] = _INF
@@ -347,15 +363,18 @@ class PaperSimulator:
         counts = np.ascontiguousarray(worker_counts, dtype=np.int64).reshape(-1)
         if counts.size != cl.num_workers:
             raise ValueError(f"worker_counts has {counts.size} entries, the cluster has {cl.num_workers} workers")
-        n_edge = int(counts.sum())
-        if counts.min(initial=0) < 0 or num_cloud < 0 or n_edge + int(num_cloud) != D:
+        r = float(self._arrival[j])
+        # one compiled pass: Σ counts, min, max, the used workers (np.flatnonzero) and their releases, type check
+        n_edge, n_used, c_min, c_max, bad_type = self._k.check_counts(
+            counts, self._worker_type, int(self._job_type[j]), self._delay_edge[j], self._worker_server, r,
+            self._used, self._rho_used)
+        if c_min < 0 or num_cloud < 0 or n_edge + int(num_cloud) != D:
             raise ValueError(f"placement of job {j} must put its {D} chunks somewhere exactly once")
-        used = np.flatnonzero(counts)
-        if used.size and np.any(cl.worker_type[used] != jobs.worker_type[j]):
+        used = self._used[:n_used]
+        if bad_type:
             raise ValueError(f"job {j} placed on a worker of the wrong type")
         if num_cloud and not cl.has_cloud:
             raise ValueError("this cluster has no cloud")
-        r = float(jobs.arrival_slots[j])
         self.advance_to(r)
         if cand is None or cand.job != j:
             cand = self.candidates(j)
@@ -376,12 +395,12 @@ class PaperSimulator:
             c += int(num_cloud)
         postponed_before = int(self._cnt[4])
         if used.size:
-            self._ensure_queue(int(counts.max()))
+            self._ensure_queue(int(c_max))
             # no _ensure_log() here: advance_to(r) made room for every planned segment, and the syncs below log
             # at most the segments still planned
-            rho_w = r + self._delay_edge[j][self._worker_server[used]]
+            self._advanced = -_INF  # plans change: the next advance_to must run
             nt = self._k.place_edge(
-                j, used, counts, r, rho_w, haprf_key(D, p0), p0, float(D), cand.q, cand.a2_count, c,
+                j, used, counts, r, self._rho_used[:n_used], self._key(j), p0, float(D), cand.q, cand.a2_count, c,
                 self.chunk_worker, self.chunk_rho, self.chunk_key, self.chunk_seq, self._rem, self.chunk_end,
                 self.chunk_alpha, self._qbuf, self._qlen, self.worker_sync, self._ps, self._pe, self._pc,
                 self._phead, self._plen, self._head_start, self._head_end, self._lw, self._ls, self._le, self._lc,
@@ -398,7 +417,8 @@ class PaperSimulator:
         self._arr_np = self._k.msum_add(self._arr_part, self._arr_np, r)
         self.num_placed += 1
         phi_before = self._phi
-        self._phi = math.fsum(self._end_part[: self._end_np]) - math.fsum(self._arr_part[: self._arr_np])
+        ends, arrs = self._end_part[: self._end_np].tolist(), self._arr_part[: self._arr_np].tolist()
+        self._phi = math.fsum(ends) - math.fsum(arrs)
         off = self.offsets
         return {
             "job": j,
