@@ -460,6 +460,31 @@ def plan_o4a(lu, lptr, ls, le, a, p, pd, down, r, j, alpha, code, ua, ub, uc, in
 
 
 @njit
+def plan_o4a_d(lu, lptr, ls, le, a, p, pd, down, r, j, alpha, code, ua, ub, uc, inc, bptr, brk, val):
+    """:func:`plan_o4a`'s tentative completion d† alone (the same loop, no copy of the executable set)."""
+    K = lu.size
+    cap = lptr[K] + 2
+    fs = np.empty(cap, np.float64)
+    fe = np.empty(cap, np.float64)
+    best_g = -1
+    best_d = 0.0
+    for gamma in range(K):
+        d, n = _fill(a, pd, ls, le, lptr[gamma], lptr[gamma + 1], fs, fe)
+        u = discretize(g_eval(j, d + down - r, code, ua, ub, uc, inc, bptr, brk, val), p) / p
+        u_g = lu[gamma]
+        if gamma == 0:
+            feasible = True
+        elif u_g == 0.0:
+            feasible = u > 0.0
+        else:
+            feasible = u > alpha * u_g
+        if feasible and (best_g < 0 or d < best_d - TOL):
+            best_g = gamma
+            best_d = d
+    return best_d
+
+
+@njit
 def pick(disc, t, s, ids, st, rem, code, ua, ub, uc, inc, bptr, brk, val):
     """:meth:`PriorityScheduler._pick <.disciplines.PriorityScheduler._pick>`: the ready job (``st`` rows
     ``[a, r, Δ↓, key]``, true remaining ``rem``) with the largest ``(key, −r, −id)`` at ``t``; -1 if none."""

@@ -349,13 +349,7 @@ class O4AScheduler(_SingleProcessor):
             u = discretize(req.g(d + req.down_plan - req.release_s), req.p_plan) / req.p_plan
             return Plan(0, (a,), (d,), d, d + req.down_plan, u)
         if getattr(self, "utab", None) is not None:  # compiled PLAN (identical results)
-            flat = self._flat
-            if flat is None or flat[0] is not self.levels():
-                lv = self.levels()
-                lens = [len(bs) for _, bs, _ in lv]
-                flat = self._flat = (lv, np.array([u for u, _, _ in lv]), np.concatenate([[0], np.cumsum(lens)]),
-                                     np.array([x for _, bs, _ in lv for x in bs], dtype=np.float64),
-                                     np.array([x for _, _, be in lv for x in be], dtype=np.float64))
+            flat = self._flat_levels()
             pr = self.params
             pd = tentative_time(req.p_plan, self.speed, pr.eps, pr.beta, pr.tentative_mode)
             g, d, u, fs, fe = _kernels().plan_o4a(*flat[1:], req.a_plan, req.p_plan, pd, req.down_plan,
@@ -364,9 +358,31 @@ class O4AScheduler(_SingleProcessor):
         return plan_o4a(self.levels(), req.a_plan, req.p_plan, req.down_plan, req.release_s, req.g, self.speed,
                         self.params)
 
+    def _flat_levels(self) -> tuple:
+        """:meth:`levels` flattened for the compiled PLAN: ``(levels, u (K+1,), ptr (K+2,), starts, ends)``."""
+        flat = self._flat
+        if flat is None or flat[0] is not self.levels():
+            lv = self.levels()
+            lens = [len(bs) for _, bs, _ in lv]
+            flat = self._flat = (lv, np.array([u for u, _, _ in lv]), np.concatenate([[0], np.cumsum(lens)]),
+                                 np.array([x for _, bs, _ in lv for x in bs], dtype=np.float64),
+                                 np.array([x for _, _, be in lv for x in be], dtype=np.float64))
+        return flat
+
     def estimate(self, req: Request) -> float:
         """Tentative finish time f† of ``req`` if committed here now."""
         return self.plan(req).f
+
+    def estimate_fast(self, job: int, release_s: float, a_plan: float, p_plan: float, down_plan: float) -> float:
+        """:meth:`estimate` with the compiled PLAN (``utab`` set) from the request's planned values, without
+        building the request or the plan (the same floating-point operations)."""
+        pr = self.params
+        pd = tentative_time(p_plan, self.speed, pr.eps, pr.beta, pr.tentative_mode)
+        if not self.jobs:
+            return a_plan + pd + down_plan
+        d = _kernels().plan_o4a_d(*self._flat_levels()[1:], a_plan, p_plan, pd, down_plan, release_s, job,
+                                  pr.alpha_value, *self.utab)
+        return d + down_plan
 
     def _setup(self, q: _Job, now: float) -> None:
         pl = self.plan(q.req)

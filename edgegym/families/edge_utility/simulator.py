@@ -349,8 +349,14 @@ class UtilitySimulator:
         ks, idx = self._split(servers)
         if ks is not None:  # one kernel call for the bank's servers (servers are independent: order is free)
             self._orphans.extend(self._bank.query(self, 0, job, ks, base, out))
+        rows = None
         for k in idx:
             srv = self.servers[k]
+            if srv.name == "o4a" and srv.utab is not None:  # PLAN's f† without building request and plan
+                if rows is None:
+                    rows = self._scale_up[job].tolist(), self._scale_p[job].tolist(), self._scale_down[job].tolist()
+                out[k] = srv.estimate_fast(job, r, r + rows[0][k], rows[1][k], rows[2][k])
+                continue
             if srv.name != "o4a":
                 if not srv.queue_length:
                     out[k] = base[k]
