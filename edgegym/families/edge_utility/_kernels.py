@@ -25,6 +25,7 @@ INF = math.inf
 FIFO, SRPT, EDF, HPU, HRDF = 0, 1, 2, 3, 4
 DISCIPLINE_CODES = {"fifo": FIFO, "srpt": SRPT, "edf": EDF, "hpu": HPU, "hrdf": HRDF}
 LAZY = True  # hpu/hrdf what-if with lazily refreshed key bounds (False: one scan per event)
+ORDERED = True  # fifo/edf what-if on a once-sorted linked list (False: the heap of _whatif_static)
 
 
 def utility_table(utilities) -> tuple:
@@ -231,6 +232,86 @@ def _whatif_static(disc, now, s, ids, r, a, rem, down, key, stop):
 
 
 @njit
+def _whatif_ordered(disc, now, s, ids, r, a, rem, down, key, stop):
+    """:func:`_whatif_static` for ``fifo`` and ``edf`` (keys never change): the items sorted once by
+    ``(−key, r, id)`` in a linked list, the best ready item is the first pushed one in it (the heap's top: the
+    order is total), completed items are unlinked. Same event sequence and floating-point operations; no heap."""
+    n = ids.size
+    rem = rem.copy()
+    hk = r if disc == FIFO else key
+    # stable sorts: by id, then r, then the key -> the order (hk, r, id)
+    o = np.argsort(ids, kind="mergesort")
+    o = o[np.argsort(r[o], kind="mergesort")]
+    if disc != FIFO:
+        o = o[np.argsort(hk[o], kind="mergesort")]
+    nxt_in = np.empty(n + 1, np.int64)  # linked list over positions of o; n = end; head via nxt_in[n]
+    prv_in = np.empty(n + 1, np.int64)
+    for q in range(n + 1):
+        nxt_in[q] = q + 1 if q < n else 0
+        prv_in[q] = q - 1 if q > 0 else n
+    if n == 0:
+        nxt_in[n] = n
+    posof = np.empty(n, np.int64)
+    for q in range(n):
+        posof[o[q]] = q
+    pushed = np.zeros(n, np.bool_)
+    by_a = np.argsort(a, kind="mergesort")
+    hn = 0
+    p = 0
+    live = np.ones(n, np.bool_)
+    fuzzy = np.empty(n, np.int64)
+    nf = 0
+    finish = np.full(n, INF)
+    order = np.empty(n, np.int64)
+    nd = 0
+    t = now
+    while nd < n:
+        lim = t + 1e-15
+        while p < n and a[by_a[p]] <= lim:
+            i = by_a[p]
+            pushed[i] = True
+            hn += 1
+            if a[i] > t:
+                fuzzy[nf] = i
+                nf += 1
+            p += 1
+        if hn == 0:
+            t = a[by_a[p]]
+            continue
+        q = nxt_in[n]
+        while not pushed[o[q]]:
+            q = nxt_in[q]
+        best = o[q]
+        nxt = a[by_a[p]] if p < n else INF
+        m = 0
+        for qq in range(nf):
+            i = fuzzy[qq]
+            if live[i] and a[i] > t:
+                fuzzy[m] = i
+                m += 1
+                if a[i] < nxt:
+                    nxt = a[i]
+        nf = m
+        tc = t + rem[best] / s
+        if tc <= nxt:
+            finish[best] = tc + down[best]
+            order[nd] = best
+            nd += 1
+            live[best] = False
+            hn -= 1
+            q = posof[best]
+            nxt_in[prv_in[q]] = nxt_in[q]
+            prv_in[nxt_in[q]] = prv_in[q]
+            t = tc
+            if best == stop:
+                break
+        else:
+            rem[best] -= (nxt - t) * s
+            t = nxt
+    return order[:nd], finish
+
+
+@njit
 def _sift_down(h, n, pos, hk, hr, hid):
     while True:
         left = 2 * pos + 1
@@ -328,6 +409,8 @@ def whatif(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc,
     ``a``, remaining ``rem``, planned ``down``, EDF ``key``; ``ids`` index the utility table). Returns
     ``(order, finish)``: item indices in completion order and each item's finish time (completion + down).
     ``stop >= 0``: stop once item ``stop`` completes (later items keep ``finish = inf``, ``order`` is cut)."""
+    if ORDERED and (disc == FIFO or disc == EDF):
+        return _whatif_ordered(disc, now, s, ids, r, a, rem, down, key, stop)
     if disc == FIFO or disc == SRPT or disc == EDF:
         return _whatif_static(disc, now, s, ids, r, a, rem, down, key, stop)
     if LAZY:
