@@ -523,10 +523,25 @@ def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_
         js[n_log + m] = chunk_job[c]
         ss[n_log + m] = rho[c]
         es[n_log + m] = end[c]
-    # sort by (job, start, end): stable sorts, least significant key first
-    o = np.argsort(es, kind="mergesort")
-    o = o[np.argsort(ss[o], kind="mergesort")]
-    o = o[np.argsort(js[o], kind="mergesort")]
+    # sort by (job, start, end): a counting sort by job, then each job's rows by (start, end) (stable sorts,
+    # least significant key first); rows equal in all three keys merge the same way in any order
+    ptr = np.zeros(num_jobs + 1, np.int64)
+    for i in range(n):
+        ptr[js[i] + 1] += 1
+    for a in range(num_jobs):
+        ptr[a + 1] += ptr[a]
+    fill = ptr[:-1].copy()
+    o = np.empty(n, np.int64)
+    for i in range(n):
+        o[fill[js[i]]] = i
+        fill[js[i]] += 1
+    for a in range(num_jobs):
+        lo, hi = ptr[a], ptr[a + 1]
+        if hi - lo > 1:
+            g = o[lo:hi].copy()
+            g = g[np.argsort(es[g], kind="mergesort")]
+            g = g[np.argsort(ss[g], kind="mergesort")]
+            o[lo:hi] = g
     oj = np.empty(n, np.int64)
     os_ = np.empty(n, np.float64)
     oe = np.empty(n, np.float64)
@@ -882,3 +897,92 @@ def check_counts(counts, worker_type, wt, delay_row, worker_server, r, used, rho
             if worker_type[w] != wt:
                 bad_type = True
     return n_edge, n_used, mn, mx, bad_type
+
+
+# ------------------------------------------------------------------------------------------ A_ps sweep
+@njit
+def _next_uint32(raw, st):
+    """NumPy PCG64's ``next_uint32`` over pre-drawn raw 64-bit words: ``st`` = [words used, has a buffered
+    upper half, that half, out of words]. Returns the 32-bit value (0 and ``st[3] = 1`` when out of words)."""
+    if st[1] == 1:
+        st[1] = 0
+        return np.uint64(st[2])
+    if st[0] >= raw.size:
+        st[3] = 1
+        return np.uint64(0)
+    w = raw[st[0]]
+    st[0] += 1
+    st[1] = 1
+    st[2] = np.int64(w >> np.uint64(32))
+    return w & np.uint64(0xFFFFFFFF)
+
+
+@njit
+def _bounded(n, raw, st):
+    """``Generator.integers(n)`` (int64, 1 <= n < 2**32) of NumPy: Lemire's method on 32-bit draws."""
+    if n == 1:
+        return 0
+    rng_excl = np.uint64(n)
+    m = _next_uint32(raw, st) * rng_excl
+    leftover = m & np.uint64(0xFFFFFFFF)
+    if leftover < rng_excl:
+        threshold = (np.uint64(0xFFFFFFFF) - np.uint64(n - 1)) % rng_excl
+        while leftover < threshold and st[3] == 0:
+            m = _next_uint32(raw, st) * rng_excl
+            leftover = m & np.uint64(0xFFFFFFFF)
+    return np.int64(m >> np.uint64(32))
+
+
+@njit
+def ps_sweep(ev_t, ev_kind, ev_job, zeta, job_ps_type, ps_type, pool_ptr, pool, raw, st, out_ps, out_s, out_e,
+             out_j, held_ps, held_s):
+    """A_ps's sweep over the sorted acquire (kind 1) / release (kind 0) events, exactly as
+    ``PaperSimulator._assign_ps_python``: free edge PSs per type kept sorted in ``pool[pool_ptr[t]:...]`` (the
+    first ``pool_n[t]`` of each segment), draws by :func:`_bounded` on the pre-drawn words ``raw``. Writes the
+    rows ``(ps, start, end, job)`` in release order; returns ``(rows, switches, fallbacks)``, or rows = -1 when
+    the words ran out (the caller draws more and calls again)."""
+    T = pool_ptr.size - 1
+    pool_n = np.empty(T, np.int64)
+    for t in range(T):
+        pool_n[t] = pool_ptr[t + 1] - pool_ptr[t]
+    rows = 0
+    switches = 0
+    fallbacks = 0
+    for e in range(ev_t.size):
+        tt = ev_t[e]
+        j = ev_job[e]
+        if ev_kind[e] == 0:
+            ps = held_ps[j]
+            out_ps[rows] = ps
+            out_s[rows] = held_s[j]
+            out_e[rows] = tt
+            out_j[rows] = j
+            rows += 1
+            if ps >= 0:  # back into its type's sorted pool
+                t = ps_type[ps]
+                lo = pool_ptr[t]
+                k = lo + pool_n[t]
+                while k > lo and pool[k - 1] > ps:
+                    pool[k] = pool[k - 1]
+                    k -= 1
+                pool[k] = ps
+                pool_n[t] += 1
+            continue
+        ps = -1
+        if not zeta[j]:
+            t = job_ps_type[j]
+            if 0 <= t < T and pool_n[t] > 0:
+                idx = _bounded(pool_n[t], raw, st)
+                if st[3] != 0:
+                    return -1, switches, fallbacks
+                lo = pool_ptr[t]
+                ps = pool[lo + idx]
+                for k in range(lo + idx, lo + pool_n[t] - 1):
+                    pool[k] = pool[k + 1]
+                pool_n[t] -= 1
+            else:
+                fallbacks += 1
+        held_ps[j] = ps
+        held_s[j] = tt
+        switches += 1
+    return rows, switches, fallbacks

@@ -525,6 +525,9 @@ class PaperSimulator:
         kind = np.concatenate([np.ones(m, dtype=np.int64), np.zeros(m, dtype=np.int64)])
         ej = np.concatenate([ij, ij])
         order = np.lexsort((ej, kind, t))
+        t, kind, ej = t[order], kind[order], ej[order]
+        if type(self.rng.bit_generator) is np.random.PCG64 and self._assign_ps_compiled(t, kind, ej, m):
+            return self.ps_log
         free = np.ones(cl.num_ps, dtype=bool)
         # free edge PSs per type, as sorted lists (the pool of a draw, in index order)
         pools: dict[int, list[int]] = {}
@@ -538,7 +541,7 @@ class PaperSimulator:
         integers = self.rng.integers
         from bisect import insort
 
-        for tt, kk, j in zip(t[order].tolist(), kind[order].tolist(), ej[order].tolist(), strict=True):
+        for tt, kk, j in zip(t.tolist(), kind.tolist(), ej.tolist(), strict=True):
             if kk == 0:
                 ps, start = held.pop(j)
                 rows.append((ps, start, tt, j))
@@ -558,6 +561,47 @@ class PaperSimulator:
             self.ps_switches += 1
         self.ps_log = np.array(rows, dtype=float).reshape(-1, 4)
         return self.ps_log
+
+    def _assign_ps_compiled(self, t: np.ndarray, kind: np.ndarray, ej: np.ndarray, m: int) -> bool:
+        """The sweep of :meth:`assign_ps` in one compiled call (``_kernels.ps_sweep``), with the generator's
+        draws reproduced exactly: NumPy's ``integers(n)`` (Lemire's method on PCG64's 32-bit outputs) over raw
+        words drawn ahead, after which the generator is left in the state the one-by-one draws leave it in.
+        Returns False (nothing changed) when the generator's state is not the plain PCG64 dict."""
+        cl, jobs = self.cluster, self.jobs
+        bg = self.rng.bit_generator
+        st0 = bg.state
+        if st0.get("bit_generator") != "PCG64" or "has_uint32" not in st0:
+            return False
+        pst = np.asarray(cl.ps_type, dtype=np.int64)
+        n_types = int(pst.max(initial=-1)) + 1
+        pool = np.argsort(pst, kind="stable").astype(np.int64)  # free PSs per type, in index order
+        pool_ptr = np.searchsorted(pst[pool], np.arange(n_types + 1)).astype(np.int64)
+        J = jobs.num_jobs
+        zeta = np.ascontiguousarray(self.job_zeta, dtype=np.bool_)
+        job_pst = np.ascontiguousarray(jobs.ps_type, dtype=np.int64)
+        out_ps, out_j = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64)
+        out_s, out_e = np.zeros(m), np.zeros(m)
+        words = m + 64
+        while True:
+            raw = bg.random_raw(words)
+            bg.state = st0
+            st = np.array([0, int(st0["has_uint32"]), int(st0["uinteger"]), 0], dtype=np.int64)
+            rows, switches, fallbacks = self._k.ps_sweep(
+                t, kind, ej, zeta, job_pst, pst, pool_ptr, pool.copy(), raw, st, out_ps, out_s, out_e, out_j,
+                np.full(max(J, 1), -1, dtype=np.int64), np.zeros(max(J, 1)))
+            if rows >= 0:
+                break
+            words *= 2
+        if st[0]:
+            bg.random_raw(int(st[0]))  # the words the draws used
+        st1 = bg.state
+        st1["has_uint32"], st1["uinteger"] = int(st[1]), int(st[2])
+        bg.state = st1
+        self.ps_switches += int(switches)
+        self.ps_fallbacks += int(fallbacks)
+        self.ps_log = np.column_stack([out_ps[:rows], out_s[:rows], out_e[:rows], out_j[:rows]]).astype(
+            float).reshape(-1, 4)
+        return True
 
 
 def greedy_placement(
