@@ -1,6 +1,6 @@
 """Differential tests of the EdgeUtility what-if kernels on raw item arrays (1,000 random item sets each, with
 tied release times, tied and near-tied ready times within the 1e-15 s tolerance, items not yet ready, zero
-remaining work): the once-sorted linked-list what-if of fifo/edf (compiled and as Python) against the heap
+remaining work): the once-sorted linked-list what-if of fifo/edf/srpt (compiled and as Python) against the heap
 what-if. Identical completion orders and finish times are required (``==`` on floats). The whole-simulator
 comparison with the pure Python servers is ``test_speed_edge_utility.py``."""
 
@@ -28,7 +28,7 @@ def _items(rng):
     return now, ids, r, a, rem, down, key
 
 
-@pytest.mark.parametrize("disc", [K.FIFO, K.EDF])
+@pytest.mark.parametrize("disc", [K.FIFO, K.EDF, K.SRPT])
 def test_ordered_whatif_matches_heap(disc):
     rng = np.random.default_rng(disc)
     for seed in range(N_SETS):

@@ -25,7 +25,7 @@ INF = math.inf
 FIFO, SRPT, EDF, HPU, HRDF = 0, 1, 2, 3, 4
 DISCIPLINE_CODES = {"fifo": FIFO, "srpt": SRPT, "edf": EDF, "hpu": HPU, "hrdf": HRDF}
 LAZY = True  # hpu/hrdf what-if with lazily refreshed key bounds (False: one scan per event)
-ORDERED = True  # fifo/edf what-if on a once-sorted linked list (False: the heap of _whatif_static)
+ORDERED = True  # fifo/edf/srpt what-if on a once-sorted linked list (False: the heap of _whatif_static)
 
 
 def utility_table(utilities) -> tuple:
@@ -233,12 +233,14 @@ def _whatif_static(disc, now, s, ids, r, a, rem, down, key, stop):
 
 @njit
 def _whatif_ordered(disc, now, s, ids, r, a, rem, down, key, stop):
-    """:func:`_whatif_static` for ``fifo`` and ``edf`` (keys never change): the items sorted once by
-    ``(−key, r, id)`` in a linked list, the best ready item is the first pushed one in it (the heap's top: the
-    order is total), completed items are unlinked. Same event sequence and floating-point operations; no heap."""
+    """:func:`_whatif_static` without a heap: the items sorted once by ``(−key, r, id)`` in a linked list; the
+    best ready item is the first pushed one in it (the heap's top: the order is total); completed items are
+    unlinked. fifo and edf keys never change; srpt's only changing key is the running item's (its remaining time
+    shrinks at a split), which then moves up past the not-yet-ready items it now beats (every item before it is
+    one). Same event sequence and floating-point operations."""
     n = ids.size
     rem = rem.copy()
-    hk = r if disc == FIFO else key
+    hk = r if disc == FIFO else (key if disc == EDF else rem.copy())
     # stable sorts: by id, then r, then the key -> the order (hk, r, id)
     o = np.argsort(ids, kind="mergesort")
     o = o[np.argsort(r[o], kind="mergesort")]
@@ -307,8 +309,27 @@ def _whatif_ordered(disc, now, s, ids, r, a, rem, down, key, stop):
                 break
         else:
             rem[best] -= (nxt - t) * s
+            if disc == SRPT:
+                hk[best] = rem[best]
+                q = posof[best]
+                pp = prv_in[q]
+                while pp != n and _kless(best, o[pp], hk, r, ids):
+                    pp = prv_in[pp]
+                if pp != prv_in[q]:  # unlink q, insert it after pp
+                    nxt_in[prv_in[q]] = nxt_in[q]
+                    prv_in[nxt_in[q]] = prv_in[q]
+                    nq = nxt_in[pp]
+                    nxt_in[pp] = q
+                    prv_in[q] = pp
+                    nxt_in[q] = nq
+                    prv_in[nq] = q
             t = nxt
     return order[:nd], finish
+
+
+@njit
+def _kless(i, j, hk, r, ids):
+    return hk[i] < hk[j] or (hk[i] == hk[j] and (r[i] < r[j] or (r[i] == r[j] and ids[i] < ids[j])))
 
 
 @njit
@@ -409,7 +430,7 @@ def whatif(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc,
     ``a``, remaining ``rem``, planned ``down``, EDF ``key``; ``ids`` index the utility table). Returns
     ``(order, finish)``: item indices in completion order and each item's finish time (completion + down).
     ``stop >= 0``: stop once item ``stop`` completes (later items keep ``finish = inf``, ``order`` is cut)."""
-    if ORDERED and (disc == FIFO or disc == EDF):
+    if ORDERED and (disc == FIFO or disc == EDF or disc == SRPT):
         return _whatif_ordered(disc, now, s, ids, r, a, rem, down, key, stop)
     if disc == FIFO or disc == SRPT or disc == EDF:
         return _whatif_static(disc, now, s, ids, r, a, rem, down, key, stop)
