@@ -158,5 +158,5 @@ def test_shipped_model_loads_and_acts_legally():
     if not (MODEL / "model.zip").is_file():
         pytest.skip("no shipped WirelessUDL-v1 model")
     rec = run_episode("WirelessUDL-v1", f"maskable-ppo:{MODEL / 'model.zip'}", 100, {"jobs": {"count": 30}})
-    assert rec["num_jobs"] == 30 and rec["illegal_actions"] == 0 and rec["decisions"] == 30
+    assert rec["jobs"] == 30 and rec["illegal_actions"] == 0 and rec["decisions"] == 30
     assert rec["episode_return"] * rec["reward_scale"] == pytest.approx(-rec["objective"], rel=1e-9)
