@@ -874,10 +874,11 @@ def decode_proportions(a, rows, D, q, order, srv_ptr, srv_workers, step, wts, se
 
 # ------------------------------------------------------------------------------------------ placement checks
 @njit
-def check_counts(counts, worker_type, wt, delay_row, worker_server, r, used, rho_used):
+def check_counts(counts, worker_type, wt, delay_row, worker_server, r, used, rho_used, qlen):
     """One pass over a placement's ``counts`` (W,): returns ``(Σ counts, number of used workers, min (<= 0), max,
-    a used worker of another type than wt)``; writes the used workers (``np.flatnonzero(counts)``) into ``used``
-    and their releases ``r + delay_row[worker_server[w]]`` into ``rho_used``."""
+    a used worker of another type than wt, the longest queue)``; writes the used workers
+    (``np.flatnonzero(counts)``) into ``used`` and their releases ``r + delay_row[worker_server[w]]`` into
+    ``rho_used``."""
     n_edge = 0
     n_used = 0
     mn = 0
@@ -896,7 +897,27 @@ def check_counts(counts, worker_type, wt, delay_row, worker_server, r, used, rho
             n_used += 1
             if worker_type[w] != wt:
                 bad_type = True
-    return n_edge, n_used, mn, mx, bad_type
+    qmax = 0
+    for w in range(qlen.size):
+        if qlen[w] > qmax:
+            qmax = qlen[w]
+    return n_edge, n_used, mn, mx, bad_type, qmax
+
+
+@njit
+def after_place(jobs_, nj, offsets, end, job_end, partials, npart, hk, hs, hi, cnt, arr_partials, narr, r):
+    """:func:`update_jobs`, then ``r`` added to the exact running sum of arrivals; returns both new lengths."""
+    npart = update_jobs(jobs_, nj, offsets, end, job_end, partials, npart, hk, hs, hi, cnt)
+    return npart, msum_add(arr_partials, narr, r)
+
+
+@njit
+def log_need(cnt, plen, phead):
+    """Log rows needed for every planned segment to be logged: rows so far + Σ_w planned segments + 1."""
+    n = cnt[LOG_N] + 1
+    for w in range(plen.size):
+        n += plen[w] - phead[w]
+    return n
 
 
 # ------------------------------------------------------------------------------------------ A_ps sweep

@@ -306,7 +306,7 @@ class EdgeCloudMLEnv(gym.Env):
         self._has_cloud, self._use_cloud = bool(cl.has_cloud), bool(self.use_cloud)
         self._relative = bool(self.preset.env.obs_relative)
         # read-only copies for the cached view (view(copy=False))
-        self._ro_server = self._worker_server.copy()
+        self._ro_server = np.array(cl.worker_server, copy=True)
         self._ro_order = self._order.copy()
         for a in (self._ro_server, self._ro_order):
             a.flags.writeable = False
@@ -539,13 +539,36 @@ class EdgeCloudMLEnv(gym.Env):
         return {"job": (0, self._job_dim), "rows_start": self._job_dim, "rows": rows, "row_dim": _ROW_FEATURES,
                 "glob": (start, start + _GLOBAL_FEATURES), "row_actions": False, "extra_actions": n}
 
-    def view(self) -> EdgeCloudView:
-        """A read-only view of the current decision point (see :class:`EdgeCloudView`)."""
+    def view(self, copy: bool = True) -> EdgeCloudView:
+        """A read-only view of the current decision point (see :class:`EdgeCloudView`).
+
+        ``copy=True`` (default): every array is a fresh, writable copy. ``copy=False``: the arrays are read-only
+        (``writeable=False``) views of the decision point's candidate table, valid until the next ``step`` or
+        ``reset``, and the same object is returned by every call at this decision point (no copies: the fast
+        path of reference policies, issue 10)."""
         if self.sim is None or self._k >= self.jobs.num_jobs:
             raise RuntimeError("view() needs a pending job: call reset() and do not step past the last job")
         c = self._cand
         if c is None:
             raise RuntimeError(f"view() is only available with discipline 'paper' (this env: {self.discipline!r})")
+        if not copy:
+            cached = self._view_cache
+            if cached is not None and cached[0] is c:
+                return cached[1]
+            ro = []
+            for a in (c.q, c.t_star, c.a2_count, self._legal_rows()):
+                v = a.view()
+                v.flags.writeable = False
+                ro.append(v)
+            view = EdgeCloudView(
+                now=float(self.sim.now), job=self._k, num_chunks=int(self.jobs.num_chunks[self._k]), p_edge=c.p_edge,
+                p_cloud=c.p_cloud, q=ro[0], t_star=ro[1], a2_count=ro[2], qc0=c.qc0, qc1=c.qc1,
+                worker_server=self._ro_server, worker_order=self._ro_order, server_eligible=ro[3],
+                use_cloud=self.use_cloud, has_cloud=self.cluster.has_cloud, num_edge_servers=self.num_edge_servers,
+                max_edge_servers=self.max_edge_servers, action_mode=self.action_mode, max_chunks=self.max_chunks,
+            )
+            self._view_cache = (c, view)
+            return view
         return EdgeCloudView(
             now=float(self.sim.now),
             job=self._k,

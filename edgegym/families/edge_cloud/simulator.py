@@ -245,7 +245,7 @@ class PaperSimulator:
 
     def _ensure_log(self) -> None:
         """Room in the log for every planned segment (a sync never logs more rows than planned segments)."""
-        need = int(self._cnt[0]) + int(np.sum(self._plen - self._phead)) + 1
+        need = int(self._k.log_need(self._cnt, self._plen, self._phead))
         if need > self._lcap:
             cap = max(need, 2 * self._lcap)
             for name in ("_lw", "_ls", "_le", "_lc"):
@@ -365,9 +365,9 @@ class PaperSimulator:
             raise ValueError(f"worker_counts has {counts.size} entries, the cluster has {cl.num_workers} workers")
         r = float(self._arrival[j])
         # one compiled pass: Σ counts, min, max, the used workers (np.flatnonzero) and their releases, type check
-        n_edge, n_used, c_min, c_max, bad_type = self._k.check_counts(
+        n_edge, n_used, c_min, c_max, bad_type, q_max = self._k.check_counts(
             counts, self._worker_type, int(self._job_type[j]), self._delay_edge[j], self._worker_server, r,
-            self._used, self._rho_used)
+            self._used, self._rho_used, self._qlen)
         if c_min < 0 or num_cloud < 0 or n_edge + int(num_cloud) != D:
             raise ValueError(f"placement of job {j} must put its {D} chunks somewhere exactly once")
         used = self._used[:n_used]
@@ -395,7 +395,8 @@ class PaperSimulator:
             c += int(num_cloud)
         postponed_before = int(self._cnt[4])
         if used.size:
-            self._ensure_queue(int(c_max))
+            if q_max + c_max > self._qcap:
+                self._ensure_queue(int(c_max))
             # no _ensure_log() here: advance_to(r) made room for every planned segment, and the syncs below log
             # at most the segments still planned
             self._advanced = -_INF  # plans change: the next advance_to must run
@@ -412,9 +413,9 @@ class PaperSimulator:
         self.job_edge_chunks[j] = n_edge
         self.job_cloud_chunks[j] = int(num_cloud)
         self._ensure_heap(nt)
-        self._end_np = self._k.update_jobs(self._touched, nt, self.offsets, self.chunk_end, self.job_end,
-                                           self._end_part, self._end_np, self._hk, self._hs, self._hi, self._cnt)
-        self._arr_np = self._k.msum_add(self._arr_part, self._arr_np, r)
+        self._end_np, self._arr_np = self._k.after_place(
+            self._touched, nt, self.offsets, self.chunk_end, self.job_end, self._end_part, self._end_np, self._hk,
+            self._hs, self._hi, self._cnt, self._arr_part, self._arr_np, r)
         self.num_placed += 1
         phi_before = self._phi
         ends, arrs = self._end_part[: self._end_np].tolist(), self._arr_part[: self._arr_np].tolist()
