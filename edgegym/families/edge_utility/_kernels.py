@@ -736,8 +736,12 @@ def bank_pick(k, t, s, slots, si, jf, code, ua, ub, uc, inc, bptr, brk, val):
         j = slots[k, q]
         if jf[j, JA] > t:
             continue
-        kk = _prio(disc, t, jf[j, JREM], jf[j, JDN], jf[j, JR], jf[j, JKEY], s, j, code, ua, ub, uc, inc, bptr, brk,
-                   val)
+        f = code[j]
+        if f == 4 and disc >= HPU:
+            kk = _prio(disc, t, jf[j, JREM], jf[j, JDN], jf[j, JR], jf[j, JKEY], s, j, code, ua, ub, uc, inc, bptr,
+                       brk, val)
+        else:
+            kk = _pkey(disc, t, jf[j, JREM], jf[j, JDN], jf[j, JR], jf[j, JKEY], s, f, ua[j], ub[j], uc[j], inc[j])
         rj = -jf[j, JR]
         if best < 0 or kk > bk or (kk == bk and (rj > br or (rj == br and -j > bid))):
             best = j
