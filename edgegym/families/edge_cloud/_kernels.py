@@ -454,6 +454,30 @@ def _heap_pop2(hk, hs, hi, n):
 
 
 @njit
+def _heap_replace_top2(hk, hs, hi, n, k, s, i):
+    """Replace the top of the heap ``hk/hs/hi[:n]`` by (k, s, i) and restore the heap (size unchanged)."""
+    hk[0] = k
+    hs[0] = s
+    hi[0] = i
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        if left >= n:
+            break
+        best = left
+        right = left + 1
+        if right < n and _less3(hk[right], hs[right], hi[right], hk[left], hs[left], hi[left]):
+            best = right
+        if _less3(hk[best], hs[best], hi[best], hk[pos], hs[pos], hi[pos]):
+            hk[pos], hk[best] = hk[best], hk[pos]
+            hs[pos], hs[best] = hs[best], hs[pos]
+            hi[pos], hi[best] = hi[best], hi[pos]
+            pos = best
+        else:
+            break
+
+
+@njit
 def fill_servers(server_counts, q, order, srv_ptr, srv_workers, step, counts):
     """The env's within-server rule for every server at once: ``server_counts[s]`` chunks water-filled over
     server ``s``'s workers ``srv_workers[srv_ptr[s]:srv_ptr[s+1]]`` on ``(q, order)``, into ``counts`` (W,).
@@ -498,9 +522,9 @@ def greedy(q, order, D, p_edge, qc0, qc1, counts):
         if qc0 < qe:
             return D - d
         i = hi[0]
-        h = _heap_pop2(hk, hs, hi, h)
         counts[i] += 1
-        h = _heap_push2(hk, hs, hi, h, q[i] + counts[i] * step, order[i], i)
+        # pop the top and push it back with its next key, in one sift (keys are unique: the same picks)
+        _heap_replace_top2(hk, hs, hi, h, q[i] + counts[i] * step, order[i], i)
     return 0
 
 

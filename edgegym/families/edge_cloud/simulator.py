@@ -211,6 +211,17 @@ class PaperSimulator:
         self._used = np.zeros(W, dtype=np.int64)  # scratch of place(): the used workers and their releases
         self._rho_used = np.zeros(W)
         self._keys = np.full(J, np.nan)  # HAPRF key of each job, computed on first use
+        # per-job scalars as Python lists (indexing a list is cheaper than a NumPy scalar per step)
+        self._D_list = D.tolist()
+        self._r_list = self._arrival.tolist()
+        self._p0_list = np.asarray(self.p_edge, dtype=np.float64).tolist()
+        self._p1_list = np.asarray(self.p_cloud, dtype=np.float64).tolist()
+        self._dc_list = np.asarray(jobs.upload_delay_cloud_slots, dtype=np.float64).tolist()
+        self._wt_list = self._job_type.tolist()
+        self._off_list = self.offsets.tolist()
+        self._W = int(W)
+        self._has_cloud = bool(cluster.has_cloud)
+        self._no_workers = np.zeros(0, dtype=np.int64)
         self.now = float(jobs.arrival_slots[0]) if J else 0.0
         self.num_placed = 0
         self.fallbacks = 0
@@ -230,7 +241,7 @@ class PaperSimulator:
 
     @property
     def _k(self):
-        return _kernels()
+        return _K if _K is not None else _kernels()
 
     @property
     def postponed_chunks(self) -> int:
@@ -328,22 +339,21 @@ class PaperSimulator:
 
     def candidates(self, j: int) -> Candidates:
         """CALCULATEQ (spec §3.2) on every qualified edge worker, plus the cloud's Qc0 and Qc1."""
-        jobs = self.jobs
-        W = self.cluster.num_workers
-        D = float(jobs.num_chunks[j])
-        p0, p1 = float(self.p_edge[j]), float(self.p_cloud[j])
+        W = self._W
+        D = float(self._D_list[j])
+        p0, p1 = self._p0_list[j], self._p1_list[j]
         key_new = self._key(j)
-        r = float(jobs.arrival_slots[j])
+        r = self._r_list[j]
         blk = np.zeros((5, W))  # q, t*, wait, A2 weight, backlog (one allocation)
         blk[:2] = _INF
         q, t_star, wait, a2w, backlog = blk
         a2n = np.zeros(W, dtype=np.int64)
-        qual = self.qualified_workers(j)
-        self._k.candidates(qual, self._delay_edge[j], self._worker_server, r, key_new, D, p0, self._qbuf, self._qlen,
+        qual = self._qualified.get(self._wt_list[j], self._no_workers)
+        _K.candidates(qual, self._delay_edge[j], self._worker_server, r, key_new, D, p0, self._qbuf, self._qlen,
                            self._rem, self.chunk_key, self._inv_d, self.chunk_end, self._ps, self._pe, self._pc,
                            self._phead, self._plen, self._served, q, t_star, wait, a2w, a2n, backlog)
-        if self.cluster.has_cloud:
-            dc = float(jobs.upload_delay_cloud_slots[j])
+        if self._has_cloud:
+            dc = self._dc_list[j]
             qc0, qc1 = (dc + p0) / D, (dc + p1) / D
         else:
             qc0 = qc1 = _INF
@@ -358,34 +368,34 @@ class PaperSimulator:
             raise RuntimeError("the simulator has drained; no more placements")
         if j != self.num_placed:
             raise ValueError(f"jobs must be placed in order: expected job {self.num_placed}, got {j}")
-        jobs, cl = self.jobs, self.cluster
-        D = int(jobs.num_chunks[j])
+        K = self._k
+        D = self._D_list[j]
         counts = np.ascontiguousarray(worker_counts, dtype=np.int64).reshape(-1)
-        if counts.size != cl.num_workers:
-            raise ValueError(f"worker_counts has {counts.size} entries, the cluster has {cl.num_workers} workers")
-        r = float(self._arrival[j])
+        if counts.size != self._W:
+            raise ValueError(f"worker_counts has {counts.size} entries, the cluster has {self._W} workers")
+        r = self._r_list[j]
         # one compiled pass: Σ counts, min, max, the used workers (np.flatnonzero) and their releases, type check
-        n_edge, n_used, c_min, c_max, bad_type, q_max = self._k.check_counts(
-            counts, self._worker_type, int(self._job_type[j]), self._delay_edge[j], self._worker_server, r,
+        n_edge, n_used, c_min, c_max, bad_type, q_max = K.check_counts(
+            counts, self._worker_type, self._wt_list[j], self._delay_edge[j], self._worker_server, r,
             self._used, self._rho_used, self._qlen)
         if c_min < 0 or num_cloud < 0 or n_edge + int(num_cloud) != D:
             raise ValueError(f"placement of job {j} must put its {D} chunks somewhere exactly once")
         used = self._used[:n_used]
         if bad_type:
             raise ValueError(f"job {j} placed on a worker of the wrong type")
-        if num_cloud and not cl.has_cloud:
+        if num_cloud and not self._has_cloud:
             raise ValueError("this cluster has no cloud")
         self.advance_to(r)
         if cand is None or cand.job != j:
             cand = self.candidates(j)
-        p0 = float(self.p_edge[j])
+        p0 = self._p0_list[j]
         zeta = num_cloud == D
         self.job_zeta[j] = zeta
-        c = int(self.offsets[j])
+        c = self._off_list[j]
         # cloud chunks: dedicated workers, immediate start after upload
         if num_cloud:
-            p = float(self.p_cloud[j]) if zeta else p0
-            start = r + float(jobs.upload_delay_cloud_slots[j])
+            p = self._p1_list[j] if zeta else p0
+            start = r + self._dc_list[j]
             alpha = cand.qc1 if zeta else cand.qc0
             sl = slice(c, c + int(num_cloud))
             self.chunk_worker[sl] = -1
@@ -400,7 +410,7 @@ class PaperSimulator:
             # no _ensure_log() here: advance_to(r) made room for every planned segment, and the syncs below log
             # at most the segments still planned
             self._advanced = -_INF  # plans change: the next advance_to must run
-            nt = self._k.place_edge(
+            nt = K.place_edge(
                 j, used, counts, r, self._rho_used[:n_used], self._key(j), p0, float(D), cand.q, cand.a2_count, c,
                 self.chunk_worker, self.chunk_rho, self.chunk_key, self.chunk_seq, self._rem, self.chunk_end,
                 self.chunk_alpha, self._qbuf, self._qlen, self.worker_sync, self._ps, self._pe, self._pc,
@@ -413,20 +423,19 @@ class PaperSimulator:
         self.job_edge_chunks[j] = n_edge
         self.job_cloud_chunks[j] = int(num_cloud)
         self._ensure_heap(nt)
-        self._end_np, self._arr_np = self._k.after_place(
+        self._end_np, self._arr_np = K.after_place(
             self._touched, nt, self.offsets, self.chunk_end, self.job_end, self._end_part, self._end_np, self._hk,
             self._hs, self._hi, self._cnt, self._arr_part, self._arr_np, r)
         self.num_placed += 1
         phi_before = self._phi
         ends, arrs = self._end_part[: self._end_np].tolist(), self._arr_part[: self._arr_np].tolist()
         self._phi = math.fsum(ends) - math.fsum(arrs)
-        off = self.offsets
         return {
             "job": j,
             "zeta": bool(zeta),
             "edge_chunks": n_edge,
             "cloud_chunks": int(num_cloud),
-            "alpha": self.chunk_alpha[off[j] : off[j + 1]].copy(),
+            "alpha": self.chunk_alpha[self._off_list[j] : self._off_list[j + 1]].copy(),
             "projected_jct": float(self.job_end[j] - r),
             "postponed_chunks": int(self._cnt[4]) - postponed_before,
             "delta_phi": self._phi - phi_before,
