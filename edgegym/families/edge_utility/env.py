@@ -425,6 +425,14 @@ class EdgeUtilityEnv(gym.Env):
         discipline estimate (O4A: f† from PLAN), inf for invalid rows. ``rows``: only these rows (others inf).
         Cached per step."""
         self._require_pending()
+        if self._est is None and rows is None:  # every row at once (the observation's call): one simulator call
+            est = self.sim.estimates(self._k)
+            S = self.num_edge_servers
+            self._est = np.full(self.N, np.inf)
+            self._est[:S] = est[:S]
+            if self.has_cloud:
+                self._est[-1] = est[S]
+            return self._est.copy()
         if self._est is None:
             self._est = np.full(self.N, np.nan)
         want = range(self.N) if rows is None else rows
@@ -490,9 +498,10 @@ class EdgeUtilityEnv(gym.Env):
         plb = self.sim.planned_lb(i)
         pl = self.sim._scale_p[i]
         lb[:S], pp[:S] = plb[:S], pl[:S]
-        ql[:S] = [s.queue_length for s in self.sim.servers[:S]]
+        qs = self.sim.queue_lengths()
+        ql[:S] = qs[:S]
         if self.has_cloud:
-            lb[-1], pp[-1], ql[-1] = plb[S], pl[S], self.sim.servers[S].queue_length
+            lb[-1], pp[-1], ql[-1] = plb[S], pl[S], qs[S]
         return UtilityView(
             now=float(self.sim.now), job=i, release_s=float(self.jobs.release_s[i]), utility=self.jobs.utilities[i],
             num_edge_servers=S, max_edge_servers=self.max_edge_servers, has_cloud=self.has_cloud, valid=valid,
@@ -533,7 +542,7 @@ class EdgeUtilityEnv(gym.Env):
             rows[ridx, 4] = np.log1p(np.maximum(est - est.min() if relative else est, 0.0))
             if g0 > 0:
                 rows[ridx, 6] = g.vector(est) / g0
-        ql = np.asarray([sim.servers[k].queue_length for k in idx], dtype=float)
+        ql = sim.queue_lengths()[idx].astype(float)
         # v1: queue length relative to the longest queue (in [0, 1]) instead of log1p of the absolute length
         rows[ridx, 7] = ql / (1.0 + ql.max()) if relative else np.log1p(ql)
         rows[ridx, 8] = 1.0

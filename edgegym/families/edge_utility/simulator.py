@@ -476,6 +476,12 @@ class UtilitySimulator:
         out.sort(key=lambda c: (c.completion_s, c.server, c.job))
         return out
 
+    def queue_lengths(self) -> np.ndarray:
+        """Unfinished jobs on each server (committed, not completed).                          # (M,) int"""
+        if self._bank is not None and self._bank.all_members:
+            return self._bank.si[:, 0].copy()
+        return np.array([srv.queue_length for srv in self.servers], dtype=np.int64)
+
     @property
     def preemptions(self) -> int:
         """Total preemptions over all servers."""
