@@ -163,3 +163,30 @@ def test_compiled_ps_sweep_matches_python_sweep_and_leaves_the_same_generator_st
         assert sa == sb and xa == xb
         draws += seed % 2 == 1 and sa != np.random.default_rng(seed + 7).bit_generator.state  # it drew
     assert draws > 0
+
+
+def test_view_without_copies_is_read_only_and_equal_to_the_copy():
+    import dataclasses
+
+    env = EdgeCloudMLEnv("testbed")
+    env.reset(seed=0)
+    for _ in range(5):
+        fast, slow = env.view(copy=False), env.view()
+        assert env.view(copy=False) is fast  # built once per decision point
+        for f in dataclasses.fields(slow):
+            a, b = getattr(fast, f.name), getattr(slow, f.name)
+            if isinstance(b, np.ndarray):
+                np.testing.assert_array_equal(a, b)
+                assert a.dtype == b.dtype and not a.flags.writeable and b.flags.writeable
+                with pytest.raises(ValueError):
+                    a[...] = 0
+            else:
+                assert a == b, f.name
+        env.step(env.encode_placement(*_greedy_counts(env)))
+        assert env.view(copy=False) is not fast
+
+
+def _greedy_counts(env):
+    from agents.reference.aonline import a_greedy
+
+    return a_greedy(env.view())
