@@ -46,7 +46,8 @@ def _instance(seed, big: bool = False, disc: str | None = None):
     jobs = UtilityJobs(release, p * (1 + delta * z[0]), up * (1 + delta * z[1]), up * (1 + delta * z[2]), p, up, up,
                        tuple(_utility(rng) for _ in range(J)))
     disc = disc or DISCIPLINES[seed % len(DISCIPLINES)]
-    params = O4AParams(eps=float(rng.choice([0.02, 0.5])), fallback=str(rng.choice(["density", "none"])))
+    fallback = str(rng.choice(["density", "none", "potential_density"]))
+    params = O4AParams(eps=float(rng.choice([0.02, 0.5])), fallback=fallback)
     return rng, jobs, S, cloud, disc, params, bool(rng.random() < 0.2)
 
 

@@ -689,6 +689,105 @@ def plan_o4a_d(lu, lptr, ls, le, a, p, pd, down, r, j, alpha, code, ua, ub, uc, 
 
 
 @njit
+def o4a_levels(u, ptr, S, E):
+    """:meth:`O4AScheduler.levels <.disciplines.O4AScheduler.levels>` flattened from the flat job set (density
+    ``u``; job i's executable set ``S/E[ptr[i]:ptr[i+1]]``): ``(lu, lptr, ls, le)`` with ``lu[0] = −inf``,
+    ``lu[γ]`` the γ-th smallest distinct density, and level γ's ``B_γ`` (the union of the sets of the jobs with a
+    density above ``lu[γ]``) in ``ls/le[lptr[γ]:lptr[γ+1]]``. The union is the canonical one of ``_merge``
+    (intervals sorted by start, empty ones dropped, touching or overlapping ones joined): only copies, no
+    arithmetic, so identical values."""
+    n = u.size
+    us = np.unique(u)
+    K = us.size
+    lu = np.empty(K + 1, np.float64)
+    lu[0] = -INF
+    for g in range(1, K + 1):
+        lu[g] = us[g - 1]
+    total = ptr[n]
+    iu = np.empty(total, np.float64)
+    for i in range(n):
+        for q in range(ptr[i], ptr[i + 1]):
+            iu[q] = u[i]
+    by_s = np.argsort(S, kind="mergesort")
+    lptr = np.zeros(K + 2, np.int64)
+    ls = np.empty((K + 1) * total + 1, np.float64)
+    le = np.empty((K + 1) * total + 1, np.float64)
+    m = 0
+    for g in range(K + 1):
+        lptr[g] = m
+        first = m
+        if g < K:
+            ug = us[g]
+            for q in by_s:
+                if iu[q] < ug:
+                    continue
+                s0 = S[q]
+                e0 = E[q]
+                if e0 <= s0:
+                    continue
+                if m > first and s0 <= le[m - 1]:
+                    if e0 > le[m - 1]:
+                        le[m - 1] = e0
+                else:
+                    ls[m] = s0
+                    le[m] = e0
+                    m += 1
+    lptr[K + 1] = m
+    return lu, lptr, ls[:m].copy(), le[:m].copy()
+
+
+@njit
+def o4a_pick(t, s, fb, a, u, d, ids, ptr, S, E, r, down, rem, code, ua, ub, uc, inc, bptr, brk, val):
+    """:meth:`O4AScheduler._pick <.disciplines.O4AScheduler._pick>` on the flat job set (list order): the
+    densest ready job inside its executable set (first in list order on ties), else the fallback ``fb``
+    (0 density: largest ``(u, −d†, −id)``; 1 none; 2 potential_density: largest
+    ``(g(t + rem/s + Δ↓ − r)/max(rem, 1e-12), −d†, −id)``). Returns the job's list index or -1."""
+    n = a.size
+    best = -1
+    bu = 0.0
+    for i in range(n):
+        if a[i] > t:
+            continue
+        lo = ptr[i]
+        hi = ptr[i + 1]
+        while lo < hi:  # bisect_right(starts, t)
+            mid = (lo + hi) >> 1
+            if t < S[mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        k = lo - 1
+        if k >= ptr[i] and t < E[k] and (best < 0 or u[i] > bu):
+            best = i
+            bu = u[i]
+    if best >= 0 or fb == 1:
+        return best
+    b0 = 0.0
+    b1 = 0.0
+    b2 = 0
+    for i in range(n):
+        if a[i] > t:
+            continue
+        if fb == 0:
+            k0 = u[i]
+        else:
+            j = ids[i]
+            x = t + rem[i] / s + down[i] - r[i]
+            f = code[j]
+            v = g_eval(j, x, code, ua, ub, uc, inc, bptr, brk, val) if f == 4 else _gval(f, ua[j], ub[j], uc[j],
+                                                                                          inc[j], x)
+            k0 = v / max(rem[i], 1e-12)
+        k1 = -d[i]
+        k2 = -ids[i]
+        if best < 0 or _lt(b0, b1, b2, k0, k1, k2):
+            best = i
+            b0 = k0
+            b1 = k1
+            b2 = k2
+    return best
+
+
+@njit
 def pick(disc, t, s, ids, st, rem, code, ua, ub, uc, inc, bptr, brk, val):
     """:meth:`PriorityScheduler._pick <.disciplines.PriorityScheduler._pick>`: the ready job (``st`` rows
     ``[a, r, Δ↓, key]``, true remaining ``rem``) with the largest ``(key, −r, −id)`` at ``t``; -1 if none."""

@@ -33,6 +33,7 @@ __all__ = [
 
 DISCIPLINES = ("o4a", "fifo", "srpt", "edf", "hpu", "hrdf")
 FALLBACKS = ("density", "none", "potential_density")
+_NO_REM = np.zeros(0)  # O4A's compiled pick reads remaining times only for the potential_density fallback
 
 
 _K = None
@@ -307,13 +308,26 @@ class O4AScheduler(_SingleProcessor):
         self.utab: tuple | None = None  # the job set's utility table (set by the simulator): compiled paths on
 
     def _rebuild(self) -> None:
+        self._levels = None
+        if self.utab is not None:  # compiled paths: the job set as flat arrays, breakpoints by numpy
+            jobs = self.jobs
+            ptr = np.zeros(len(jobs) + 1, dtype=np.int64)
+            np.cumsum([len(q.starts) for q in jobs], out=ptr[1:])
+            fa = (np.array([q.a for q in jobs], dtype=np.float64), np.array([q.u for q in jobs], dtype=np.float64),
+                  np.array([q.d for q in jobs], dtype=np.float64), np.array([q.id for q in jobs], dtype=np.int64),
+                  ptr, np.array([x for q in jobs for x in q.starts], dtype=np.float64),
+                  np.array([x for q in jobs for x in q.ends], dtype=np.float64),
+                  np.array([q.r for q in jobs], dtype=np.float64), np.array([q.down for q in jobs], dtype=np.float64))
+            self._fa = fa
+            self._flat = None
+            self._bps = np.unique(np.concatenate((fa[0], fa[5], fa[6]))).tolist()  # = sorted(set(...))
+            return
         bps = set()
         for q in self.jobs:
             bps.add(q.a)
             bps.update(q.starts)
             bps.update(q.ends)
         self._bps = sorted(bps)
-        self._levels = None
 
     def levels(self) -> list[tuple[float, list[float], list[float]]]:
         """Cached ``(u_γ, B_γ)`` for PLAN: γ = 0 (all sets), then one per distinct density, ascending."""
@@ -359,8 +373,14 @@ class O4AScheduler(_SingleProcessor):
                         self.params)
 
     def _flat_levels(self) -> tuple:
-        """:meth:`levels` flattened for the compiled PLAN: ``(levels, u (K+1,), ptr (K+2,), starts, ends)``."""
+        """:meth:`levels` flattened for the compiled PLAN: ``(levels, u (K+1,), ptr (K+2,), starts, ends)``
+        (with ``utab`` set: computed by a kernel from the flat job set, ``levels`` None; reset by ``_rebuild``)."""
         flat = self._flat
+        if self.utab is not None:
+            if flat is None:
+                fa = self._fa
+                flat = self._flat = (None, *_kernels().o4a_levels(fa[1], fa[4], fa[5], fa[6]))
+            return flat
         if flat is None or flat[0] is not self.levels():
             lv = self.levels()
             lens = [len(bs) for _, bs, _ in lv]
@@ -390,6 +410,12 @@ class O4AScheduler(_SingleProcessor):
         q.u, q.d, q.f, q.gamma = pl.u, pl.d, pl.f, pl.gamma
 
     def _pick(self, t: float) -> _Job | None:
+        if self.utab is not None and self.jobs:  # compiled scan of the flat job set (same choice)
+            fb = FALLBACKS.index(self.params.fallback)
+            jobs = self.jobs
+            rem = np.fromiter((q.rem for q in jobs), np.float64, len(jobs)) if fb == 2 else _NO_REM
+            i = _kernels().o4a_pick(t, self.speed, fb, *self._fa, rem, *self.utab)
+            return jobs[i] if i >= 0 else None
         best = None
         for q in self.jobs:
             if q.a <= t and q.in_set(t) and (best is None or q.u > best.u):
