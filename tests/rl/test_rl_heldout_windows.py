@@ -62,3 +62,20 @@ def test_heldout_episode_keeps_return_equal_to_objective(need_trace):
     m = info["episode_metrics"]
     assert m["workload_source"] == "google2011"
     assert total * m["reward_scale"] == pytest.approx(m["objective"], rel=1e-9, abs=1e-6)
+
+
+def test_shipped_edge_utility_agent_trained_on_the_first_half_only():
+    import json
+    from pathlib import Path
+
+    from agents.rl.train import load_hyperparams
+
+    assert load_hyperparams("maskable-ppo", "EdgeUtility-v1")["train_env_config"]["workload"]["window_part"] == [
+        0.0, 0.5]
+    model = Path(__file__).resolve().parents[2] / "docs" / "results" / "agents" / "models" / "EdgeUtility-v1"
+    trained = json.loads((model / "train.json").read_text())
+    assert trained["train_env_config"]["workload"]["window_part"] == [0.0, 0.5]
+    assert trained["behaviour_cloning"]["teacher"] == "ondisc"
+    # the sidecar (evaluation config) has no window part: evaluation runs the preset, or the held-out half
+    side = json.loads((model / "model.edgegym.json").read_text())
+    assert side["env_config"] == {"scheduler": {"discipline": "srpt"}}
