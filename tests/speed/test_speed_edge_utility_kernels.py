@@ -73,3 +73,40 @@ def test_lazy_whatif_matches_scan(disc, monkeypatch):
         ob, fb = K.whatif.py_func(disc, now, s, ids, r, a, rem, down, key, stop, *utab)
         np.testing.assert_array_equal(oa, ob, err_msg=f"set {seed} order")
         np.testing.assert_array_equal(fa, fb, err_msg=f"set {seed} finish")
+
+
+def test_o4a_flat_job_set_is_updated_incrementally():
+    """An O4A server's flat job set (updated in place at each admit and completion) equals one rebuilt from its
+    job objects after every step, and the compiled levels equal the pure ``levels()`` flattened."""
+    from edgegym.families.edge_utility.disciplines import O4AParams
+    from edgegym.families.edge_utility.simulator import UtilityJobs, UtilitySimulator
+
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        J, S = 120, 2
+        release = np.sort(rng.integers(0, 40, size=J)).astype(float) * 0.25
+        p = rng.uniform(0.2, 2.0, size=(J, S))
+        up = rng.uniform(0.0, 0.3, size=(J, S))
+        jobs = UtilityJobs(release, p, up, up, p, up, up, tuple(_utility(rng) for _ in range(J)))
+        sim = UtilitySimulator(jobs, S, False, "o4a", o4a=O4AParams(fallback=str(rng.choice(["density", "none"]))))
+        for i in range(J):
+            sim.advance_to(float(release[i]))
+            sim.dispatch(i, int(rng.integers(S)))
+            for srv in sim.servers:
+                got = srv._fa
+                if got is None:  # no job admitted yet
+                    continue
+                srv._fa = None
+                srv._removed = -1
+                srv._rebuild()  # full rebuild from the job objects
+                for x, y in zip(got, srv._fa, strict=True):
+                    np.testing.assert_array_equal(x, y)
+                    assert x.dtype == y.dtype
+                if srv.jobs:
+                    lv = srv.levels()
+                    lu, lptr, ls, le = K.o4a_levels(srv._fa[1], srv._fa[4], srv._fa[5], srv._fa[6])
+                    np.testing.assert_array_equal(lu, [u for u, _, _ in lv])
+                    np.testing.assert_array_equal(ls, [x for _, bs, _ in lv for x in bs])
+                    np.testing.assert_array_equal(le, [x for _, _, be in lv for x in be])
+                    np.testing.assert_array_equal(np.diff(lptr), [len(bs) for _, bs, _ in lv])
+        sim.drain()

@@ -129,6 +129,7 @@ class _SingleProcessor:
         self.record = record
         self.segments: list[tuple[float, float, int]] = []  # (start, end, job) when record=True
         self._bps: list[float] = []
+        self._removed = -1  # the last change of the job list: index removed, or -1 (a job appended)
 
     # -- subclass hooks
     def _pick(self, t: float) -> _Job | None:  # pragma: no cover - abstract
@@ -179,7 +180,9 @@ class _SingleProcessor:
                     self.segments.append((t, tc, q.id))
                 self.busy_s += tc - t
                 q.rem = 0.0
-                self.jobs.remove(q)
+                i = self.jobs.index(q)  # list.remove(q), remembering where (incremental rebuilds)
+                del self.jobs[i]
+                self._removed = i
                 self.running = None
                 self._rebuild()
                 out.append((tc, q))
@@ -210,6 +213,7 @@ class _SingleProcessor:
         q = _Job(req)
         self._setup(q, now)
         self.jobs.append(q)
+        self._removed = -1  # appended
         self._rebuild()
         return q
 
@@ -305,19 +309,38 @@ class O4AScheduler(_SingleProcessor):
             raise ValueError(f"unknown fallback {self.params.fallback!r} (valid: {', '.join(FALLBACKS)})")
         self._levels: list | None = None
         self._flat: tuple | None = None  # levels() flattened for the compiled PLAN (rebuilt with it)
+        self._fa: tuple | None = None  # the job set as flat arrays (compiled paths; see _rebuild)
         self.utab: tuple | None = None  # the job set's utility table (set by the simulator): compiled paths on
 
     def _rebuild(self) -> None:
         self._levels = None
         if self.utab is not None:  # compiled paths: the job set as flat arrays, breakpoints by numpy
             jobs = self.jobs
-            ptr = np.zeros(len(jobs) + 1, dtype=np.int64)
-            np.cumsum([len(q.starts) for q in jobs], out=ptr[1:])
-            fa = (np.array([q.a for q in jobs], dtype=np.float64), np.array([q.u for q in jobs], dtype=np.float64),
-                  np.array([q.d for q in jobs], dtype=np.float64), np.array([q.id for q in jobs], dtype=np.int64),
-                  ptr, np.array([x for q in jobs for x in q.starts], dtype=np.float64),
-                  np.array([x for q in jobs for x in q.ends], dtype=np.float64),
-                  np.array([q.r for q in jobs], dtype=np.float64), np.array([q.down for q in jobs], dtype=np.float64))
+            fa = self._fa
+            if fa is not None and self._removed >= 0 and fa[0].size == len(jobs) + 1:  # one job removed
+                i = self._removed
+                a, u, d, ids, ptr, S, E, r, down = fa
+                lo, hi = int(ptr[i]), int(ptr[i + 1])
+                ptr = np.concatenate((ptr[: i + 1], ptr[i + 2 :] - (hi - lo)))
+                S = np.concatenate((S[:lo], S[hi:]))
+                E = np.concatenate((E[:lo], E[hi:]))
+                fa = (np.delete(a, i), np.delete(u, i), np.delete(d, i), np.delete(ids, i), ptr, S, E,
+                      np.delete(r, i), np.delete(down, i))
+            elif fa is not None and self._removed < 0 and fa[0].size == len(jobs) - 1:  # one job appended
+                q = jobs[-1]
+                a, u, d, ids, ptr, S, E, r, down = fa
+                fa = (np.append(a, q.a), np.append(u, q.u), np.append(d, q.d), np.append(ids, q.id),
+                      np.append(ptr, ptr[-1] + len(q.starts)), np.concatenate((S, q.starts)),
+                      np.concatenate((E, q.ends)), np.append(r, q.r), np.append(down, q.down))
+            else:
+                ptr = np.zeros(len(jobs) + 1, dtype=np.int64)
+                np.cumsum([len(q.starts) for q in jobs], out=ptr[1:])
+                fa = (np.array([q.a for q in jobs], dtype=np.float64), np.array([q.u for q in jobs], dtype=np.float64),
+                      np.array([q.d for q in jobs], dtype=np.float64), np.array([q.id for q in jobs], dtype=np.int64),
+                      ptr, np.array([x for q in jobs for x in q.starts], dtype=np.float64),
+                      np.array([x for q in jobs for x in q.ends], dtype=np.float64),
+                      np.array([q.r for q in jobs], dtype=np.float64),
+                      np.array([q.down for q in jobs], dtype=np.float64))
             self._fa = fa
             self._flat = None
             self._bps = np.unique(np.concatenate((fa[0], fa[5], fa[6]))).tolist()  # = sorted(set(...))
