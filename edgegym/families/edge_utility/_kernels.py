@@ -689,6 +689,78 @@ def plan_o4a_d(lu, lptr, ls, le, a, p, pd, down, r, j, alpha, code, ua, ub, uc, 
 
 
 @njit
+def o4a_flat_update(i, a, u, d, ids, ptr, S, E, r, down, qa, qu, qd, qid, qS, qE, qr, qdown):
+    """An O4A server's flat job set after removing job ``i`` (``i >= 0``) or appending the job ``q*`` (``i < 0``),
+    with its breakpoints (sorted distinct ready times and set bounds). Only copies: identical values."""
+    n = a.size
+    if i >= 0:
+        lo = ptr[i]
+        hi = ptr[i + 1]
+        w = hi - lo
+        m = n - 1
+        na = np.empty(m, np.float64)
+        nu = np.empty(m, np.float64)
+        nd = np.empty(m, np.float64)
+        nids = np.empty(m, np.int64)
+        nr = np.empty(m, np.float64)
+        ndown = np.empty(m, np.float64)
+        nptr = np.empty(m + 1, np.int64)
+        for k in range(m):
+            src = k if k < i else k + 1
+            na[k] = a[src]
+            nu[k] = u[src]
+            nd[k] = d[src]
+            nids[k] = ids[src]
+            nr[k] = r[src]
+            ndown[k] = down[src]
+        for k in range(m + 1):
+            nptr[k] = ptr[k] if k <= i else ptr[k + 1] - w
+        tot = ptr[n] - w
+        nS = np.empty(tot, np.float64)
+        nE = np.empty(tot, np.float64)
+        for k in range(tot):
+            src = k if k < lo else k + w
+            nS[k] = S[src]
+            nE[k] = E[src]
+    else:
+        m = n + 1
+        w = qS.size
+        na = np.empty(m, np.float64)
+        nu = np.empty(m, np.float64)
+        nd = np.empty(m, np.float64)
+        nids = np.empty(m, np.int64)
+        nr = np.empty(m, np.float64)
+        ndown = np.empty(m, np.float64)
+        nptr = np.empty(m + 1, np.int64)
+        na[:n] = a
+        nu[:n] = u
+        nd[:n] = d
+        nids[:n] = ids
+        nr[:n] = r
+        ndown[:n] = down
+        nptr[: n + 1] = ptr
+        na[n] = qa
+        nu[n] = qu
+        nd[n] = qd
+        nids[n] = qid
+        nr[n] = qr
+        ndown[n] = qdown
+        nptr[m] = ptr[n] + w
+        tot = ptr[n] + w
+        nS = np.empty(tot, np.float64)
+        nE = np.empty(tot, np.float64)
+        nS[: ptr[n]] = S[: ptr[n]]
+        nE[: ptr[n]] = E[: ptr[n]]
+        nS[ptr[n] :] = qS
+        nE[ptr[n] :] = qE
+    allb = np.empty(na.size + 2 * nS.size, np.float64)
+    allb[: na.size] = na
+    allb[na.size : na.size + nS.size] = nS
+    allb[na.size + nS.size :] = nE
+    return na, nu, nd, nids, nptr, nS, nE, nr, ndown, np.unique(allb)
+
+
+@njit
 def o4a_levels(u, ptr, S, E):
     """:meth:`O4AScheduler.levels <.disciplines.O4AScheduler.levels>` flattened from the flat job set (density
     ``u``; job i's executable set ``S/E[ptr[i]:ptr[i+1]]``): ``(lu, lptr, ls, le)`` with ``lu[0] = −inf``,

@@ -318,29 +318,26 @@ class O4AScheduler(_SingleProcessor):
             jobs = self.jobs
             fa = self._fa
             if fa is not None and self._removed >= 0 and fa[0].size == len(jobs) + 1:  # one job removed
-                i = self._removed
-                a, u, d, ids, ptr, S, E, r, down = fa
-                lo, hi = int(ptr[i]), int(ptr[i + 1])
-                ptr = np.concatenate((ptr[: i + 1], ptr[i + 2 :] - (hi - lo)))
-                S = np.concatenate((S[:lo], S[hi:]))
-                E = np.concatenate((E[:lo], E[hi:]))
-                fa = (np.delete(a, i), np.delete(u, i), np.delete(d, i), np.delete(ids, i), ptr, S, E,
-                      np.delete(r, i), np.delete(down, i))
-            elif fa is not None and self._removed < 0 and fa[0].size == len(jobs) - 1:  # one job appended
+                *fa, bps = _kernels().o4a_flat_update(self._removed, *fa, 0.0, 0.0, 0.0, 0, _NO_REM, _NO_REM, 0.0, 0.0)
+                self._fa = tuple(fa)
+                self._flat = None
+                self._bps = bps.tolist()
+                return
+            if fa is not None and self._removed < 0 and fa[0].size == len(jobs) - 1:  # one job appended
                 q = jobs[-1]
-                a, u, d, ids, ptr, S, E, r, down = fa
-                fa = (np.append(a, q.a), np.append(u, q.u), np.append(d, q.d), np.append(ids, q.id),
-                      np.append(ptr, ptr[-1] + len(q.starts)), np.concatenate((S, q.starts)),
-                      np.concatenate((E, q.ends)), np.append(r, q.r), np.append(down, q.down))
-            else:
-                ptr = np.zeros(len(jobs) + 1, dtype=np.int64)
-                np.cumsum([len(q.starts) for q in jobs], out=ptr[1:])
-                fa = (np.array([q.a for q in jobs], dtype=np.float64), np.array([q.u for q in jobs], dtype=np.float64),
-                      np.array([q.d for q in jobs], dtype=np.float64), np.array([q.id for q in jobs], dtype=np.int64),
-                      ptr, np.array([x for q in jobs for x in q.starts], dtype=np.float64),
-                      np.array([x for q in jobs for x in q.ends], dtype=np.float64),
-                      np.array([q.r for q in jobs], dtype=np.float64),
-                      np.array([q.down for q in jobs], dtype=np.float64))
+                qs, qe = np.array(q.starts, dtype=np.float64), np.array(q.ends, dtype=np.float64)
+                *fa, bps = _kernels().o4a_flat_update(-1, *fa, q.a, q.u, q.d, q.id, qs, qe, q.r, q.down)
+                self._fa = tuple(fa)
+                self._flat = None
+                self._bps = bps.tolist()
+                return
+            ptr = np.zeros(len(jobs) + 1, dtype=np.int64)
+            np.cumsum([len(q.starts) for q in jobs], out=ptr[1:])
+            fa = (np.array([q.a for q in jobs], dtype=np.float64), np.array([q.u for q in jobs], dtype=np.float64),
+                  np.array([q.d for q in jobs], dtype=np.float64), np.array([q.id for q in jobs], dtype=np.int64),
+                  ptr, np.array([x for q in jobs for x in q.starts], dtype=np.float64),
+                  np.array([x for q in jobs for x in q.ends], dtype=np.float64),
+                  np.array([q.r for q in jobs], dtype=np.float64), np.array([q.down for q in jobs], dtype=np.float64))
             self._fa = fa
             self._flat = None
             self._bps = np.unique(np.concatenate((fa[0], fa[5], fa[6]))).tolist()  # = sorted(set(...))
