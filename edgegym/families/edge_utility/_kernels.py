@@ -689,6 +689,24 @@ def plan_o4a_d(lu, lptr, ls, le, a, p, pd, down, r, j, alpha, code, ua, ub, uc, 
 
 
 @njit
+def plan_o4a_d_many(ks, busy, lu, luo, lptr, lpo, ls, le, lso, a, p, pd, down, r, j, alpha, out, code, ua, ub, uc,
+                    inc, bptr, brk, val):
+    """O4A's estimate f† on several servers in one call: for each ``ks[q]`` (request values ``a/p/pd/down``
+    indexed by server), ``a + pd + down`` on an idle server, else :func:`plan_o4a_d` on its flattened levels
+    (server ``q``'s ``lu[luo[q]:luo[q+1]]``, ``lptr[lpo[q]:lpo[q+1]]`` into ``ls/le[lso[q]:lso[q+1]]``) plus
+    ``down``, into ``out[ks[q]]``."""
+    for q in range(ks.size):
+        k = ks[q]
+        if not busy[q]:
+            out[k] = a[k] + pd[k] + down[k]
+            continue
+        d = plan_o4a_d(lu[luo[q] : luo[q + 1]], lptr[lpo[q] : lpo[q + 1]], ls[lso[q] : lso[q + 1]],
+                       le[lso[q] : lso[q + 1]], a[k], p[k], pd[k], down[k], r, j, alpha, code, ua, ub, uc, inc, bptr,
+                       brk, val)
+        out[k] = d + down[k]
+
+
+@njit
 def o4a_flat_update(i, a, u, d, ids, ptr, S, E, r, down, qa, qu, qd, qid, qS, qE, qr, qdown):
     """An O4A server's flat job set after removing job ``i`` (``i >= 0``) or appending the job ``q*`` (``i < 0``),
     with its breakpoints (sorted distinct ready times and set bounds). Only copies: identical values."""

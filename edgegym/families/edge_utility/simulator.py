@@ -30,6 +30,9 @@ import numpy as np
 from .disciplines import DISCIPLINES, FALLBACKS, O4AParams, Plan, PriorityScheduler, Request, make_scheduler
 from .utility_fn import UtilityFn
 
+_NO_F = np.zeros(0)
+_NO_I = np.zeros(0, dtype=np.int64)
+
 __all__ = [
     "DISCIPLINES",
     "FALLBACKS",
@@ -349,14 +352,12 @@ class UtilitySimulator:
         ks, idx = self._split(servers)
         if ks is not None:  # one kernel call for the bank's servers (servers are independent: order is free)
             self._orphans.extend(self._bank.query(self, 0, job, ks, base, out))
-        rows = None
+        o4 = [k for k in idx if self.servers[k].name == "o4a" and self.servers[k].utab is not None]
+        if o4:  # PLAN's f† on every compiled O4A server in one kernel call
+            self._o4a_estimates(job, r, o4, out)
+            idx = [k for k in idx if self.servers[k].name != "o4a" or self.servers[k].utab is None]
         for k in idx:
             srv = self.servers[k]
-            if srv.name == "o4a" and srv.utab is not None:  # PLAN's f† without building request and plan
-                if rows is None:
-                    rows = self._scale_up[job].tolist(), self._scale_p[job].tolist(), self._scale_down[job].tolist()
-                out[k] = srv.estimate_fast(job, r, r + rows[0][k], rows[1][k], rows[2][k])
-                continue
             if srv.name != "o4a":
                 if not srv.queue_length:
                     out[k] = base[k]
@@ -364,6 +365,47 @@ class UtilitySimulator:
                 self._sync_side(k, self.now)  # PLAN needs only the sets; what-if estimates need current work
             out[k] = srv.estimate(self.request(job, k))
         return out
+
+    def _o4a_estimates(self, job: int, r: float, ks: list[int], out: np.ndarray) -> None:
+        """:meth:`O4AScheduler.estimate_fast` of ``job`` on the O4A servers ``ks`` (one kernel call)."""
+        from .utility_fn import tentative_time
+
+        srvs = [self.servers[k] for k in ks]
+        pr = srvs[0].params
+        if any(s.params is not pr for s in srvs):  # servers with different knobs: one call each
+            up, pp, dp = self._scale_up[job].tolist(), self._scale_p[job].tolist(), self._scale_down[job].tolist()
+            for k, s in zip(ks, srvs, strict=True):
+                out[k] = s.estimate_fast(job, r, r + up[k], pp[k], dp[k])
+            return
+        busy = np.array([bool(s.jobs) for s in srvs])
+        flats = [s._flat_levels() for s, b in zip(srvs, busy.tolist(), strict=True) if b]
+        luo = np.zeros(len(ks) + 1, dtype=np.int64)  # offsets of each server's blocks (idle servers: empty)
+        lpo = np.zeros(len(ks) + 1, dtype=np.int64)
+        lso = np.zeros(len(ks) + 1, dtype=np.int64)
+        if flats:
+            at = np.flatnonzero(busy) + 1
+            luo[at] = [f[1].size for f in flats]
+            lpo[at] = [f[2].size for f in flats]
+            lso[at] = [f[3].size for f in flats]
+            np.cumsum(luo, out=luo)
+            np.cumsum(lpo, out=lpo)
+            np.cumsum(lso, out=lso)
+            lu = np.concatenate([f[1] for f in flats])
+            lptr = np.concatenate([f[2] for f in flats])
+            ls = np.concatenate([f[3] for f in flats])
+            le = np.concatenate([f[4] for f in flats])
+        else:
+            lu, ls, le, lptr = _NO_F, _NO_F, _NO_F, _NO_I
+        a = r + self._scale_up[job]  # Request.a_plan = dispatch (= r) + Δ̂↑
+        p = self._scale_p[job]
+        if pr.tentative_mode == "speed_consistent":  # tentative_time on the vector (the same operations)
+            pd = (1.0 + pr.beta * pr.eps) * p / self.speed
+        else:
+            pd = np.array([tentative_time(x, self.speed, pr.eps, pr.beta, pr.tentative_mode) for x in p.tolist()])
+        from . import _kernels as K
+
+        K.plan_o4a_d_many(np.array(ks, dtype=np.int64), np.array(busy), lu, luo, lptr, lpo, ls, le, lso, a, p, pd,
+                          self._scale_down[job], r, job, pr.alpha_value, out, *srvs[0].utab)
 
     def jrt_increase(self, job: int, servers=None) -> np.ndarray:
         """OnDisc's Inc_j for every server, or only ``servers`` (others inf) (SRPT what-if; needs a priority
