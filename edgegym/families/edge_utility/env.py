@@ -432,7 +432,13 @@ class EdgeUtilityEnv(gym.Env):
             self._est[:S] = est[:S]
             if self.has_cloud:
                 self._est[-1] = est[S]
+            self._est_all = self._est  # every row known: later calls only select
             return self._est.copy()
+        if rows is not None and self._est is not None and getattr(self, "_est_all", None) is self._est:
+            sel = np.full(self.N, np.inf)
+            rows = list(rows)
+            sel[rows] = self._est[rows]
+            return sel
         if self._est is None:
             self._est = np.full(self.N, np.nan)
         want = range(self.N) if rows is None else rows
