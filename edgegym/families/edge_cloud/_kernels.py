@@ -261,6 +261,17 @@ def advance(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, h
 
 
 @njit
+def advance_checked(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast,
+                    cnt):
+    """:func:`advance` if the log has room for every planned segment (see :func:`log_need`): returns 0; else
+    returns -1 and does nothing (the caller grows the log and calls :func:`advance`)."""
+    if log_need(cnt, plen, phead) > lw.size:
+        return -1
+    advance(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt)
+    return 0
+
+
+@njit
 def sync_all(t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt):
     """Sync every worker to ``t`` (the drain: ``t = inf``)."""
     for w in range(hend.size):
@@ -708,14 +719,15 @@ def eligible_rows(q, worker_server, has_cloud, use_cloud, rows):
 
 @njit
 def obs_stage1(j, S, has_cand, has_cloud, use_cloud, relative, max_types, max_chunks, job_dim, row_dim,
-               num_jobs, now, in_system, jd, jp0, jp1, jdc, jwork, jwt, jpst, delay_edge, type_ptr, type_workers,
-               worker_server, head_start, q, wait, a2w, backlog, scratch, obs, pre, rows):
+               num_jobs, now, num_placed, job_end, hk, hs, hi, cnt, jd, jp0, jp1, jdc, jwork, jwt, jpst, delay_edge,
+               type_ptr, type_workers, worker_server, head_start, q, wait, a2w, backlog, scratch, obs, pre, rows):
     """First pass of the observation (the env's ``_observation``, same floating-point operations): writes every
     scalar feature of ``obs`` (float64, zeroed here) and the arguments of the per-server logarithms into ``pre``
     (7, S) (upload delay, qualified, idle, min wait, min p0·A2 weight, min Q, backlog; 0 where there is none),
     which the caller passes through ``np.log1p`` (NumPy's, as the pure version) before :func:`obs_stage2`.
-    Also writes the legal rows into ``rows``. Returns the number of qualified workers (0: no per-server
-    features)."""
+    Also writes the legal rows into ``rows``; the jobs in the system come from the simulator's completion heap
+    (:func:`finished_jobs`). Returns the number of qualified workers (0: no per-server features)."""
+    in_system = num_placed - finished_jobs(now, job_end, hk, hs, hi, cnt)
     obs[:] = 0.0
     pre[:, :] = 0.0
     W = worker_server.size

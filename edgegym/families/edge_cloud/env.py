@@ -336,7 +336,7 @@ class EdgeCloudMLEnv(gym.Env):
             info.update(
                 placement=server_counts,
                 zeta=rec["zeta"],
-                alpha_sum=float(np.sum(rec["alpha"])),
+                alpha_sum=float(_kernels().pairwise_sum(rec["alpha"], 0, rec["alpha"].size)),  # == np.sum
                 projected_jct=rec["projected_jct"],
                 postponed_chunks=rec["postponed_chunks"],
                 reward_projected_jct_increase=rec["delta_phi"],
@@ -602,7 +602,8 @@ class EdgeCloudMLEnv(gym.Env):
         q, wait, a2w, bl = (c.q, c.wait, c.a2_weight, c.backlog) if has else (e, e, e, e)
         nq = K.obs_stage1(
             self._k, self.num_edge_servers, has, self._has_cloud, self._use_cloud, self._relative, self.max_types,
-            self.max_chunks, self._job_dim, _ROW_FEATURES, self.jobs.num_jobs, float(sim.now), sim.jobs_in_system(),
+            self.max_chunks, self._job_dim, _ROW_FEATURES, self.jobs.num_jobs, float(sim.now), sim.num_placed,
+            sim.job_end, sim._hk, sim._hs, sim._hi, sim._cnt,
             self._jd, sim.p_edge, sim.p_cloud, self._jdc, self._jwork, self._jwt, self._jpst,
             sim._delay_edge, self._type_ptr, self._type_workers, self._worker_server, sim._head_start, q, wait, a2w,
             bl, self._scratch, self._obs64, self._pre, self._rows_buf,

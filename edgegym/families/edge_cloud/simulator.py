@@ -315,8 +315,10 @@ class PaperSimulator:
             return
         self.now = max(self.now, float(t))
         # execute plan heads that end by now; a head still running at `now` is logged later, in one piece
-        self._ensure_log()
-        self._k.advance(self.now, *self._state())
+        K = self._k
+        if K.advance_checked(self.now, *self._state()) < 0:  # the log first needs room for every planned segment
+            self._ensure_log()
+            K.advance(self.now, *self._state())
         self._advanced = self.now
 
     def busy_workers(self) -> int:
