@@ -128,7 +128,9 @@ def largest_remainder(weights: np.ndarray, total: int) -> np.ndarray:
 class EdgeCloudView:
     """Read-only view of the simulator at a decision point (numpy copies and scalars, never live objects).
 
-    Reference policies read it through ``env.unwrapped.view()``; every array is a copy.
+    Reference policies read it through ``env.unwrapped.view()``; every array is a copy. ``view(copy=False)``
+    gives the same values with read-only arrays (``writeable=False``) that are not copied, valid until the next
+    ``step``/``reset`` (what ``AOnline`` uses).
     """
 
     now: float
