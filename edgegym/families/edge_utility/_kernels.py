@@ -530,12 +530,19 @@ def whatif(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc,
     ``a``, remaining ``rem``, planned ``down``, EDF ``key``; ``ids`` index the utility table). Returns
     ``(order, finish)``: item indices in completion order and each item's finish time (completion + down).
     ``stop >= 0``: stop once item ``stop`` completes (later items keep ``finish = inf``, ``order`` is cut)."""
-    if ORDERED and (disc == FIFO or disc == EDF or disc == SRPT):
-        return _whatif_ordered(disc, now, s, ids, r, a, rem, down, key, stop)
     if disc == FIFO or disc == SRPT or disc == EDF:
+        if ORDERED:  # a compile-time constant: the branch not taken is not compiled
+            return _whatif_ordered(disc, now, s, ids, r, a, rem, down, key, stop)
         return _whatif_static(disc, now, s, ids, r, a, rem, down, key, stop)
     if LAZY:
         return _whatif_lazy(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc, bptr, brk, val)
+    return _whatif_scan(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc, bptr, brk, val)
+
+
+@njit
+def _whatif_scan(disc, now, s, ids, r, a, rem, down, key, stop, code, ua, ub, uc, inc, bptr, brk, val):
+    """:func:`whatif` for ``hpu``/``hrdf`` by one scan of the live items per event (``LAZY = False``; the
+    reference of the lazy heap)."""
     n = ids.size
     rem = rem.copy()
     live = np.arange(n)  # live items (swap-removed: the best key is unique, so scan order does not matter)
