@@ -6,6 +6,12 @@ numpy only, no gymnasium. Continuous time, event-driven: each server advances it
 times something can change (a job becomes ready, an executable-interval boundary, a completion); a heap of
 ``(time, seq, server, version)`` finds the servers with an event before a target time (ties: earlier push).
 
+Compiled paths (``compiled=True``, the default): the priority-discipline servers live in a :class:`_Bank`
+(struct-of-arrays; each server's next event in an array instead of the heap), advanced, committed to and queried
+for estimates or OnDisc increments by one kernel call per operation for all of them; O4A servers stay objects
+with compiled helpers. ``compiled=False`` builds the pure-Python server objects, the test oracle: both give
+identical completions, estimates, plans and preemption counts (``tests/speed/test_speed_edge_utility.py``).
+
 Units: seconds (``_s``); utility in points. Server indices: edge servers ``0..S-1``, then the cloud
 (index ``S``) when it exists.
 
@@ -259,7 +265,8 @@ class UtilitySimulator:
         num_edge: number of edge servers S (the cloud, if any, is column S of ``jobs``).
         discipline: edge servers' discipline; ``cloud``: ``infinite`` or a discipline name.
         speed: server speed s (1 in practice; 1 + ε in the analysed setting).
-        record: keep executed segments (for invariant tests).
+        record: keep executed segments (for invariant tests; the server objects are kept then).
+        compiled: the compiled paths (bank, kernels); False: the pure-Python servers (test oracle).
     """
 
     def __init__(self, jobs: UtilityJobs, num_edge: int, has_cloud: bool, discipline: str = "o4a",
