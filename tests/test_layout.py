@@ -52,7 +52,7 @@ def test_family_interface(fam: Family):
     assert env_info(default_id).default and env_info(default_id).preset == fam.default_preset
     assert any(i.startswith(f"{fam.name}-v") for i in edgegym.registered_ids())
     small = min(fam.presets(), key=lambda n: len(str(fam.load_preset(n))))
-    env = gym.make(f"{fam.name}-{small}-v{fam.load_preset(small).version}")
+    env = gym.make(fam.load_preset(small).env_id)  # ``small`` may be a "<name>-v1" file stem
     obs, _ = env.reset(seed=0)
     assert env.observation_space.contains(obs)
     view = env.unwrapped.view()
