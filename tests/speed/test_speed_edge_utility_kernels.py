@@ -110,3 +110,28 @@ def test_o4a_flat_job_set_is_updated_incrementally():
                     np.testing.assert_array_equal(le, [x for _, _, be in lv for x in be])
                     np.testing.assert_array_equal(np.diff(lptr), [len(bs) for _, bs, _ in lv])
         sim.drain()
+
+
+@pytest.mark.parametrize("disc", ["srpt", "hpu"])
+def test_env_with_server_bank_pickles_mid_episode(disc):
+    """An env whose priority servers live in the struct-of-arrays bank pickles mid-episode, and the copy continues
+    with identical observations and rewards."""
+    import pickle
+
+    from edgegym.families.edge_utility.env import EdgeUtilityEnv
+
+    env = EdgeUtilityEnv("testbed", config={"scheduler": {"discipline": disc}, "workload": {"num_jobs": 300},
+                                             "env": {"obs_estimates": True}})
+    env.reset(seed=3)
+    assert env.sim._bank is not None
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        env.step(int(rng.integers(env.num_edge_servers)))
+    clone = pickle.loads(pickle.dumps(env))
+    for _ in range(180):
+        a = int(rng.integers(env.num_edge_servers))
+        o1, r1, t1, _, _ = env.step(a)
+        o2, r2, t2, _, _ = clone.step(a)
+        np.testing.assert_array_equal(o1, o2)
+        assert r1 == r2 and t1 == t2
+    assert t1 and env.episode_metrics()["objective"] == clone.episode_metrics()["objective"]

@@ -173,10 +173,15 @@ class _Bank:
     ``jf`` (J, 9), per server ``si`` (M, 5) / ``sf`` (M, 3), queues ``slots`` (M, cap) grown by doubling;
     completion buffers of J entries. Every kernel reproduces the server objects' floating-point operations."""
 
-    def __init__(self, sim: UtilitySimulator, members: list[int], utab: tuple, soft: list[float]) -> None:
-        from . import _kernels as K
+    @property
+    def K(self):
+        """The kernel module (imported on first use; not an attribute, so that the bank pickles)."""
+        from . import _kernels
 
-        self.K = K
+        return _kernels
+
+    def __init__(self, sim: UtilitySimulator, members: list[int], utab: tuple, soft: list[float]) -> None:
+        K = self.K
         jobs = sim.jobs
         J, M = jobs.num_jobs, len(sim.servers)
         self.s = sim.speed
