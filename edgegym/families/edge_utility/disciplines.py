@@ -609,7 +609,15 @@ class PriorityScheduler(_SingleProcessor):
         without = self.whatif(None, self.t)
         rel = {q.id: q.r for q in self.jobs}
         rel[req.job] = req.release_s
-        return sum(f - rel[i] for i, f in with_.items()) - sum(f - rel[i] for i, f in without.items())
+        # plain left-to-right sums in completion order, as the compiled bank (Python >= 3.12's sum() of floats is
+        # compensated, which would differ in the last bits)
+        acc1 = 0.0
+        for i, f in with_.items():
+            acc1 += f - rel[i]
+        acc0 = 0.0
+        for i, f in without.items():
+            acc0 += f - rel[i]
+        return acc1 - acc0
 
 
 class InfiniteServer:
