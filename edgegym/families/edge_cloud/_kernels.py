@@ -27,18 +27,10 @@ import math
 
 import numpy as np
 
-from ...core.jit import HAVE_NUMBA, njit
-
-if HAVE_NUMBA:
-    from numba import njit as _numba_njit
-
-    def njit_inline(f):
-        """``njit`` with Numba's IR-level inlining into the calling kernels: a call of a compiled function costs
-        two reference-count updates per array argument (~10 ns each), which dominated the per-worker helpers
-        (``sync``: 20 arrays, ``replan``: 18) called for every touched worker."""
-        return _numba_njit(cache=True, nogil=True, inline="always")(f)
-else:  # pragma: no cover - exercised only without numba
-    njit_inline = njit
+# njit_inline: Numba's IR-level inlining into the calling kernels. A call of a compiled function costs two
+# reference-count updates per array argument (~10 ns each), which dominated the per-worker helpers (``sync``:
+# 20 arrays, ``replan``: 18) called for every touched worker.
+from ...core.jit import njit, njit_inline
 
 TOL = 1e-9
 INF = math.inf
