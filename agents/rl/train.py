@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from ..runner import merge_config  # one per-section merge for runs and training (a bad section is a UserError)
 from .learned import ALGOS, LearnedPolicyError, learned_env_config, sidecar_path
 
 __all__ = ["load_hyperparams", "train", "evaluate", "add_train_parser", "add_eval_parser", "merge_config",
@@ -41,16 +42,6 @@ def _cli_error(msg: str) -> Exception:
     from ..errors import CLIError
 
     return CLIError(msg)
-
-
-def merge_config(base: dict | None, over: dict | None) -> dict:
-    """Per-section merge of two env configs (``{"env": {...}, "workload": {...}}``); ``over`` wins."""
-    out = {k: dict(v) for k, v in (base or {}).items()}
-    for sec, vals in (over or {}).items():
-        if not isinstance(vals, dict):
-            raise ValueError(f"env config section {sec!r} must be a mapping, got {vals!r}")
-        out.setdefault(sec, {}).update(vals)
-    return out
 
 
 def parse_env_config(text: str | None) -> dict:
