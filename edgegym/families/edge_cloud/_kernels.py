@@ -443,11 +443,8 @@ def _heap_push2(hk, hs, hi, n, k, s, i):
 
 
 @njit_inline
-def _heap_pop2(hk, hs, hi, n):
-    n -= 1
-    hk[0] = hk[n]
-    hs[0] = hs[n]
-    hi[0] = hi[n]
+def _sift_down3(hk, hs, hi, n):
+    """Restore the heap ``hk/hs/hi[:n]`` (ordered by (k, s, i)) after its top was replaced."""
     pos = 0
     while True:
         left = 2 * pos + 1
@@ -464,6 +461,15 @@ def _heap_pop2(hk, hs, hi, n):
             pos = best
         else:
             break
+
+
+@njit_inline
+def _heap_pop2(hk, hs, hi, n):
+    n -= 1
+    hk[0] = hk[n]
+    hs[0] = hs[n]
+    hi[0] = hi[n]
+    _sift_down3(hk, hs, hi, n)
     return n
 
 
@@ -473,22 +479,7 @@ def _heap_replace_top2(hk, hs, hi, n, k, s, i):
     hk[0] = k
     hs[0] = s
     hi[0] = i
-    pos = 0
-    while True:
-        left = 2 * pos + 1
-        if left >= n:
-            break
-        best = left
-        right = left + 1
-        if right < n and _less3(hk[right], hs[right], hi[right], hk[left], hs[left], hi[left]):
-            best = right
-        if _less3(hk[best], hs[best], hi[best], hk[pos], hs[pos], hi[pos]):
-            hk[pos], hk[best] = hk[best], hk[pos]
-            hs[pos], hs[best] = hs[best], hs[pos]
-            hi[pos], hi[best] = hi[best], hi[pos]
-            pos = best
-        else:
-            break
+    _sift_down3(hk, hs, hi, n)
 
 
 @njit
