@@ -106,33 +106,6 @@ def test_features_in_range_full_episode_longest_preset():
     assert regret0 == 150 and info["episode_metrics"]["num_jobs"] == 150
 
 
-def test_permuting_action_rows_permutes_logits():
-    pytest.importorskip("sb3_contrib")
-    import torch as th
-
-    from agents.rl.shared import SharedRowPolicy, env_obs_layout
-
-    env = gym.make("HeteroML-tiny-v1")
-    lay = env_obs_layout(env)
-    th.manual_seed(0)
-    pol = SharedRowPolicy(env.observation_space, env.action_space, lambda _: 3e-4, layout=lay)
-    rng = np.random.default_rng(0)
-    obs, _ = env.reset(seed=4)
-    for _ in range(6):
-        obs, *_ = env.step(int(rng.choice(np.flatnonzero(env.unwrapped.action_masks()))))
-    s, N, F = lay["rows_start"], lay["rows"], lay["row_dim"]
-    perm = rng.permutation(N)
-    pobs = obs.copy()
-    pobs[s : s + N * F] = obs[s : s + N * F].reshape(N, F)[perm].ravel()
-    with th.no_grad():
-        x = th.as_tensor(np.stack([obs, pobs]))
-        logits, values = pol.logits(x).numpy(), pol.predict_values(x).numpy().ravel()
-    np.testing.assert_allclose(logits[1], logits[0][perm], rtol=1e-5, atol=1e-6)
-    assert values[1] == pytest.approx(values[0], rel=1e-5, abs=1e-6)
-    assert np.ptp(logits[0]) > 0
-
-
-@pytest.mark.skipif(not MODEL.is_file(), reason="no shipped HeteroML-v1 model")
 def test_shipped_model_loads_and_acts_legally():
     pytest.importorskip("sb3_contrib")
     rec = run_episode("HeteroML-v1", f"maskable-ppo:{MODEL}", 100, {"workload": {"num_jobs": 30}})

@@ -126,33 +126,6 @@ def test_prune_masks_only_far_off_plans():
     assert pruned > 0
 
 
-def test_permuting_candidate_rows_permutes_logits():
-    pytest.importorskip("sb3_contrib")
-    import torch as th
-
-    from agents.rl.shared import SharedRowPolicy, env_obs_layout
-
-    env = gym.make("WirelessUDL-v1")
-    lay = env_obs_layout(env)
-    th.manual_seed(0)
-    pol = SharedRowPolicy(env.observation_space, env.action_space, lambda _: 3e-4, layout=lay)
-    rng = np.random.default_rng(0)
-    obs, _ = env.reset(seed=4)
-    for _ in range(5):
-        obs, *_ = env.step(int(rng.choice(np.flatnonzero(env.unwrapped.action_masks()))))
-    s, N, F = lay["rows_start"], lay["rows"], lay["row_dim"]
-    perm = rng.permutation(N)
-    other = obs.copy()
-    other[s:] = obs[s:].reshape(N, F)[perm].ravel()
-    x = th.as_tensor(np.stack([obs, other]))
-    with th.no_grad():
-        logits = pol.logits(x).numpy()
-        values = pol.predict_values(x).numpy().ravel()
-    np.testing.assert_allclose(logits[1], logits[0][perm], rtol=1e-5, atol=1e-6)
-    assert values[1] == pytest.approx(values[0], rel=1e-5, abs=1e-6)
-    assert np.ptp(logits[0][env.unwrapped.action_masks()]) > 0
-
-
 def test_shipped_model_loads_and_acts_legally():
     pytest.importorskip("sb3_contrib")
     if not (MODEL / "model.zip").is_file():
