@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ...core.family import preset_dir, shipped_presets
+from ...core.presets import TOP_KEYS as _TOP
+from ...core.presets import PresetBase
 from ...core.validation import fail as _fail
 from ...core.validation import number as _num
 from ...core.validation import pair as _range
@@ -149,7 +151,7 @@ class EnvConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class Preset:
+class Preset(PresetBase):
     """A whole env preset: the id it is registered under and its four sections."""
 
     name: str
@@ -163,32 +165,30 @@ class Preset:
     baselines: BaselinesConfig = field(default_factory=BaselinesConfig)
     source_file: str = "<dict>"
 
-    @property
-    def env_id(self) -> str:
-        """The Gymnasium id of this preset, e.g. ``EdgeCloudML-testbed-v0``."""
-        return f"{self.family}-{self.name}-v{self.version}"
+    def _sections(self) -> dict:
+        return _SECTIONS
 
-    def replace(self, **sections: dict) -> Preset:
-        """A copy with some keys of some sections overridden, validated like a file.
+    def _from_dict(self, data: dict, source: str) -> Preset:
+        return preset_from_dict(data, source=source)
 
-        Example: ``preset.replace(env={"action_mode": "cloud_split"}, workload={"num_jobs": 10})``.
-        """
-        data = to_dict(self)
-        for sec, overrides in sections.items():
-            if sec not in _SECTIONS:
-                raise ValueError(f"unknown section {sec!r} in overrides (valid: {sorted(_SECTIONS)})")
-            if not isinstance(overrides, dict):
-                raise ValueError(f"{self.source_file} (with overrides): section {sec!r} must be a mapping of keys "
-                                 f"to values, got {overrides!r}")
-            overrides = dict(overrides)
-            base = dict(data[sec])
-            # an override of one of two alternative keys replaces the other one
-            for new, old in _ALTERNATIVES.get(sec, ()):
-                if any(k in overrides for k in new) and not any(k in overrides for k in old):
-                    for k in old:
-                        base.pop(k, None)
-            data[sec] = {**base, **overrides}
-        return preset_from_dict(data, source=f"{self.source_file} (with overrides)")
+    def _override_base(self, section: str, base: dict, overrides: dict) -> dict:
+        # an override of one of two alternative keys replaces the other one
+        for new, old in _ALTERNATIVES.get(section, ()):
+            if any(k in overrides for k in new) and not any(k in overrides for k in old):
+                for k in old:
+                    base.pop(k, None)
+        return base
+
+    def to_dict(self) -> dict:
+        """The preset as a plain mapping (the inverse of :func:`preset_from_dict`)."""
+        out = PresetBase.to_dict(self)
+        jm = out["job_model"]
+        if jm["minibatch_time_unit"] == "hour":  # the legacy spelling: literal presets round-trip unchanged
+            jm["minibatch_time_h"] = jm.pop("minibatch_time")
+            del jm["minibatch_time_unit"]
+        if out["workload"]["load"] is None:
+            del out["workload"]["load"]
+        return out
 
 
 _SECTIONS = {
@@ -198,7 +198,6 @@ _SECTIONS = {
     "env": EnvConfig,
     "baselines": BaselinesConfig,
 }
-_TOP = ("name", "family", "version", "description")
 #: per section: pairs of mutually exclusive key groups (an override of one drops the other)
 _ALTERNATIVES = {
     "workload": ((("horizon_slots",), ("load",)), (("load",), ("horizon_slots",))),
@@ -533,26 +532,8 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> Preset:
 
 
 def to_dict(preset: Preset) -> dict:
-    """The preset as a plain mapping (the inverse of :func:`preset_from_dict`)."""
-
-    def plain(x):
-        if isinstance(x, tuple):
-            return [plain(v) for v in x]
-        if isinstance(x, dict):
-            return {k: plain(v) for k, v in x.items()}
-        return x
-
-    out: dict[str, Any] = {k: getattr(preset, k) for k in _TOP}
-    for sec in _SECTIONS:
-        obj = getattr(preset, sec)
-        out[sec] = {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    jm = out["job_model"]
-    if jm["minibatch_time_unit"] == "hour":  # the legacy spelling: literal presets round-trip unchanged
-        jm["minibatch_time_h"] = jm.pop("minibatch_time")
-        del jm["minibatch_time_unit"]
-    if out["workload"]["load"] is None:
-        del out["workload"]["load"]
-    return out
+    """The preset as a plain mapping (the inverse of :func:`preset_from_dict`); ``preset.to_dict()``."""
+    return preset.to_dict()
 
 
 KEY = "edge_cloud"

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ...core.family import preset_dir, shipped_presets
+from ...core.presets import TOP_KEYS as _TOP
+from ...core.presets import PresetBase
 from ...core.validation import boolean as _bool
 from ...core.validation import choice as _choice
 from ...core.validation import fail as _fail
@@ -151,11 +153,10 @@ _SECTIONS = {
     "scheduler": SchedulerConfig,
     "env": UEnvConfig,
 }
-_TOP = ("name", "family", "version", "description")
 
 
 @dataclass(frozen=True, slots=True)
-class UtilityPreset:
+class UtilityPreset(PresetBase):
     """A validated EdgeUtility preset (one YAML file of ``envs_config/utility``)."""
 
     name: str
@@ -171,44 +172,22 @@ class UtilityPreset:
     source_file: str = "<dict>"
 
     @property
-    def env_id(self) -> str:
-        """The Gymnasium id, e.g. ``EdgeUtility-testbed-v0``."""
-        return f"{self.family}-{self.name}-v{self.version}"
-
-    @property
     def num_edge_servers(self) -> int:
         """Total number of edge servers."""
         return int(sum(self.servers.edge_counts))
 
-    def to_dict(self) -> dict:
-        """Plain mapping (inverse of :func:`utility_preset_from_dict`)."""
+    def _sections(self) -> dict:
+        return _SECTIONS
 
-        def plain(x):
-            return [plain(v) for v in x] if isinstance(x, tuple) else x
+    def _from_dict(self, data: dict, source: str) -> UtilityPreset:
+        return utility_preset_from_dict(data, source=source)
 
-        out: dict[str, Any] = {k: getattr(self, k) for k in _TOP}
-        for sec in _SECTIONS:
-            obj = getattr(self, sec)
-            out[sec] = {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        return out
-
-    def replace(self, **sections: dict) -> UtilityPreset:
-        """A copy with some keys overridden, validated like a file: ``replace(workload={"num_jobs": 50})``."""
-        data = self.to_dict()
-        for sec, over in sections.items():
-            if sec not in _SECTIONS:
-                raise ValueError(f"{self.source_file} (with overrides): unknown section '{sec}' "
-                                 f"(valid: {', '.join(_SECTIONS)})")
-            if not isinstance(over, dict):
-                raise ValueError(f"{self.source_file} (with overrides): section '{sec}' must be a mapping of keys "
-                                 f"to values, got {over!r}")
-            base = dict(data[sec])
-            if sec == "workload" and "load_scale" in over and "load" not in over:
-                base["load"] = None  # an explicit rate multiplier replaces the preset's load
-            if sec == "workload" and "load" in over and "load_scale" not in over:
-                base["load_scale"] = 1.0
-            data[sec] = {**base, **over}
-        return utility_preset_from_dict(data, source=f"{self.source_file} (with overrides)")
+    def _override_base(self, section: str, base: dict, overrides: dict) -> dict:
+        if section == "workload" and "load_scale" in overrides and "load" not in overrides:
+            base["load"] = None  # an explicit rate multiplier replaces the preset's load
+        if section == "workload" and "load" in overrides and "load_scale" not in overrides:
+            base["load_scale"] = 1.0
+        return base
 
 
 def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPreset:

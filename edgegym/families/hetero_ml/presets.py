@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from edgegym.core.family import preset_dir, shipped_presets
+from edgegym.core.presets import TOP_KEYS as _TOP
+from edgegym.core.presets import PresetBase
 from edgegym.core.validation import boolean, choice, fail, number, pair, read_preset_yaml
 
 __all__ = [
@@ -131,7 +133,7 @@ class AOnlineConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class HeteroPreset:
+class HeteroPreset(PresetBase):
     """A whole HeteroML preset."""
 
     name: str
@@ -145,35 +147,23 @@ class HeteroPreset:
     source_file: str = "<dict>"
 
     @property
-    def env_id(self) -> str:
-        return f"{self.family}-{self.name}-v{self.version}"
-
-    @property
     def reward_scale(self) -> float:
         z = self.env.reward_scale
         return float(z) if z is not None else 5000.0 * self.workload.horizon_slots
 
-    def replace(self, **sections: dict) -> HeteroPreset:
-        """A copy with some keys of some sections overridden, validated like a file."""
-        data = to_dict(self)
-        for sec, overrides in sections.items():
-            if sec not in _SECTIONS:
-                raise ValueError(f"unknown section {sec!r} in overrides (valid: {sorted(_SECTIONS)})")
-            if not isinstance(overrides, dict):
-                raise ValueError(f"section {sec!r} overrides must be a dict, got {overrides!r}")
-            data[sec] = {**data[sec], **overrides}
-        return preset_from_dict(data, source=f"{self.source_file} (with overrides)")
+    def _sections(self) -> dict:
+        return _SECTIONS
+
+    def _from_dict(self, data: dict, source: str) -> HeteroPreset:
+        return preset_from_dict(data, source=source)
 
 
 _SECTIONS = {"cluster": ClusterConfig, "workload": WorkloadConfig, "env": EnvConfig, "aonline": AOnlineConfig}
-_TOP = ("name", "family", "version", "description")
 
 
 def to_dict(p: HeteroPreset) -> dict:
-    d = {k: getattr(p, k) for k in _TOP}
-    for sec in _SECTIONS:
-        d[sec] = {f.name: getattr(getattr(p, sec), f.name) for f in dataclasses.fields(_SECTIONS[sec])}
-    return d
+    """The preset as a plain mapping (the inverse of :func:`preset_from_dict`); ``p.to_dict()``."""
+    return p.to_dict()
 
 
 def _names(src, key, v, table):

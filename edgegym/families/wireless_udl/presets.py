@@ -11,9 +11,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ...core.family import preset_dir, shipped_presets
+from ...core.presets import TOP_KEYS as _TOP
+from ...core.presets import PresetBase
 from ...core.validation import boolean as _bool
 from ...core.validation import choice as _choice
 from ...core.validation import fail as _fail
@@ -107,11 +108,10 @@ class OkitaConfig:
 
 
 _SECTIONS = {"cluster": ClusterConfig, "jobs": JobsConfig, "env": EnvConfig, "okita": OkitaConfig}
-_TOP = ("name", "family", "version", "description")
 
 
 @dataclass(frozen=True, slots=True)
-class UDLPreset:
+class UDLPreset(PresetBase):
     """A validated WirelessUDL preset (one YAML file of ``envs_config/wireless_udl``)."""
 
     name: str
@@ -123,11 +123,6 @@ class UDLPreset:
     env: EnvConfig = field(default_factory=EnvConfig)
     okita: OkitaConfig = field(default_factory=OkitaConfig)
     source_file: str = "<dict>"
-
-    @property
-    def env_id(self) -> str:
-        """The Gymnasium id, e.g. ``WirelessUDL-sim-v0``."""
-        return f"{self.family}-{self.name}-v{self.version}"
 
     @property
     def num_resources(self) -> int:
@@ -148,29 +143,11 @@ class UDLPreset:
         """Slots of the reservation calendar: the run-off cap plus one longest window."""
         return self.env.cap_factor * self.jobs.horizon_slots + self.max_window_slots + 1
 
-    def to_dict(self) -> dict:
-        """Plain mapping (inverse of :func:`preset_from_dict`)."""
+    def _sections(self) -> dict:
+        return _SECTIONS
 
-        def plain(x):
-            return [plain(v) for v in x] if isinstance(x, tuple) else x
-
-        out: dict[str, Any] = {k: getattr(self, k) for k in _TOP}
-        for sec in _SECTIONS:
-            obj = getattr(self, sec)
-            out[sec] = {f.name: plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        return out
-
-    def replace(self, **sections: dict) -> UDLPreset:
-        """A validated copy with some keys overridden: ``replace(jobs={"count": 20})``."""
-        data = self.to_dict()
-        src = f"{self.source_file} (with overrides)"
-        for sec, over in sections.items():
-            if sec not in _SECTIONS:
-                raise ValueError(f"{src}: unknown section '{sec}' (valid: {', '.join(_SECTIONS)})")
-            if not isinstance(over, dict):
-                raise ValueError(f"{src}: section '{sec}' must be a mapping, got {over!r}")
-            data[sec] = {**data[sec], **over}
-        return preset_from_dict(data, source=src)
+    def _from_dict(self, data: dict, source: str) -> UDLPreset:
+        return preset_from_dict(data, source=source)
 
 
 def _ranges(src, key, v, k, lo=0):
