@@ -3,9 +3,9 @@
 ``njit(f)`` compiles ``f`` with ``cache=True`` (and ``nogil=True``) when Numba is installed (a core
 dependency); ``njit_inline(f)`` also asks Numba to inline ``f`` into the compiled functions that call it (at the
 IR level: a call of a compiled function costs two reference-count updates per array argument, which dominates
-small helpers called in hot loops with many arrays); without it the function runs as plain Python with identical results, and ``f.py_func`` is ``f``
-either way, so differential tests can call the pure version. Import this module only from kernel modules:
-``import edgegym`` must not load Numba.
+small helpers called in hot loops with many arrays); without it the function runs as plain Python with
+identical results, and ``f.py_func`` is ``f`` either way, so differential tests can call the pure version.
+Import this module only from kernel modules: ``import edgegym`` must not load Numba.
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 the primal-dual certificate (T4) and the competitive ratio against the LP bound (T7) on small instances."""
 
 import itertools
-import math
 
 import numpy as np
 import pytest

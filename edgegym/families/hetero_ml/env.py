@@ -46,7 +46,6 @@ from .simulator import (
     ReservationSim,
     comm_slots,
     duration_slots,
-    footprint,
 )
 
 __all__ = [
