@@ -95,12 +95,23 @@ class SingleWorker(Policy):
 
 
 class Earliest(Policy):
-    """Trivial greedy: the valid grid action (no delay) with the earliest completion (the env's fallback rule)."""
+    """Trivial greedy: the valid grid action (no delay) with the earliest completion (the env's fallback rule).
+
+    Reads the env's vectorised :meth:`~edgegym.families.hetero_ml.env.HeteroMLEnv.grid_estimates` (start and
+    duration of every grid action, exactly as ``step`` would commit it) and takes the first action of least
+    completion; the env's per-action search (``_earliest_valid``) is the reference it equals (tested decision by
+    decision) and runs when no action is placeable now."""
 
     def act(self, obs):
         env = self.unwrapped
         k = env._k
-        return env._earliest_valid(k, env._decision_time(k), env.action_masks())
+        mask = env.action_masks()
+        start, dur = env.grid_estimates()
+        delays = np.asarray(env.preset.env.delays)
+        ok = mask & (start >= 0) & (delays[env._grid_configs(k)[4].reshape(-1)] == delays[0])
+        if not ok.any():
+            return env._earliest_valid(k, env._decision_time(k), mask)
+        return int(np.argmin(np.where(ok, start + dur, np.iinfo(np.int64).max)))
 
 
 _FAM = ("HeteroML",)

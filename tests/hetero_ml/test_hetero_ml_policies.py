@@ -103,3 +103,27 @@ def test_maxweight_weight_non_increasing_in_F_and_jain_feasible():
         assert ws[0] >= ws[1] >= ws[2] > 0
     w_jain, acc = jain_greedy(inst.cluster, inst.jobs, inst.ideal, 60)
     assert 0 < w_jain <= inst.jobs.weight.sum() and len(set(acc)) == len(acc)
+
+
+@pytest.mark.parametrize("preset,seeds,jobs", [("tiny", range(4), None), ("tiny-ra", range(4), None),
+                                              ("rl", range(1), 40), ("ps", range(1), 25)])
+def test_earliest_equals_the_env_per_action_search(preset, seeds, jobs):
+    """``earliest`` (vectorised grid estimates) takes the same action as the env's per-action search at every
+    decision, incl. ties (first action of least completion)."""
+    from agents.baselines.hetero_ml import Earliest
+
+    env = HeteroMLEnv(preset, config={"workload": {"num_jobs": jobs}} if jobs else None)
+    pol = Earliest(env)
+    n = 0
+    for s in seeds:
+        obs, _ = env.reset(seed=s)
+        done = False
+        while not done:
+            k = env._k
+            want = env._earliest_valid(k, env._decision_time(k), env.action_masks())
+            got = pol.act(obs)
+            assert got == want, (preset, s, k)
+            obs, _, term, trunc, _ = env.step(got)
+            done = term or trunc
+            n += 1
+    assert n >= 25
