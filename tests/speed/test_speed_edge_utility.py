@@ -11,25 +11,9 @@ import pytest
 from edgegym.families.edge_utility import _kernels
 from edgegym.families.edge_utility.disciplines import DISCIPLINES, O4AParams
 from edgegym.families.edge_utility.simulator import UtilityJobs, UtilitySimulator
-from edgegym.families.edge_utility.utility_fn import aon, constant, linear, sigmoid, step
+from edgegym.families.edge_utility.testing import random_utility as _utility
 
 N_INSTANCES = 1000
-
-
-def _utility(rng):
-    f = int(rng.integers(6))
-    if f == 0:
-        return linear(rng.uniform(1, 5), rng.uniform(5, 20))
-    if f == 1:
-        return aon(rng.uniform(1, 100), rng.uniform(0.5, 5), inclusive=bool(rng.random() < 0.3))
-    if f == 2:
-        return sigmoid(rng.uniform(1, 10), rng.uniform(50, 100), rng.uniform(0.5, 5))
-    if f == 3:
-        return constant(rng.uniform(0, 10))
-    if f == 4:
-        br = np.cumsum(rng.uniform(0.2, 2, size=int(rng.integers(1, 4))))
-        return step(br, np.sort(rng.uniform(0, 10, size=br.size + 1))[::-1])
-    return sigmoid(rng.uniform(200, 400), 10.0, 0.1)  # saturating exponent (x > 700 branch)
 
 
 def _instance(seed, big: bool = False, disc: str | None = None):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from edgegym.families.edge_utility import _kernels as K
-from edgegym.families.edge_utility.utility_fn import aon, constant, linear, sigmoid, step
+from edgegym.families.edge_utility.testing import random_utility as _utility
 
 N_SETS = 1000
 
@@ -27,22 +27,6 @@ def _items(rng):
     down = rng.uniform(0, 0.2, n)
     key = np.where(rng.random(n) < 0.3, r, r + np.round(rng.uniform(0, 2, n), 1))  # EDF keys, some tied
     return now, ids, r, a, rem, down, key
-
-
-def _utility(rng):
-    f = int(rng.integers(6))
-    if f == 0:
-        return linear(rng.uniform(1, 5), rng.uniform(5, 20))
-    if f == 1:
-        return aon(rng.uniform(1, 100), rng.uniform(0.5, 5), inclusive=bool(rng.random() < 0.3))
-    if f == 2:
-        return sigmoid(rng.uniform(1, 10), rng.uniform(50, 100), rng.uniform(0.5, 5))
-    if f == 3:
-        return constant(rng.uniform(0, 10))
-    if f == 4:
-        br = np.cumsum(rng.uniform(0.2, 2, size=int(rng.integers(1, 4))))
-        return step(br, np.sort(rng.uniform(0, 10, size=br.size + 1))[::-1])
-    return sigmoid(rng.uniform(200, 400), 10.0, 0.1)  # saturating exponent (x > 700 branch)
 
 
 @pytest.mark.parametrize("disc", [K.FIFO, K.EDF, K.SRPT])
