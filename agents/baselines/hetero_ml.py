@@ -108,7 +108,8 @@ class Earliest(Policy):
         mask = env.action_masks()
         start, dur = env.grid_estimates()
         delays = np.asarray(env.preset.env.delays)
-        ok = mask & (start >= 0) & (delays[env._grid_configs(k)[4].reshape(-1)] == delays[0])
+        di = np.unravel_index(np.arange(env.n_grid), env.grid_shape)[3]  # the delay is the grid's last axis
+        ok = mask & (start >= 0) & (delays[di] == delays[0])
         if not ok.any():
             return env._earliest_valid(k, env._decision_time(k), mask)
         return int(np.argmin(np.where(ok, start + dur, np.iinfo(np.int64).max)))
