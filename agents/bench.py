@@ -1,9 +1,9 @@
 """``edgegym bench``: policies × envs (presets) × seeds (× trace windows), in parallel, into one tidy CSV,
 a markdown table and plots; ``edgegym render``: a Gantt chart PNG of one episode.
 
-Every episode runs through :func:`agents.runner.run_episode`, the same path as ``edgegym run``, so reference
+Every episode runs through :func:`edgegym.agents.runner.run_episode`, the same path as ``edgegym run``, so reference
 policies, baselines and learned agents (``ppo:PATH`` / ``maskable-ppo:PATH``) land in the same table.
-Envs and policies plug in by registration (``edgegym.registered_ids()`` and ``agents.registry.POLICIES``);
+Envs and policies plug in by registration (``edgegym.registered_ids()`` and ``edgegym.agents.registry.POLICIES``);
 ``--policies all`` (the default) runs, on each env, every registered policy that supports its family.
 
 Outputs under ``--out DIR``:

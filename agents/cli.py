@@ -1,7 +1,7 @@
-"""The ``edgegym`` console script: argument parsing and printing only (episodes run in :mod:`agents.runner`).
+"""The ``edgegym`` console script: argument parsing and printing only (episodes run in :mod:`edgegym.agents.runner`).
 
-Subcommands: ``list`` and ``run`` here; ``bench``/``render`` (:mod:`agents.bench`), ``train``/``eval``
-(:mod:`agents.rl.train`) plug in via ``SUBCOMMANDS``.
+Subcommands: ``list`` and ``run`` here; ``bench``/``render`` (:mod:`edgegym.agents.bench`), ``train``/``eval``
+(:mod:`edgegym.agents.rl.train`) plug in via ``SUBCOMMANDS``.
 
 Every user error (unknown env or policy, a policy that does not support the env, bad numbers) prints one
 line on stderr and exits with status 2; never a traceback.

@@ -1,6 +1,6 @@
 """The error type for user mistakes, and the one place that decides how an error reaches the user.
 
-Every ``edgegym`` subcommand runs under :func:`report_errors` (called by :func:`agents.cli.main`):
+Every ``edgegym`` subcommand runs under :func:`report_errors` (called by :func:`edgegym.agents.cli.main`):
 
 * an *expected* error prints as one line on stderr (``edgegym: error: ...``) and exits with status 2, never
   a traceback. Expected: :class:`UserError` (raised anywhere), and a ``ValueError`` (config and trace
@@ -20,6 +20,8 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+import edgegym
+
 __all__ = ["BUG_HINT", "CLIError", "UserError", "expected_message", "report_errors"]
 
 
@@ -38,8 +40,9 @@ BUG_HINT = (
 
 #: exceptions that are user errors when edgegym's own code raised them
 _EXPECTED = (ValueError, OSError, ImportError)
-_OWN_PACKAGES = ("edgegym", "agents", "envs_config")
-_ROOT = Path(__file__).resolve().parents[1]
+#: the folders of edgegym's own code: the ``edgegym`` package and ``edgegym.agents`` (which lies outside it in a
+#: source checkout, where it is the top-level ``agents/`` folder)
+_OWN_DIRS = (Path(__file__).resolve().parent, Path(edgegym.__file__).resolve().parent)
 
 
 def _raised_by_own_code(exc: BaseException) -> bool:
@@ -49,11 +52,8 @@ def _raised_by_own_code(exc: BaseException) -> bool:
         return True
     while tb.tb_next is not None:
         tb = tb.tb_next
-    try:
-        rel = Path(tb.tb_frame.f_code.co_filename).resolve().relative_to(_ROOT)
-    except ValueError:
-        return False
-    return bool(rel.parts) and rel.parts[0] in _OWN_PACKAGES
+    frame_file = Path(tb.tb_frame.f_code.co_filename).resolve()
+    return any(frame_file.is_relative_to(d) for d in _OWN_DIRS)
 
 
 def expected_message(exc: BaseException) -> str | None:

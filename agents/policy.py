@@ -17,8 +17,8 @@ class PolicySpec:
 
     ``factory(env, seed) -> Policy``. ``env_config``: preset overrides the env needs (e.g.
     ``{"env": {"discipline": "srtf"}}`` for baselines that decide inside the simulator);
-    ``env_config_by_family`` overrides it for particular families. A module of ``agents.reference`` or
-    ``agents.baselines`` declaring ``POLICY_SPECS = (PolicySpec(...), ...)`` is registered automatically;
+    ``env_config_by_family`` overrides it for particular families. A module of ``edgegym.agents.reference`` or
+    ``edgegym.agents.baselines`` declaring ``POLICY_SPECS = (PolicySpec(...), ...)`` is registered automatically;
     two families may use the same name (``random``, ``fifo``): the env's family picks the spec.
     """
 

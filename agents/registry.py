@@ -1,5 +1,5 @@
-"""Policy registry: a policy plugs in by declaring ``POLICY_SPECS`` in a module of ``agents.reference`` or
-``agents.baselines`` (discovered automatically), or with :func:`register_policy`; never by editing the harness.
+"""Policy registry: a policy plugs in by declaring ``POLICY_SPECS`` in a module of ``edgegym.agents.reference`` or
+``edgegym.agents.baselines`` (discovered automatically), or with :func:`register_policy`; never by editing the harness.
 
 A name may be used by several families (``random``, ``fifo``, ``drf``): the env's family picks the spec.
 :data:`POLICIES` maps each name to a :class:`PolicyName` (the specs of all families using that name).
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 #: packages whose modules may declare ``POLICY_SPECS``
-POLICY_PACKAGES = ("agents.reference", "agents.baselines")
+POLICY_PACKAGES = ("edgegym.agents.reference", "edgegym.agents.baselines")
 
 
 class PolicyName:

@@ -2,8 +2,8 @@
 collects metrics and times decisions. ``edgegym run``, ``edgegym bench``, ``edgegym eval`` and the
 reproduction scripts all go through :func:`run_episode`, so every policy lands in the same tables.
 
-Policies are registered names (:mod:`agents.registry`; resolved by the env's family) or saved agents
-``ppo:PATH`` / ``maskable-ppo:PATH`` (:mod:`agents.rl.learned`).
+Policies are registered names (:mod:`edgegym.agents.registry`; resolved by the env's family) or saved agents
+``ppo:PATH`` / ``maskable-ppo:PATH`` (:mod:`edgegym.agents.rl.learned`).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.runner import run_episode  # noqa: E402
+from edgegym.agents.runner import run_episode  # noqa: E402
 
 
 def main() -> None:

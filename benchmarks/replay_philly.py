@@ -61,7 +61,8 @@ def build(num_jobs: int | None, servers: int, load: float, cluster: str | None, 
 def replay(num_jobs: int | None = None, servers: int = 100, load: float = 1.0, cluster: str | None = None,
            seed: int = 0, policy: str = "aonline", preset: str = "sim100") -> dict:
     """Build and replay; returns timings (s), counts and the episode metrics."""
-    from agents.registry import make_policy
+    from edgegym.agents.registry import make_policy
+
     from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
 
     t0 = time.perf_counter()

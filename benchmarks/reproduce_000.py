@@ -56,7 +56,7 @@ SWEEP_POLICIES = PAPER_POLICIES + ["all-cloud"]
 
 def _episode(args):
     env_id, policy, seed, config, tag = args
-    from agents.runner import run_episode
+    from edgegym.agents.runner import run_episode
 
     rec = run_episode(env_id, policy, seed, config)
     rec.update(tag)
@@ -119,8 +119,9 @@ def _plot_lines(g, by, policies, path, ylabel, logy=False):
 # ------------------------------------------------------------------------ competitive ratio (Figs 12-13)
 def cr_point(args):
     J, seed, eps_list = args
-    from agents.reference.aonline import AOnline
-    from agents.reference.lower_bound import lp_lower_bound
+    from edgegym.agents.reference.aonline import AOnline
+    from edgegym.agents.reference.lower_bound import lp_lower_bound
+
     from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
     from edgegym.families.edge_cloud.instance import small_lp_instance
 
@@ -161,7 +162,8 @@ def cr_point(args):
 
 # ----------------------------------------------------------------------------- utilisation (Fig. 11)
 def utilisation_runs(seed, config, bin_slots):
-    from agents.runner import make_env
+    from edgegym.agents.runner import make_env
+
     from edgegym.core.metrics import utilisation_series
 
     out = {}

@@ -10,7 +10,7 @@ performance ratio to the offline MILP optimum vs R and vs I on small instances (
 instances are far too large for an exact optimum, spec A6); total cost vs the number of sites and of jobs
 (Figs. 9-10); Okita's sensitivity to α1:α2 and β (Figs. 11-12); Okita's running time vs jobs (Fig. 13); the
 three latency-cost shapes (Fig. 14); and the default preset ``WirelessUDL-v0`` over 5 seeds. Every policy goes
-through :func:`agents.runner.run_episode` (the same path as ``edgegym run`` / ``edgegym bench``); the trivial
+through :func:`edgegym.agents.runner.run_episode` (the same path as ``edgegym run`` / ``edgegym bench``); the trivial
 policies (random, one-site, greedy-min-cost) are shown next to the paper's algorithms.
 """
 
@@ -38,8 +38,9 @@ ALL = ("okita", "okita-a", "oasis", "drf", "fifo", "greedy-min-cost", "one-site"
 
 def run_one(task: dict) -> dict:
     """One episode: ``task`` = {exp, x, policy, env, seed, config}; returns the runner's record + tags."""
+    from edgegym.agents.runner import run_episode
+
     import edgegym  # noqa: F401
-    from agents.runner import run_episode
 
     rec = run_episode(task["env"], task["policy"], task["seed"], task.get("config") or None)
     rec.update({"exp": task["exp"], "x": task["x"]})

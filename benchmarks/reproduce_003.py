@@ -48,7 +48,7 @@ CLOUD = {"testbed-paper-literal": False, "testbed-stressed": False, "testbed": F
 
 def run_one(task: dict) -> dict:
     """One episode of ``task["policy"]`` on ``EdgeUtility-<preset>-v0`` (``do4a-k1``: DO4A with k = 1)."""
-    from agents.runner import make_env
+    from edgegym.agents.runner import make_env
 
     name = task["policy"]
     env_id = f"EdgeUtility-{task['preset']}-v0"

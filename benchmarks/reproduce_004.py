@@ -60,14 +60,15 @@ def run_task(t: dict) -> dict:
     kind = t["kind"]
     out = {k: v for k, v in t.items() if k not in ("overrides",)}
     if kind == "env":
-        from agents.runner import run_episode
+        from edgegym.agents.runner import run_episode
 
         env_id = "HeteroML-v0" if t["arch"] == "ps" else "HeteroML-ra-v0"
         rec = run_episode(env_id, t["policy"], t["seed"], t.get("overrides") or None)
         out.update(objective=rec["objective"], lower_bound=rec["lower_bound"], wall_s=rec["wall_s"],
                    decisions_per_s=rec["decisions_per_s"], frac_after_T=rec["frac_after_T"])
         return out
-    from agents.reference.hetero_ml import AOnlineParams, aonline_batch, jain_greedy, maxweight_once
+    from edgegym.agents.reference.hetero_ml import AOnlineParams, aonline_batch, jain_greedy, maxweight_once
+
     from edgegym.families.hetero_ml.bounds import simple_lower_bound
     from edgegym.families.hetero_ml.instance import build_instance
     from edgegym.families.hetero_ml.simulator import verify_schedule
@@ -99,7 +100,8 @@ def run_task(t: dict) -> dict:
             out["jain_weight"] = w
         return out
     if kind == "lp":
-        from agents.reference.hetero_ml import aonline_batch as ab
+        from edgegym.agents.reference.hetero_ml import aonline_batch as ab
+
         from edgegym.families.hetero_ml.bounds import lp_lower_bound
         from edgegym.families.hetero_ml.presets import load_preset
 

@@ -72,7 +72,7 @@ def steps_per_second(env_id: str, seconds: float, seed: int = 0, config: dict | 
 
 def policy_steps_per_second(env_id: str, policy: str, seconds: float, seed: int = 0):
     """As :func:`steps_per_second`, with the actions of a registered policy (env build and warm-up excluded)."""
-    from agents.runner import make_env
+    from edgegym.agents.runner import make_env
 
     env, pol = make_env(env_id, policy, seed)
     obs, _ = env.reset(seed=seed)
@@ -96,9 +96,9 @@ def policy_steps_per_second(env_id: str, policy: str, seconds: float, seed: int 
 
 
 def episode_time(env_id: str, policy: str, seed: int, config: dict) -> dict:
-    """One whole episode of ``policy`` (the runner's env and policy, :func:`agents.runner.make_env`): steps, wall
+    """One whole episode of ``policy`` (the runner's env and policy, :func:`edgegym.agents.runner.make_env`): steps, wall
     and CPU seconds from the first step to the last (env build and reset excluded), objective."""
-    from agents.runner import make_env
+    from edgegym.agents.runner import make_env
 
     env, pol = make_env(env_id, policy, seed, config)
     obs, _ = env.reset(seed=seed)
@@ -118,8 +118,8 @@ def episode_time(env_id: str, policy: str, seed: int, config: dict) -> dict:
 
 def episode_table(env_ids: list[str], seed: int = 0, policies: list[str] | None = None) -> None:
     """Seconds of one whole :data:`EPISODE_JOBS`-job episode of each env under every policy of its family."""
-    from agents.registry import policy_names
-    from agents.runner import env_family
+    from edgegym.agents.registry import policy_names
+    from edgegym.agents.runner import env_family
 
     print(f"\nwhole episodes of {EPISODE_JOBS} jobs, seed {seed} (first step to last; env build and reset excluded; "
           "after a 20-job warm-up episode)")
@@ -146,7 +146,7 @@ def main() -> None:
     ap.add_argument("--episode-policies", nargs="*", default=None, help="policies of that table (default: all)")
     args = ap.parse_args()
     if not args.episodes_only:
-        from agents.runner import default_policy
+        from edgegym.agents.runner import default_policy
 
         secs = 1.0 if args.quick else args.seconds
         ids = args.env or edgegym.registered_ids()

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agents.bench import build_grid, format_markdown, run_bench
+from edgegym.agents.bench import build_grid, format_markdown, run_bench
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="edgegym_bench_"))
 out.mkdir(parents=True, exist_ok=True)

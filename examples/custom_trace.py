@@ -13,9 +13,9 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from edgegym.agents.runner import run_episode
 
 import edgegym  # noqa: F401
-from agents.runner import run_episode
 from edgegym.workloads import load_csv, load_philly
 
 # 1. the Philly trace, if it is installed (else say so and go on)

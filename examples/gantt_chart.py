@@ -10,7 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agents.runner import run_episode
+from edgegym.agents.runner import run_episode
+
 from edgegym.families import save_gantt_png
 
 out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="edgegym_gantt_")) / "gantt.png"

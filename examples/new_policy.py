@@ -7,10 +7,9 @@ or ``agents/baselines/``; at run time, ``register_policy`` does the same (see do
 """
 
 import numpy as np
-
-from agents.policy import Policy, PolicySpec
-from agents.registry import register_policy
-from agents.runner import run_episode
+from edgegym.agents.policy import Policy, PolicySpec
+from edgegym.agents.registry import register_policy
+from edgegym.agents.runner import run_episode
 
 
 class FastestServer(Policy):

@@ -3,7 +3,7 @@
     python examples/reference_policy.py
 """
 
-from agents.runner import default_policy, run_episode
+from edgegym.agents.runner import default_policy, run_episode
 
 for env_id in ("EdgeCloudML-testbed-v0", "EdgeUtility-tiny-v0"):
     policy = default_policy(env_id)  # aonline on EdgeCloudML, o4a on EdgeUtility

@@ -11,9 +11,8 @@ import sys
 import tempfile
 
 import numpy as np
-
-from agents.rl.train import train
-from agents.runner import run_episode
+from edgegym.agents.rl.train import train
+from edgegym.agents.runner import run_episode
 
 env_id = "EdgeUtility-tiny-v0"  # Discrete action space with action_masks(): what MaskablePPO needs
 timesteps = int(sys.argv[1]) if len(sys.argv) > 1 else 4096

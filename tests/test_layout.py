@@ -1,5 +1,6 @@
 """The package layout: every family has the same file roles and provides its interface; no import cycles;
-shared code never names a family; simulators never import gymnasium; ``edgegym`` never imports ``agents``."""
+shared code never names a family; simulators never import gymnasium;
+the simulation package never imports ``edgegym.agents``."""
 
 from __future__ import annotations
 
@@ -64,18 +65,18 @@ def test_family_interface(fam: Family):
     env.close()
 
 
-def _modules(pkg: str) -> dict[str, Path]:
+def _modules(folder: str, pkg: str) -> dict[str, Path]:
+    """The modules under the repository folder ``folder``, named as installed (the package ``pkg``)."""
     out = {}
-    for f in (ROOT / pkg).rglob("*.py"):
-        rel = f.relative_to(ROOT).with_suffix("")
-        parts = list(rel.parts)
+    for f in (ROOT / folder).rglob("*.py"):
+        parts = [*pkg.split("."), *f.relative_to(ROOT / folder).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = f
     return out
 
 
-MODULES = {**_modules("edgegym"), **_modules("agents")}
+MODULES = {**_modules("edgegym", "edgegym"), **_modules("agents", "edgegym.agents")}
 
 
 def _imports(name: str, path: Path) -> set[str]:
@@ -139,11 +140,11 @@ def test_no_import_cycle():
 
 
 def test_layering():
-    """``edgegym`` never imports ``agents``; ``core`` and ``workloads`` never import a family; a family's
+    """Only ``edgegym.agents`` imports ``edgegym.agents``; ``core`` and ``workloads`` never import a family; a family's
     simulator and disciplines never import gymnasium; families never import each other."""
     for m, deps in GRAPH.items():
-        if m.startswith("edgegym"):
-            assert not any(d.startswith("agents") for d in deps), m
+        if not m.startswith("edgegym.agents"):
+            assert not any(d.startswith("edgegym.agents") for d in deps), m
         if m.startswith(("edgegym.core", "edgegym.workloads")):
             assert not any(d.startswith("edgegym.families") and d != "edgegym.families" for d in deps), m
     for fam in FAMILIES:
@@ -188,3 +189,20 @@ def test_shared_code_never_names_a_family():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
                 hits = [w for w in words if w in node.value]
                 assert not hits, f"{rel}:{node.lineno} names a family ({hits}) in code: {node.value!r}"
+
+
+def test_installed_packages_are_listed_under_edgegym():
+    """``pyproject.toml`` lists every package folder, each installed under ``edgegym`` (``agents/`` as
+    ``edgegym.agents``, ``envs_config/`` as ``edgegym.envs_config``): ``edgegym`` is the only top-level name."""
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    dirs = setup["package-dir"]
+    assert set(dirs) == {"edgegym", "edgegym.agents", "edgegym.envs_config"}
+    expected = set()
+    for pkg, folder in dirs.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder).parts
+            expected.add(".".join([pkg, *rel]))
+    assert set(setup["packages"]) == expected
+    assert all(p.split(".")[0] == "edgegym" for p in setup["packages"])

@@ -5,7 +5,7 @@ offline Upper Bound on total utility.
   job is added (``env.jrt_increase()``: what-if preemptive SRPT with the current remaining work and no
   future arrivals; the cloud: Δ̂↑ + p̂ + Δ̂↓); servers run preemptive SRPT — the env's ``srpt`` discipline,
   which the policy's registry entry sets. Unit weights (spec A32). Ties → smaller row index.
-* ``Random``: :class:`agents.policy.RandomPolicy` (uniform over the legal rows, i.e. all edge servers and the
+* ``Random``: :class:`edgegym.agents.policy.RandomPolicy` (uniform over the legal rows, i.e. all edge servers and the
   cloud if present); the paper's server rule "highest potential utility" is the env's ``hpu`` discipline.
 * Upper Bound: ``Σ_i max_j g_i(p_ij/s + Δ↑_ij + Δ↓_ij)`` with the true values (no queueing), which bounds the
   offline optimum at the same speed (spec A30).

@@ -18,9 +18,9 @@ ideal types (m*, p*) and the PLACE routine (best-fit co-location, else spread):
 from __future__ import annotations
 
 import numpy as np
+from edgegym.agents.policy import NoOpPolicy, Policy, RandomPolicy
+from edgegym.agents.registry import PolicySpec
 
-from agents.policy import NoOpPolicy, Policy, RandomPolicy
-from agents.registry import PolicySpec
 from edgegym.families.hetero_ml.placement import place
 from edgegym.families.hetero_ml.simulator import Placement, duration_slots, iteration_slots
 

@@ -31,8 +31,8 @@ Deviations (spec A7: the paper under-specifies its baselines):
 from __future__ import annotations
 
 import numpy as np
+from edgegym.agents.policy import NoOpPolicy, Policy, PolicySpec, RandomPolicy
 
-from agents.policy import NoOpPolicy, Policy, PolicySpec, RandomPolicy
 from edgegym.families.wireless_udl._kernels import max_workers
 from edgegym.families.wireless_udl.candidates import earliest_fit
 from edgegym.families.wireless_udl.costs import latency_cost

@@ -44,9 +44,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from edgegym.agents.policy import Policy
+from edgegym.agents.registry import PolicySpec
 
-from agents.policy import Policy
-from agents.registry import PolicySpec
 from edgegym.families.hetero_ml.mincost import Candidate, SubRound, mincost, price_base
 from edgegym.families.hetero_ml.simulator import HeteroCluster, HeteroJobs, Ledger, Placement, footprint
 

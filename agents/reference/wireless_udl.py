@@ -46,8 +46,7 @@ Deviations (all from spec 001's reconstructions, §2.5 and §7):
 from __future__ import annotations
 
 import numpy as np
-
-from agents.policy import NoOpPolicy, Policy, PolicySpec
+from edgegym.agents.policy import NoOpPolicy, Policy, PolicySpec
 
 __all__ = ["POLICY_SPECS", "OkitaA"]
 

@@ -1,6 +1,6 @@
 """Behaviour cloning: a warm start for PPO from any policy the benchmark runs (a reference policy, a baseline).
 
-:func:`collect` runs the teacher through the same env construction as :func:`agents.runner.make_env` (the
+:func:`collect` runs the teacher through the same env construction as :func:`edgegym.agents.runner.make_env` (the
 teacher's own preset overrides, then the learner's env config) and records, per decision, the observation,
 the action mask, the teacher's action and the reward. :func:`clone` fits the *same* policy network PPO will
 train (``model.policy``) by maximum likelihood of the teacher's actions under the action mask, and its value

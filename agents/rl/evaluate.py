@@ -2,7 +2,7 @@
 
 A near-uniform policy evaluated by argmax alone can look like a (bad) decision rule when it is only a
 tie-break; the sampled result and the entropy show what the policy is. :func:`evaluate_agent` runs a saved
-model (``<algo>:PATH``) through the same env construction as every policy (:func:`agents.runner.make_env`),
+model (``<algo>:PATH``) through the same env construction as every policy (:func:`edgegym.agents.runner.make_env`),
 once with ``deterministic=True`` and once sampling (torch seeded per episode), and records per episode the
 objective, the return, the mean entropy (nats) of the masked action distribution over the visited states and
 the mean ``ln(#legal actions)`` (the entropy of a uniform policy).

@@ -1,5 +1,5 @@
-"""A saved SB3 agent as a :class:`~agents.policy.Policy`, so that it runs through the same episode loop
-(:func:`agents.runner.run_episode`) as the reference policies and baselines.
+"""A saved SB3 agent as a :class:`~edgegym.agents.policy.Policy`, so that it runs through the same episode loop
+(:func:`edgegym.agents.runner.run_episode`) as the reference policies and baselines.
 
 Policy names: ``ppo:PATH`` (stable-baselines3 PPO) and ``maskable-ppo:PATH`` (sb3-contrib MaskablePPO,
 which is given ``action_masks()`` at every step). ``PATH`` is a ``model.zip`` written by ``edgegym train``
@@ -9,7 +9,9 @@ trained with (e.g. ``{"env": {"action_mode": "cloud_split"}}``).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import zipfile
 from pathlib import Path
 
@@ -109,6 +111,27 @@ def learned_env_config(name: str) -> dict:
     return {k: dict(v) for k, v in cfg.items()}
 
 
+@contextlib.contextmanager
+def _legacy_module_names():
+    """While loading, the pre-0.3 module names of edgegym's policy classes resolve to the current ones.
+
+    Models saved before 0.3.0 pickle their policy class as ``agents.rl.shared.SharedRowPolicy`` (the package was
+    then installed as a top-level ``agents``); the aliases exist only during the load, so no top-level ``agents``
+    module is left behind to collide with another project's."""
+    import edgegym.agents
+    import edgegym.agents.rl
+    import edgegym.agents.rl.shared
+
+    aliases = {"agents": edgegym.agents, "agents.rl": edgegym.agents.rl, "agents.rl.shared": edgegym.agents.rl.shared}
+    added = [k for k in aliases if k not in sys.modules]
+    sys.modules.update({k: aliases[k] for k in added})
+    try:
+        yield
+    finally:
+        for k in added:
+            sys.modules.pop(k, None)
+
+
 def load_model(name: str, device: str = "cpu"):
     """Load the SB3 model of ``name`` (``<algo>:PATH``); :class:`LearnedPolicyError` on any bad file."""
     import importlib
@@ -122,7 +145,8 @@ def load_model(name: str, device: str = "cpu"):
     except ImportError as e:
         raise LearnedPolicyError(f"{algo} needs {mod}: pip install 'edgegym[rl]' ({e})") from None
     try:
-        return klass.load(str(path), device=device)
+        with _legacy_module_names():
+            return klass.load(str(path), device=device)
     except Exception as e:  # SB3 raises many types for a foreign / truncated archive
         raise LearnedPolicyError(
             f"model file {str(path)!r} could not be loaded as {cls} ({type(e).__name__}: {e})"

@@ -1,8 +1,8 @@
-"""``python -m agents.rl.report``: a saved agent beside the reference policies, the papers' baselines and the
+"""``python -m edgegym.agents.rl.report``: a saved agent beside the reference policies, the papers' baselines and the
 trivial policies on held-out seeds, for the agents results page (``docs/results/agents.md``).
 
-The agent runs argmax *and* sampled (:func:`agents.rl.evaluate.evaluate_agent`), with its mean entropy. Every
-other policy runs through :func:`agents.runner.run_episode` with its own preset overrides (as its paper runs
+The agent runs argmax *and* sampled (:func:`edgegym.agents.rl.evaluate.evaluate_agent`), with its mean entropy. Every
+other policy runs through :func:`edgegym.agents.runner.run_episode` with its own preset overrides (as its paper runs
 it); ``--same KEY`` (``section.key``, e.g. ``scheduler.discipline``) re-runs each policy that ran with another
 value of that key once more with the agent's value (from the agent's own env config when its sidecar sets the
 key, else the preset's), so that the agent is also compared under the same server discipline.
@@ -10,7 +10,7 @@ Writes ``OUT/results.csv`` (one row per episode) and ``OUT/summary.md`` (mean ±
 
 Example::
 
-    python -m agents.rl.report --env EdgeUtility-v1 --model docs/results/agents/models/EdgeUtility-v1/model.zip \\
+    python -m edgegym.agents.rl.report --env EdgeUtility-v1 --model docs/results/agents/models/EdgeUtility-v1/model.zip \\
         --policies o4a do4a ondisc random all-edge all-cloud --same scheduler.discipline --seeds 100 101 102 103 104 \\
         --out docs/results/agents/EdgeUtility-v1
 """
@@ -115,7 +115,7 @@ def summary_table(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m agents.rl.report", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m edgegym.agents.rl.report", description=__doc__.split("\n\n")[0])
     p.add_argument("--env", required=True)
     p.add_argument("--model", help="model.zip (or <algo>:PATH) of the agent")
     p.add_argument("--algo", default="maskable-ppo")

@@ -15,7 +15,7 @@ Platform for Learning-Augmented Computer Systems", NeurIPS 2019):
 Permuting the server rows of the observation permutes the row logits the same way and leaves the value and
 the other logits unchanged (tested). The observation layout comes from the env's ``obs_layout()``
 (``{"job": (a, b), "rows_start", "rows", "row_dim", "glob": (a, b), "row_actions", "extra_actions"}``), which
-:func:`agents.rl.train.train` passes as ``policy_kwargs["layout"]`` when the hyperparameters say
+:func:`edgegym.agents.rl.train.train` passes as ``policy_kwargs["layout"]`` when the hyperparameters say
 ``policy: SharedRowPolicy``.
 """
 

@@ -9,7 +9,7 @@ progress bar. Output ``DIR/``: ``model.zip``, ``model.edgegym.json`` (env id, al
 Reproducibility: ``torch.set_num_threads(1)``, SB3 ``seed=``, env ``i`` seeded ``seed + i``; two runs with
 the same arguments on the same machine give the same model and the same evaluation.
 
-Evaluation goes through :func:`agents.runner.run_episode` with the policy name ``<algo>:DIR/model.zip``, the
+Evaluation goes through :func:`edgegym.agents.runner.run_episode` with the policy name ``<algo>:DIR/model.zip``, the
 same path as every reference policy, so learned and reference policies land in the same table.
 """
 
@@ -94,7 +94,7 @@ def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None) -> 
         raise ValueError(f"unknown algorithm {algo!r} (valid: {', '.join(ALGOS)})")
     if path is None:
         src = f"agents/rl/{algo}.yaml"
-        text = resources.files("agents.rl").joinpath(f"{algo}.yaml").read_text()
+        text = resources.files("edgegym.agents.rl").joinpath(f"{algo}.yaml").read_text()
     else:
         src = str(path)
         try:

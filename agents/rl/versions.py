@@ -1,7 +1,7 @@
 """The ``-v1`` presets of the learned-agent issue: the same dynamics as ``-v0``, a reward and observation made
 for learning (version history in each family's ``env.py``).
 
-``python -m agents.rl.versions`` writes ``envs_config/<key>/<name>-v1.yaml`` for every ``-v0`` preset of the
+``python -m edgegym.agents.rl.versions`` writes ``envs_config/<key>/<name>-v1.yaml`` for every ``-v0`` preset of the
 families in :data:`V1_OVERRIDES`: the v0 file's mapping with ``version: 1`` and the ``env`` overrides below (the
 comments that argue each value stay in the v0 file). ``tests/rl/test_rl_reward_credit.py`` checks that every
 v1 file still equals its v0 file plus these overrides, so a recalibrated v0 preset is noticed.
@@ -70,7 +70,7 @@ def write_v1(root: str | Path | None = None) -> list[Path]:
             if data.get("version", 0) != 0:
                 continue
             dst = src.with_name(f"{src.stem}-v1.yaml")
-            head = (f"# {fam.name}-{data['name']}-v1: generated from {src.name} by `python -m agents.rl.versions` "
+            head = (f"# {fam.name}-{data['name']}-v1: generated from {src.name} by `python -m edgegym.agents.rl.versions` "
                     "(do not edit by hand).\n# Same dynamics as v0; reward / observation for learning: see "
                     f"agents/rl/versions.py and the version history in edgegym/families/{fam.key}/env.py.\n")
             dst.write_text(head + yaml.safe_dump(v1_mapping(data, fam.name), sort_keys=False, width=120))

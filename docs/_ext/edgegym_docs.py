@@ -95,7 +95,7 @@ def family_rows() -> list[list[str]]:
 
 def policy_modules() -> list[tuple[str, str, tuple]]:
     """``(package, module name, POLICY_SPECS)`` of every module that registers policies."""
-    from agents.registry import POLICY_PACKAGES
+    from edgegym.agents.registry import POLICY_PACKAGES
 
     out = []
     for pkg in POLICY_PACKAGES:
@@ -130,7 +130,7 @@ def cli_help() -> list[tuple[str, str]]:
     """``(command, help text)`` for ``edgegym`` and each subcommand, from the CLI's own parser."""
     import argparse
 
-    from agents.cli import build_parser
+    from edgegym.agents.cli import build_parser
 
     os.environ["COLUMNS"] = "100"
     parser = build_parser()

@@ -82,7 +82,7 @@ class Family:
 
 def preset_dir(key: str) -> Traversable:
     """The shipped preset folder of a family: ``envs_config/<key>`` (package data)."""
-    return resources.files("envs_config") / key
+    return resources.files("edgegym.envs_config") / key
 
 
 def shipped_presets(key: str) -> list[str]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from agents.cli import main
+from edgegym.agents.cli import main
 
 
 def _run(capsys, *argv):

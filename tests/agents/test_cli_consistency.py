@@ -8,10 +8,9 @@ import json
 import warnings
 
 import pytest
-
-from agents.cli import build_parser, main
-from agents.errors import UserError
-from agents.options import fmt_pm, install_notice_hook, parse_seeds, resolve_policy
+from edgegym.agents.cli import build_parser, main
+from edgegym.agents.errors import UserError
+from edgegym.agents.options import fmt_pm, install_notice_hook, parse_seeds, resolve_policy
 
 
 def _subparsers():
@@ -121,7 +120,8 @@ def test_notice_is_one_line(capsys):
 def test_render_mode_reaches_the_env_so_the_chart_has_bars(tmp_path, capsys):
     """``edgegym render`` / ``bench --gantt`` build the env with render_mode="rgb_array" (EdgeUtility records
     its executed segments only then: without it the chart was empty)."""
-    from agents.runner import run_episode
+    from edgegym.agents.runner import run_episode
+
     from edgegym.families.edge_utility.rendering import gantt_data
 
     seen = {}

@@ -8,10 +8,9 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-
-from agents.bench import Cell, build_grid, run_bench
-from agents.cli import main
-from agents.registry import POLICIES
+from edgegym.agents.bench import Cell, build_grid, run_bench
+from edgegym.agents.cli import main
+from edgegym.agents.registry import POLICIES
 
 ENVS = ["EdgeCloudML-tiny-v0", "EdgeCloudML-testbed-v0"]
 SEEDS = [0, 1, 2]
@@ -108,7 +107,7 @@ def test_table_agrees_with_csv(bench_dir):
 
 def test_bench_matches_run_episode(bench_dir):
     """The bench runs the same path as `edgegym run`: same objective for the same (env, policy, seed)."""
-    from agents.runner import run_episode
+    from edgegym.agents.runner import run_episode
 
     df = pd.read_csv(bench_dir / "results.csv")
     row = df[(df["env"] == "EdgeCloudML-testbed-v0") & (df["policy"] == "aonline") & (df["seed"] == 1)].iloc[0]
@@ -120,7 +119,7 @@ def test_grid_plugs_in_by_registration():
     ids = __import__("edgegym").registered_ids()
     envs = [e for e in ("EdgeCloudML-tiny-v0", "EdgeUtility-tiny-v0") if e in ids]
     cells = build_grid(envs, ["all"], [0])
-    from agents.runner import env_family as _env_family
+    from edgegym.agents.runner import env_family as _env_family
 
     for e in envs:
         got = {c.policy for c in cells if c.env == e}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from edgegym.agents.cli import main
+from edgegym.agents.registry import make_policy
 
 import edgegym  # noqa: F401
-from agents.cli import main
-from agents.registry import make_policy
 from edgegym.families.edge_cloud.rendering import gantt_data
 
 pytest.importorskip("matplotlib")

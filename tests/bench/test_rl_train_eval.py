@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
-from agents.cli import main  # noqa: E402
+from edgegym.agents.cli import main  # noqa: E402
 
 ENV = "EdgeCloudML-testbed-v0"
 _RUN_ONLY = {"wall_s", "decisions_per_s", "policy"}

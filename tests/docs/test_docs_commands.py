@@ -131,7 +131,7 @@ def _run_all(page, cmds, tmp_path):
     for cmd in cmds:
         run = _budget(cmd)
         if run.startswith("edgegym "):
-            argv = [sys.executable, "-m", "agents.cli", *shlex.split(run)[1:]]
+            argv = [sys.executable, "-m", "edgegym.agents.cli", *shlex.split(run)[1:]]
         else:
             argv = [sys.executable, *shlex.split(run)[1:]]
             argv[1] = str(ROOT / argv[1])

@@ -5,8 +5,8 @@ import itertools
 
 import numpy as np
 import pytest
+from edgegym.agents.reference.hetero_ml import AOnlineParams, AOnlinePerArrival, aonline_batch, maxweight_once
 
-from agents.reference.hetero_ml import AOnlineParams, AOnlinePerArrival, aonline_batch, maxweight_once
 from edgegym.families.hetero_ml.bounds import lp_lower_bound, simple_lower_bound
 from edgegym.families.hetero_ml.instance import build_instance
 from edgegym.families.hetero_ml.mincost import SubRound, mincost, mincost_reference

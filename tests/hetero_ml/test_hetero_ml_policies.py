@@ -4,10 +4,10 @@ Jain et al.'s greedy vs A_maxweight."""
 
 import numpy as np
 import pytest
+from edgegym.agents.reference.hetero_ml import AOnlineParams, aonline_batch, jain_greedy, maxweight_once
+from edgegym.agents.registry import policy_names
+from edgegym.agents.runner import run_episode
 
-from agents.reference.hetero_ml import AOnlineParams, aonline_batch, jain_greedy, maxweight_once
-from agents.registry import policy_names
-from agents.runner import run_episode
 from edgegym.families.hetero_ml.disciplines import run_slot_driver
 from edgegym.families.hetero_ml.env import HeteroMLEnv
 from edgegym.families.hetero_ml.instance import build_instance, ideal_configs
@@ -75,7 +75,7 @@ def test_fifo_head_of_line_blocking():
     env = HeteroMLEnv("tiny")
     rec = run_episode("HeteroML-tiny-v0", "fifo", 0)
     assert rec["steps"] == 8
-    from agents.baselines.hetero_ml import FIFO
+    from edgegym.agents.baselines.hetero_ml import FIFO
 
     env.reset(seed=0)
     pol = FIFO(env, 0)
@@ -110,7 +110,7 @@ def test_maxweight_weight_non_increasing_in_F_and_jain_feasible():
 def test_earliest_equals_the_env_per_action_search(preset, seeds, jobs):
     """``earliest`` (vectorised grid estimates) takes the same action as the env's per-action search at every
     decision, incl. ties (first action of least completion)."""
-    from agents.baselines.hetero_ml import Earliest
+    from edgegym.agents.baselines.hetero_ml import Earliest
 
     env = HeteroMLEnv(preset, config={"workload": {"num_jobs": jobs}} if jobs else None)
     pol = Earliest(env)

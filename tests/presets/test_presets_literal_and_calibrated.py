@@ -15,8 +15,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from edgegym.agents.runner import run_episode
 
-from agents.runner import run_episode
 from edgegym.families.edge_cloud.instance import build_instance, offered_load
 from edgegym.families.edge_cloud.presets import discipline_kwargs, load_preset
 from edgegym.families.edge_utility.disciplines import PriorityScheduler, Request
@@ -150,7 +150,7 @@ def test_fallbacks_count_jobs_with_no_qualified_edge_worker():
     from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
 
     env = EdgeCloudMLEnv(u.preset, instance=(u.cluster, jobs))
-    from agents.reference.aonline import AOnline
+    from edgegym.agents.reference.aonline import AOnline
 
     pol = AOnline(env, edge_only=True)
     obs, _ = env.reset(seed=0)

@@ -6,12 +6,12 @@ import dataclasses
 
 import numpy as np
 import pytest
+from edgegym.agents.reference.aonline import AOnline, a_greedy
+from edgegym.agents.reference.lower_bound import lp_lower_bound
+from edgegym.agents.runner import run_episode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.reference.aonline import AOnline, a_greedy
-from agents.reference.lower_bound import lp_lower_bound
-from agents.runner import run_episode
 from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
 from edgegym.families.edge_cloud.testing import random_instance
 
@@ -109,8 +109,9 @@ def test_aonline_beats_random_and_all_cloud_on_small_paper_instances(seed):
 
     (On ``testbed``/``sim100`` with the paper's parameter ranges, all-cloud is within a few % of A_online and
     can beat it: see docs/results/paper000.md, "Why the magnitudes differ".)"""
-    from agents.baselines.edge_cloud import AllCloud
-    from agents.policy import RandomPolicy
+    from edgegym.agents.baselines.edge_cloud import AllCloud
+    from edgegym.agents.policy import RandomPolicy
+
     from edgegym.families.edge_cloud.instance import small_lp_instance
 
     inst = small_lp_instance(np.random.default_rng(seed), 10)

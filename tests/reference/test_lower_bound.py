@@ -1,18 +1,18 @@
-"""Tests of agents.reference.lower_bound: the time-indexed LP/MILP lower bound on paper 000's Σ JCT."""
+"""Tests of edgegym.agents.reference.lower_bound: the time-indexed LP/MILP lower bound on paper 000's Σ JCT."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from agents.reference.lower_bound import (
+from edgegym.agents.reference.lower_bound import (
     LowerBoundResult,
     empirical_competitive_ratio,
     lp_lower_bound,
     slotted_chunk_times,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from edgegym.core.types import Cluster, JobSet
 
 BW = 100.0  # Mbps, every job

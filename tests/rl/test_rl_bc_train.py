@@ -11,10 +11,11 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
+from edgegym.agents.rl.bc import agreement, clone, collect  # noqa: E402
+from edgegym.agents.rl.diagnostics import warnings_for  # noqa: E402
+from edgegym.agents.rl.shared import SharedRowPolicy, env_obs_layout  # noqa: E402
+
 import edgegym  # noqa: E402,F401
-from agents.rl.bc import agreement, clone, collect  # noqa: E402
-from agents.rl.diagnostics import warnings_for  # noqa: E402
-from agents.rl.shared import SharedRowPolicy, env_obs_layout  # noqa: E402
 
 ENV = "EdgeCloudML-testbed-v0"
 CFG = {"env": {"action_mode": "cloud_fraction"}}
@@ -54,8 +55,8 @@ def test_diagnostics_warnings():
 
 
 def test_tiny_train_then_eval(tmp_path, capsys):
-    from agents.cli import main
-    from agents.rl.evaluate import evaluate_agent
+    from edgegym.agents.cli import main
+    from edgegym.agents.rl.evaluate import evaluate_agent
 
     hp = tmp_path / "hp.yaml"
     hp.write_text(
@@ -83,7 +84,7 @@ def test_tiny_train_then_eval(tmp_path, capsys):
         assert r["episode_return"] * 100.0 == pytest.approx(r["objective"], rel=1e-9)
     # the report puts the agent (argmax and sampled) beside the policies, the random baseline also under the
     # agent's server discipline (its own is hpu, as in paper 003)
-    from agents.rl.report import run_report
+    from edgegym.agents.rl.report import run_report
 
     rows = run_report("EdgeUtility-tiny-v1", str(tmp_path / "model.zip"), ["o4a", "random"], [100, 101],
                       tmp_path / "report", same=["scheduler.discipline"])

@@ -68,7 +68,7 @@ def test_shipped_edge_utility_agent_trained_on_the_first_half_only():
     import json
     from pathlib import Path
 
-    from agents.rl.train import load_hyperparams
+    from edgegym.agents.rl.train import load_hyperparams
 
     assert load_hyperparams("maskable-ppo", "EdgeUtility-v1")["train_env_config"]["workload"]["window_part"] == [
         0.0, 0.5]

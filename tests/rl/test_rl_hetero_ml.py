@@ -10,9 +10,9 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from edgegym.agents.runner import run_episode
 
 import edgegym
-from agents.runner import run_episode
 from edgegym.families.hetero_ml.env import ACTION_ROW_FEATURES, OBSERVATION_FEATURES
 
 V1_IDS = sorted(i for i in edgegym.registered_ids() if i.startswith("HeteroML-") and i.endswith("-v1"))

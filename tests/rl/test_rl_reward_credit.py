@@ -9,10 +9,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import yaml
+from edgegym.agents.rl.versions import V1_OVERRIDES, v1_mapping
+from edgegym.agents.runner import env_family, run_episode
 
 import edgegym
-from agents.rl.versions import V1_OVERRIDES, v1_mapping
-from agents.runner import env_family, run_episode
 from edgegym.families import families
 
 ROOT = Path(__file__).resolve().parents[2] / "envs_config"
@@ -97,7 +97,7 @@ def test_v1_files_match_v0(fam_name):
     for f in v1_files:
         v0 = yaml.safe_load(f.with_name(f.name.replace("-v1.yaml", ".yaml")).read_text())
         assert yaml.safe_load(f.read_text()) == v1_mapping(v0, fam_name), (
-            f"{f.name} is stale: its v0 preset changed; regenerate with `python -m agents.rl.versions`")
+            f"{f.name} is stale: its v0 preset changed; regenerate with `python -m edgegym.agents.rl.versions`")
 
 
 #: observation indices (in the global block / job block) that held absolute time or the episode position in v0

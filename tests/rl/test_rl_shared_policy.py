@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 import torch as th  # noqa: E402
+from edgegym.agents.rl.shared import SharedRowPolicy, env_obs_layout  # noqa: E402
+from edgegym.agents.runner import env_family  # noqa: E402
 
 import edgegym  # noqa: E402,F401
-from agents.rl.shared import SharedRowPolicy, env_obs_layout  # noqa: E402
-from agents.runner import env_family  # noqa: E402
 from edgegym.families import families  # noqa: E402
 
 CASES = [

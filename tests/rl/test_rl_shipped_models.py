@@ -9,8 +9,9 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
+from edgegym.agents.runner import env_family, run_episode  # noqa: E402
+
 import edgegym  # noqa: E402
-from agents.runner import env_family, run_episode  # noqa: E402
 from edgegym.families import families  # noqa: E402
 
 MODELS = Path(__file__).resolve().parents[2] / "docs" / "results" / "agents" / "models"
@@ -30,3 +31,16 @@ def test_shipped_model_runs(env_id):
     # HeteroML's flow reward leaves out the policy-independent Σ w_j a_j (its ``objective_offset``)
     scaled = rec["episode_return"] * rec["reward_scale"] - rec.get("objective_offset", 0.0)
     assert abs(scaled) == pytest.approx(abs(rec["objective"]), rel=1e-9)
+
+
+def test_legacy_module_names_only_during_load():
+    """A model saved when the package was installed as a top-level ``agents`` loads, and no ``agents`` module is left
+    in ``sys.modules`` afterwards (it would shadow another project's ``agents``)."""
+    import sys
+
+    pytest.importorskip("sb3_contrib")
+    from edgegym.agents.rl.learned import load_model
+
+    model = load_model(f"maskable-ppo:{MODELS / 'EdgeUtility-v1' / 'model.zip'}")
+    assert type(model.policy).__module__ == "edgegym.agents.rl.shared"
+    assert not any(k == "agents" or k.startswith("agents.") for k in sys.modules)

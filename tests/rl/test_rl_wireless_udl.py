@@ -10,9 +10,9 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from edgegym.agents.runner import run_episode
 
 import edgegym
-from agents.runner import run_episode
 
 V1_IDS = sorted(i for i in edgegym.registered_ids() if i.startswith("WirelessUDL-") and i.endswith("-v1")
                 and i.count("-") == 2)

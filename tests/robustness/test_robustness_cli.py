@@ -12,9 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from agents.cli import SUBCOMMANDS, main
-from agents.errors import BUG_HINT, UserError, expected_message, report_errors
+from edgegym.agents.cli import SUBCOMMANDS, main
+from edgegym.agents.errors import BUG_HINT, UserError, expected_message, report_errors
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = "EdgeCloudML-tiny-v0"
@@ -40,7 +39,7 @@ def _one_line_error(rc, err, *needles):
 def model_dir(tmp_path_factory):
     """A tiny PPO model on EdgeCloudML-tiny-v0 (a few hundred steps; enough for the eval flags)."""
     pytest.importorskip("stable_baselines3")
-    from agents.rl.train import train
+    from edgegym.agents.rl.train import train
 
     out = tmp_path_factory.mktemp("model")
     hp = out / "hp.yaml"
@@ -142,7 +141,7 @@ def test_every_subcommand_turns_a_bad_flag_into_one_line(capsys, sub):
 
 def test_closed_stdout_ends_quietly():
     """``edgegym list --json | head -c 1``: the reader goes away; no BrokenPipeError traceback."""
-    code = "import sys; from agents.cli import main; sys.exit(main(['list', '--json']))"
+    code = "import sys; from edgegym.agents.cli import main; sys.exit(main(['list', '--json']))"
     p = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     p.stdout.close()  # closed before the child writes anything
@@ -155,12 +154,12 @@ def test_closed_stdout_ends_quietly():
 @pytest.mark.parametrize("exc,bug", [(ZeroDivisionError("float division by zero"), True),
                                      (UserError("bad window"), False)])
 def test_bench_cell_failure_shows_a_bug_traceback_only_for_bugs(capsys, tmp_path, monkeypatch, exc, bug):
-    import agents.runner
+    import edgegym.agents.runner
 
     def boom(*args, **kwargs):
         raise exc
 
-    monkeypatch.setattr(agents.runner, "run_episode", boom)  # cells run in this process with --workers 1
+    monkeypatch.setattr(edgegym.agents.runner, "run_episode", boom)  # cells run in this process with --workers 1
     rc, _, err = _cli(capsys, "bench", "--envs", TINY, "--policies", "random", "--seeds", "0", "--out", tmp_path / "b",
                       "--workers", "1", "--no-plots", "--no-progress")
     assert rc == 1 and "failed EdgeCloudML-tiny-v0 | random | seed 0" in err

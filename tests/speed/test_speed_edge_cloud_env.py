@@ -187,6 +187,6 @@ def test_view_without_copies_is_read_only_and_equal_to_the_copy():
 
 
 def _greedy_counts(env):
-    from agents.reference.aonline import a_greedy
+    from edgegym.agents.reference.aonline import a_greedy
 
     return a_greedy(env.view())

@@ -5,11 +5,11 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from edgegym.agents.baselines.edge_utility import OnDisc, upper_bound_total
+from edgegym.agents.reference.o4a import DO4A, O4A
+from edgegym.agents.registry import POLICIES, make_policy
 
 import edgegym  # noqa: F401
-from agents.baselines.edge_utility import OnDisc, upper_bound_total
-from agents.reference.o4a import DO4A, O4A
-from agents.registry import POLICIES, make_policy
 from edgegym.families.edge_utility.env import EdgeUtilityEnv
 
 

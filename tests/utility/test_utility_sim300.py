@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from edgegym.agents.baselines.edge_utility import OnDisc
+from edgegym.agents.reference.o4a import O4A
 from helpers import single_server_jobs
 
-from agents.baselines.edge_utility import OnDisc
-from agents.reference.o4a import O4A
 from edgegym.families.edge_utility.env import EdgeUtilityEnv
 from edgegym.families.edge_utility.presets import load_utility_preset
 from edgegym.families.edge_utility.simulator import O4AParams, UtilitySimulator

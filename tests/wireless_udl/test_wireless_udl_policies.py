@@ -9,11 +9,11 @@ import sys
 
 import numpy as np
 import pytest
+from edgegym.agents.reference.wireless_udl import OkitaA
+from edgegym.agents.registry import POLICIES
+from edgegym.agents.runner import run_episode
 
 import edgegym  # noqa: F401
-from agents.reference.wireless_udl import OkitaA
-from agents.registry import POLICIES
-from agents.runner import run_episode
 from edgegym.families.wireless_udl import _kernels as kn
 from edgegym.families.wireless_udl.env import WirelessUDLEnv
 from edgegym.families.wireless_udl.offline import offline_optimum
@@ -100,7 +100,7 @@ def test_okita_beats_fifo_and_random_on_testbed():
 
 
 def test_cli_run_json():
-    out = subprocess.run([sys.executable, "-m", "agents.cli", "run", "--env", "WirelessUDL-tiny-v0", "--policy",
+    out = subprocess.run([sys.executable, "-m", "edgegym.agents.cli", "run", "--env", "WirelessUDL-tiny-v0", "--policy",
                           "okita", "--seed", "0", "--json"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     rec = json.loads(out.stdout)

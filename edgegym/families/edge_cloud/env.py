@@ -532,7 +532,7 @@ class EdgeCloudMLEnv(gym.Env):
 
     # -------------------------------------------------------- observation
     def obs_layout(self) -> dict:
-        """Where the observation's blocks lie, for per-server policies (``agents.rl.shared``): ``job`` and
+        """Where the observation's blocks lie, for per-server policies (``edgegym.agents.rl.shared``): ``job`` and
         ``glob`` are ``(start, stop)``; ``rows`` rows (edge servers, then the cloud) of ``row_dim`` features from
         ``rows_start``. No action picks a row (``row_actions`` False): the actions are ``extra_actions``."""
         rows = self.max_edge_servers + 1

@@ -380,7 +380,7 @@ class EdgeUtilityEnv(gym.Env):
         return obs, float(reward), terminated, False, info
 
     def obs_layout(self) -> dict:
-        """Where the observation's blocks lie, for per-server policies (``agents.rl.shared``): ``job`` and
+        """Where the observation's blocks lie, for per-server policies (``edgegym.agents.rl.shared``): ``job`` and
         ``glob`` are ``(start, stop)``; ``rows`` rows of ``row_dim`` features from ``rows_start``; action ``r``
         picks row ``r`` for ``r < rows`` (``row_actions``), then ``extra_actions`` (reject) follow."""
         return {"job": (0, _JOB_FEATURES), "rows_start": _JOB_FEATURES, "rows": self.N, "row_dim": _ROW_FEATURES,

@@ -22,7 +22,7 @@ features: ``time``, ``to_boundary`` and ``progress`` are 0, ``active`` is jobs i
 ``obs_actions: true`` (one feature row per grid action: its earliest start and completion under the env's own
 placement rule relative to the best action's, its duration, workers, spread, delay and resource footprint; the
 action mask moves into the rows; :meth:`HeteroMLEnv.obs_layout` describes the blocks for the per-row shared policy
-of ``agents.rl.shared``) and ``reward_scale`` 1e5 (per-step rewards O(1): under ``earliest`` on the default preset,
+of ``edgegym.agents.rl.shared``) and ``reward_scale`` 1e5 (per-step rewards O(1): under ``earliest`` on the default preset,
 seed 100, mean −0.67, sd 0.67); dynamics and objective unchanged.
 """
 
@@ -208,7 +208,7 @@ class HeteroMLEnv(gym.Env):
         self.features = observation_features(self.M, self.R, self.n_grid, relative=self.obs_relative,
                                              actions=self.obs_actions)
         self._n_job = 5 + 2 * self.M + 3
-        if self.obs_actions and not self.slot_driven:  # the per-row shared policy reads this (agents.rl.shared)
+        if self.obs_actions and not self.slot_driven:  # the per-row shared policy reads this (edgegym.agents.rl.shared)
             self.obs_layout = self._obs_layout
         lo = np.array([f[2] for f in self.features], dtype=np.float32)
         hi = np.array([f[3] for f in self.features], dtype=np.float32)
@@ -438,7 +438,7 @@ class HeteroMLEnv(gym.Env):
 
     # ------------------------------------------------------------------ v1: per-grid-action rows
     def _obs_layout(self) -> dict:
-        """Where the v1 observation's blocks lie, for per-row policies (``agents.rl.shared``): ``job`` and ``glob``
+        """Where the v1 observation's blocks lie, for per-row policies (``edgegym.agents.rl.shared``): ``job`` and ``glob``
         are ``(start, stop)``; ``rows`` rows (one per grid action) of ``row_dim`` features from ``rows_start``;
         action ``r`` picks row ``r`` (``row_actions``), no other actions. Only with ``env.obs_actions`` (the
         attribute ``obs_layout`` exists only then)."""

@@ -85,7 +85,7 @@ def observation_blocks(preset: UDLPreset) -> list[tuple[str, tuple, str, float, 
         ("data_frac", (R,), "D_i^r / D_i", 0.0, 1.0),
         ("n_max", (1,), "N_max of the job / preset max", 0.0, 1.0),
     ]
-    if preset.env.obs_rows:  # one row of features per action (per-row policies, agents.rl.shared)
+    if preset.env.obs_rows:  # one row of features per action (per-row policies, edgegym.agents.rl.shared)
         feats = CAND_FEATURES + ROW_EXTRA_FEATURES
         return blocks + [("cand", (2 * G, len(feats)), "per candidate row: " + ", ".join(nm for nm, *_ in feats),
                           0.0, clip)]
@@ -416,7 +416,7 @@ class WirelessUDLEnv(gym.Env):
     @property
     def obs_layout(self):
         """With ``env.obs_rows`` (v1): a callable returning where the observation's blocks lie, for per-row
-        policies (``agents.rl.shared``): ``glob`` and ``job`` are ``(start, stop)``; ``rows`` = ``2·G`` candidate
+        policies (``edgegym.agents.rl.shared``): ``glob`` and ``job`` are ``(start, stop)``; ``rows`` = ``2·G`` candidate
         rows of ``row_dim`` features from ``rows_start``; action ``a`` picks row ``a`` (``row_actions``), no
         other actions. ``None`` without ``env.obs_rows`` (the v0 candidate features are one block per feature)."""
         if not self.preset.env.obs_rows or self.mode != "commit":
