@@ -28,8 +28,20 @@ def _cmd_run(args) -> int:
     fill_env_policy_defaults(args)
     check_env_policy(args.env, args.policy)
     seeds = seeds_from(args)
-    run_episodes(args, args.env, args.policy, seeds, parse_env_config(args.env_config))
+    run_episodes(args, args.env, args.policy, seeds, trace_env_config(args, parse_env_config(args.env_config)))
     return 0
+
+
+def trace_env_config(args, cfg: dict) -> dict:
+    """``--trace`` / ``--window`` of ``run`` (the same flags as ``eval``): ``workload.source`` /
+    ``workload.window`` merged over ``--env-config``."""
+    from .runner import merge_config
+
+    if getattr(args, "trace", None):
+        cfg = merge_config(cfg, {"workload": {"source": args.trace}})
+    if getattr(args, "window", None) is not None:
+        cfg = merge_config(cfg, {"workload": {"window": args.window}})
+    return cfg
 
 
 def _listing() -> dict:
@@ -74,6 +86,9 @@ def _add_run(sub):
     p.add_argument("--policy", help="policy name (see `edgegym list`), a saved agent DIR or DIR/model.zip, or "
                    "ppo:PATH / maskable-ppo:PATH (default: the env family's reference policy)")
     add_seed_flags(p, seed=0, episodes=1)
+    p.add_argument("--trace", help="workload source, e.g. philly (a real trace instead of the preset's workload; "
+                   "the same as --env-config '{\"workload\": {\"source\": ...}}')")
+    p.add_argument("--window", type=int, help="trace window start index")
     add_env_config_flag(p)
     p.add_argument("--json", action="store_true", help="one JSON object per episode on stdout (summary on stderr)")
     p.add_argument("--no-progress", action="store_true", help="no step counter on stderr during long episodes")

@@ -4,7 +4,7 @@ Every subcommand that runs episodes takes the same env / seed / config flags, pa
 
 * ``--env ID`` (``bench``: ``--envs ID ...``), ``--env-config JSON|YAML|FILE`` (preset overrides);
 * ``--seed S --episodes N`` (seeds ``S .. S+N-1``) or ``--seeds 0-4`` / ``--seeds 0,1,2`` / ``--seeds 0 1 2``
-  (explicit seeds win over ``--seed``/``--episodes``);
+  (not both: ``--seeds`` with ``--seed`` or ``--episodes`` is a user error naming the flags);
 * a learned policy by path: ``DIR`` or ``DIR/model.zip`` with its sidecar ``model.edgegym.json`` naming the
   algorithm, or explicitly ``ppo:PATH`` / ``maskable-ppo:PATH``.
 
@@ -14,6 +14,7 @@ Every subcommand that runs episodes takes the same env / seed / config flags, pa
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
@@ -37,22 +38,24 @@ __all__ = [
     "summary_stats",
 ]
 
-SEEDS_HELP = "explicit seeds: 0 1 2, 0,1,2 or a range 0-4 (overrides --seed/--episodes)"
+SEEDS_HELP = "explicit seeds: 0 1 2, 0,1,2 or a range 0-4 (instead of --seed/--episodes, not with them)"
 ENV_CONFIG_HELP = (
     "preset overrides, inline JSON/YAML or a YAML file, e.g. "
     '\'{"workload": {"num_jobs": 10}}\' (keys as in envs_config/<family>/*.yaml)'
 )
 
 
-def parse_seeds(items) -> list[int]:
-    """``["0-2", "5,7", "9"]`` -> ``[0, 1, 2, 5, 7, 9]`` (duplicates dropped, order kept)."""
+def parse_seeds(items, flag: str = "--seeds") -> list[int]:
+    """``["0-2", "5,7", "9"]`` -> ``[0, 1, 2, 5, 7, 9]`` (duplicates dropped, order kept).
+
+    A bad item raises :class:`UserError` naming ``flag`` (the option the items came from)."""
     seeds: list[int] = []
     for it in [items] if isinstance(items, str | int) else items:
         for part in str(it).split(","):
             part = part.strip()
             if not part:
                 continue
-            m = re.fullmatch(r"(-?\d+)-(\d+)", part)
+            m = re.fullmatch(r"(\d+)-(\d+)", part)
             try:
                 if m:
                     a, b = int(m.group(1)), int(m.group(2))
@@ -61,26 +64,49 @@ def parse_seeds(items) -> list[int]:
                     seeds += list(range(a, b + 1))
                 else:
                     seeds.append(int(part))
+                    if seeds[-1] < 0:
+                        raise ValueError
             except ValueError:
-                raise UserError(f"bad seed {part!r}: use integers, lists (0,1,2) or ranges (0-2)") from None
+                raise UserError(f"{flag}: bad seed {part!r}: use integers >= 0, lists (0,1,2) or ranges (0-2)") \
+                    from None
     return list(dict.fromkeys(seeds))
+
+
+class _SeedFlag(argparse.Action):
+    """Stores an integer like ``type=int`` and records that the flag was given (``seeds_from`` needs to tell a
+    default ``--seed``/``--episodes`` from one the user typed next to ``--seeds``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        given = tuple(getattr(namespace, "seed_flags_given", None) or ())
+        setattr(namespace, "seed_flags_given", given + (option_string or self.option_strings[0],))
 
 
 def add_seed_flags(p, *, seed: int = 0, episodes: int = 1, what: str = "episode") -> None:
     """``--seed``, ``--episodes`` and ``--seeds`` (ranges), the same on every subcommand."""
-    p.add_argument("--seed", type=int, default=seed, help=f"seed of the first {what} ({what} k uses seed+k; "
-                   f"default {seed})")
-    p.add_argument("--episodes", type=int, default=episodes, help=f"number of {what}s (default {episodes})")
+    p.add_argument("--seed", type=int, default=seed, action=_SeedFlag,
+                   help=f"seed of the first {what} ({what} k uses seed+k; default {seed})")
+    p.add_argument("--episodes", type=int, default=episodes, action=_SeedFlag,
+                   help=f"number of {what}s (default {episodes})")
     p.add_argument("--seeds", nargs="+", metavar="SEEDS", help=SEEDS_HELP)
 
 
 def seeds_from(args) -> list[int]:
-    """The seeds of ``--seeds`` if given, else ``--seed .. --seed + --episodes - 1``."""
+    """The seeds of ``--seeds`` if given, else ``--seed .. --seed + --episodes - 1``.
+
+    ``--seeds`` together with ``--seed`` or ``--episodes`` is a :class:`UserError` naming the flags (one of them
+    would be ignored)."""
+    given = [f for f in dict.fromkeys(getattr(args, "seed_flags_given", None) or ())]
     if getattr(args, "seeds", None):
-        seeds = parse_seeds(args.seeds)
+        if given:
+            raise UserError(f"--seeds cannot be combined with {' and '.join(given)}: give either --seeds "
+                            "(e.g. 0-4) or --seed S --episodes N")
+        seeds = parse_seeds(args.seeds, "--seeds")
         if not seeds:
             raise UserError("--seeds needs at least one seed")
         return seeds
+    if args.seed < 0:
+        raise UserError(f"--seed must be >= 0 (NumPy seeds are non-negative), got {args.seed}")
     if args.episodes < 1:
         raise UserError(f"--episodes must be >= 1, got {args.episodes}")
     return [args.seed + k for k in range(args.episodes)]

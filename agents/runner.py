@@ -16,12 +16,14 @@ from .errors import UserError
 
 __all__ = [
     "check_env_policy",
+    "check_model_family",
     "default_env_id",
     "default_policy",
     "env_family",
     "fill_env_policy_defaults",
     "env_ids",
     "json_default",
+    "learned_env_id",
     "make_env",
     "merge_config",
     "policy_env_config",
@@ -75,6 +77,7 @@ def check_env_policy(env_id: str, policy: str) -> None:
     if env_id not in ids:
         raise UserError(f"unknown env {env_id!r}; valid envs: {', '.join(ids)}")
     if _is_learned(policy):
+        check_model_family(env_id, policy)
         return
     fam = env_family(env_id)
     if policy not in POLICIES:
@@ -113,12 +116,47 @@ def policy_env_config(env_id: str, policy: str) -> dict:
         from .rl.learned import LearnedPolicyError, learned_env_config
 
         try:
-            return learned_env_config(policy)
+            cfg = learned_env_config(policy)
         except LearnedPolicyError as e:
             raise UserError(str(e)) from None
+        check_model_family(env_id, policy)
+        return cfg
     from .registry import POLICIES
 
     return POLICIES[policy].config_for(env_family(env_id))
+
+
+def learned_env_id(policy: str) -> str | None:
+    """The env id a saved agent (``<algo>:PATH``) was trained on, from its sidecar; ``None`` when it names none."""
+    import json
+
+    from .rl.learned import _resolve, sidecar_path, split_name
+
+    _, path = split_name(policy)
+    try:
+        side = sidecar_path(_resolve(path))
+        env_id = json.loads(side.read_text()).get("env_id") if side.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    return env_id if isinstance(env_id, str) else None
+
+
+def check_model_family(env_id: str, policy: str) -> None:
+    """Raise :class:`UserError` when the saved agent ``policy`` was trained on another family than ``env_id``'s.
+
+    Its env config (e.g. ``env.action_mode`` of EdgeCloudML) would otherwise be merged into a preset that has no
+    such key, and its spaces would not fit: the message names both envs and both families instead."""
+    trained = learned_env_id(policy)
+    if trained is None:
+        return
+    try:
+        trained_fam = env_family(trained)
+    except KeyError:  # an id this version does not register: the family is the id's prefix
+        trained_fam = trained.split("-", 1)[0]
+    fam = env_family(env_id)
+    if trained_fam != fam:
+        raise UserError(f"model trained on {trained_fam}/{trained} cannot run on {env_id} ({fam}): run it on one "
+                        f"of the {trained_fam} ids (edgegym list), or train a model on {env_id}")
 
 
 def make_env(env_id: str, policy: str, seed: int = 0, env_config: dict | None = None, **make_kwargs):
