@@ -381,10 +381,10 @@ class EdgeCloudMLEnv(gym.Env):
     def action_masks(self) -> np.ndarray:
         """Legal actions of the current step: eligible rows (``server_proportions``: edge servers with a
         qualified worker, then the cloud) or legal cloud counts (``cloud_split``)."""
-        if self.discipline != "paper":
-            return np.ones(1, dtype=bool)
         if self.sim is None:
             raise RuntimeError("call reset() before action_masks()")
+        if self.discipline != "paper":
+            return np.ones(1, dtype=bool)
         rows = self._eligible_rows()
         if self.action_mode == "server_proportions":
             return rows

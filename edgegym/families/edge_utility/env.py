@@ -394,7 +394,9 @@ class EdgeUtilityEnv(gym.Env):
     # ----------------------------------------------------------------- masks, view, oracle
     def action_masks(self) -> np.ndarray:
         """Legal actions: existing edge servers and the cloud (with ``env.mask == "do4a"`` only DO4A's k
-        candidates and the cloud), plus reject when allowed."""
+        candidates and the cloud), plus reject when allowed. ``RuntimeError`` before the first ``reset()``."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before action_masks()")
         m = np.zeros(self.action_space.n, dtype=bool)
         m[: self.num_edge_servers] = True
         m[self.N - 1] = self.has_cloud
