@@ -32,6 +32,7 @@ __all__ = [
     "site_order",
     "split",
     "window_estimate",
+    "window_transfer",
 ]
 
 BIG = 1 << 40  # "unbounded" worker count (job with no positive per-worker demand)
@@ -288,12 +289,39 @@ def prop_quota(M, D, X):
 
 
 @njit
-def window_estimate(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le):
+def window_transfer(y, M, D, kappa, win, order, q, src_order, prop, cap, qbar, beta):
+    """``Σ q·g`` (per MB) of training ``M`` with the constant workers ``y`` over ``win`` slots.
+
+    ``prop = False`` (``complete`` sampling): OSF's window estimate, SPLIT with ``h = win`` along ``order`` and one
+    DTA on ``M``. ``prop = True`` (``proportional`` sampling): the slots as the simulator runs them (SPLIT per slot
+    along the site order of the untrained data, the slot's unbiased quota, DTA), so the estimate is the exact
+    transfer cost of the plan.
+    """
+    if not prop:
+        d = split(y, M, kappa, win, order)
+        c, _, _ = dta(M, d, q, src_order, False)
+        return c
+    Mc = M.copy()
+    tot = 0.0
+    for _ in range(win):
+        if Mc.sum() == 0:
+            break
+        o, _ = site_order(cap, cap, qbar, Mc, D, beta[0], beta[1], beta[2])
+        d = split(y, Mc, kappa, 1, o)
+        S = prop_quota(Mc, D, d.sum())
+        c, _, used = dta(S, d, q, src_order, False)
+        Mc -= used
+        tot += c
+    return tot
+
+
+@njit
+def window_estimate(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop=False):
     """Okita's tentative enumeration (Alg 1 lines 4-11 with OSF) for every N in 1..n_max.
 
     Returns ``(l (n_max+1,), param_unit (n_max+1,), transfer_chunk_cost (n_max+1,), ps (n_max+1,))``:
-    window length, ``Σ_r q[r, ps]·y_r`` of the PA plan, and ``Σ q·g`` of DTA on the window workload
-    (SPLIT with ``h = l``); multiply by ``l·π`` and by ``δ`` respectively. ``ps = -1`` where N does not fit.
+    window length, ``Σ_r q[r, ps]·y_r`` of the PA plan, and ``Σ q·g`` of :func:`window_transfer` (``prop``: the
+    sampling is ``proportional``); multiply by ``l·π`` and by ``δ`` respectively. ``ps = -1`` where N does not fit.
     """
     order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
     unit, ps = pa_all_n(U, order, q, m, n, n_max, tie_le)
@@ -305,9 +333,7 @@ def window_estimate(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, 
         if ps[N] < 0:
             continue
         y = fill(U, order, m, n, N, ps[N])
-        d = split(y, M, kappa, L[N], order)
-        c, _, _ = dta(M, d, q, src_order, False)
-        tr[N] = c
+        tr[N] = window_transfer(y, M, D, kappa, L[N], order, q, src_order, prop, cap, qbar, beta)
     return L, unit, tr, ps
 
 
@@ -335,5 +361,6 @@ def earliest_fit(cal, dem, used, t, win, end):
 
 PURE = {
     name: globals()[name].py_func
-    for name in ("site_order", "max_workers", "pa", "pa_all_n", "fill", "split", "dta", "prop_quota", "earliest_fit")
+    for name in ("site_order", "max_workers", "pa", "pa_all_n", "fill", "split", "dta", "prop_quota", "earliest_fit",
+                 "window_transfer")
 }

@@ -9,8 +9,9 @@ same enumeration's optimum ``N_now`` under the free resources of slot ``t``), ea
 * ``wait`` (action ``2j + 1``, Okita's *delay*): the tentative placement at the earliest start ``≥ t``
   at which it fits the calendar for its whole window.
 
-Costs are Okita's estimates (OSF: PA's ``l·π·Σ q y`` + DTA on the window workload, and the latency cost
-of the window's end); the exact cost of the committed plan is what the reward charges.
+Costs are Okita's estimates (OSF: PA's ``l·π·Σ q y`` + DTA on the window workload, or under ``proportional``
+sampling the slot-by-slot transfer of the plan, and the latency cost of the window's end); the exact cost of the
+committed plan is what the reward charges.
 """
 
 from __future__ import annotations
@@ -91,9 +92,9 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int) -> Candidate
     t, R = sim.t, inst.num_sites
     M = sim.M[i]
     a_i = int(inst.arrival[i])
-    tab = tentative(inst, st, i, inst.cap, M, t, sim.offset)
+    tab = tentative(inst, st, i, inst.cap, M, t, sim.offset, sim.prop)
     n_tent = tab["best"]
-    tab_u = tentative(inst, st, i, sim.cal[t], M, t, sim.offset)
+    tab_u = tentative(inst, st, i, sim.cal[t], M, t, sim.offset, sim.prop)
     n_now = tab_u["best"] or n_tent
     Ns = worker_grid(tab["n_max"], G, (n_tent, n_now))
     C = 2 * G
@@ -134,8 +135,8 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int) -> Candidate
                 unit, y1, ps1 = kn.pa(Uw, order_u, inst.q, inst.m[i], inst.n[i], N, st.tie_le)
                 ok = ps1 >= 0
                 if ok:
-                    dW = kn.split(y1, M, kap, win, order_u)
-                    c, _, _ = kn.dta(M, dW, inst.q, st.src_order, False)
+                    c = kn.window_transfer(y1, M, inst.data[i], kap, win, order_u, inst.q, st.src_order, sim.prop,
+                                           inst.cap, st.qbar, st.beta)
                     y[r], ps[r] = y1, ps1
                     param[r] = win * inst.param_mb[i] * unit
                     transfer[r] = inst.chunk_mb[i] * c

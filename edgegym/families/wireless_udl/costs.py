@@ -5,7 +5,13 @@ Latency cost kinds (codes in :data:`KIND_CODES`):
 * ``exp`` (the paper's "Sigmoid", spec E1): ``f(L) = τ·e^{rate·L}``, rate 0.25 (exponent capped at 700 so
   that costs stay finite);
 * ``linear``: ``f(L) = τ·L + b``;
-* ``piecewise``: ``f(L) = τ1 if L < c else τ2``.
+* ``piecewise``: ``f(L) = τ1 if L < c else τ2``;
+* ``logistic`` (the bounded sigmoid of the paper's reference [44], Zhang et al., "Online Approximation Scheme for
+  Scheduling Heterogeneous Utility Jobs in Edge Computing", IEEE/ACM ToN 2023; MobiHoc 2020 in the paper's
+  list): ``f(L) = b / (e^{−a(L−c)} + 1)``, the utility ``b / (e^{a(L−c)} + 1)`` of [44] lost by finishing at
+  ``L`` (``b`` minus it). With ``a`` = the exponential's rate and ``c = ln(b/τ)/a`` it is exactly
+  ``τ·e^{aL} / (1 + τ·e^{aL}/b)``: the printed ``τ·e^{0.25 t}`` while it is small against ``b``, saturating at
+  ``b`` (the instance stores ``b`` and ``c`` in the job's ``b`` and ``c``).
 
 ``L`` is the job's latency in slots, ``t_last − a + latency_offset`` (spec §2.3 step 4; offset 1 by default,
 so a job finished in its arrival slot has latency 1).
@@ -19,7 +25,7 @@ import numpy as np
 
 __all__ = ["KIND_CODES", "KINDS", "bandwidth_cost", "latency_cost"]
 
-KINDS = ("exp", "linear", "piecewise")
+KINDS = ("exp", "linear", "piecewise", "logistic")
 KIND_CODES = {k: i for i, k in enumerate(KINDS)}
 
 
@@ -31,6 +37,8 @@ def latency_cost(kind, tau, b, tau1, tau2, c, latency, rate=0.25):
             return float(tau) * math.exp(min(rate * L, 700.0))
         if k == 1:
             return float(tau) * L + float(b)
+        if k == 3:
+            return float(b) / (math.exp(min(-rate * (L - float(c)), 700.0)) + 1.0)
         return float(tau1) if L < float(c) else float(tau2)
     kind = np.asarray(kind)
     L = np.asarray(latency, dtype=float)
@@ -38,7 +46,9 @@ def latency_cost(kind, tau, b, tau1, tau2, c, latency, rate=0.25):
         exp = np.asarray(tau) * np.exp(np.minimum(rate * L, 700.0))
     lin = np.asarray(tau) * L + np.asarray(b)
     pw = np.where(L < np.asarray(c), np.asarray(tau1), np.asarray(tau2))
-    out = np.where(kind == 0, exp, np.where(kind == 1, lin, pw))
+    with np.errstate(over="ignore"):
+        logi = np.asarray(b) / (np.exp(np.minimum(-rate * (L - np.asarray(c)), 700.0)) + 1.0)
+    out = np.where(kind == 0, exp, np.where(kind == 1, lin, np.where(kind == 3, logi, pw)))
     return float(out) if out.ndim == 0 else out.astype(float)
 
 

@@ -86,7 +86,7 @@ class OkitaDiscipline(Discipline):
         key = int(sim.M[i].sum())
         hit = self.cache.get(i)
         if hit is None or hit[0] != key:
-            tab = tentative(sim.inst, sim.static, i, sim.inst.cap, sim.M[i], t, sim.offset)
+            tab = tentative(sim.inst, sim.static, i, sim.inst.cap, sim.M[i], t, sim.offset, sim.prop)
             self.cache[i] = (key, tab)
             return tab
         tab = hit[1]
@@ -126,8 +126,8 @@ class OkitaDiscipline(Discipline):
                 order, _ = kn.site_order(Av, inst.cap, st.qbar, sim.M[i], inst.data[i], *st.beta)
                 unit, y1, ps1 = kn.pa(Av, order, inst.q, inst.m[i], inst.n[i], N, st.tie_le)
                 if ps1 >= 0:
-                    dW = kn.split(y1, sim.M[i], int(inst.kappa[i]), win, order)
-                    c, _, _ = kn.dta(sim.M[i], dW, inst.q, st.src_order, False)
+                    c = kn.window_transfer(y1, sim.M[i], inst.data[i], int(inst.kappa[i]), win, order, inst.q,
+                                           st.src_order, sim.prop, inst.cap, st.qbar, st.beta)
                     bc1 = win * inst.param_mb[i] * unit + inst.chunk_mb[i] * c
                     cost1 = (sim.transfer[i] + sim.param[i]) + bc1 + f(i, t + win - 1)
                 else:
@@ -191,21 +191,26 @@ class _FixedPlans(Discipline):
 
 
 class FIFODiscipline(_FixedPlans):
-    """FIFO (spec §5.3): N_i ~ U{1..max(1, ⌊0.5·A_i(a_i)⌋)} at arrival; strict queue, no backfilling."""
+    """FIFO: at arrival N_i ~ U{1..max(1, ⌊0.5·A_i(a_i)⌋)} (``workers="uniform"``) or the top of that range,
+    ⌊0.5·A_i(a_i)⌋ (``workers="max"``), where A_i(a_i) is the number of job-i workers the resources *free at the
+    arrival slot* hold (capped by ⌈M_i/κ_i⌉ and the empty cluster's room); strict queue, no backfilling. As jobs
+    pile up, A_i shrinks, so later jobs get few workers (the uniform draw's mean is about A_i/4)."""
 
     name = "fifo"
 
-    def __init__(self, rng=None, **kw):
+    def __init__(self, rng=None, workers="uniform", **kw):
         super().__init__(rng)
         self.queue: list[int] = []
         self.N: dict[int, int] = {}
+        self.workers = workers
 
     def on_arrival(self, sim, i):
         inst = sim.inst
         U = self.free(sim)
         A = sum(min(kn.max_workers(U[r], inst.m[i], inst.n[i], False), kn.BIG) for r in range(inst.num_sites))
         hi = max(1, int(0.5 * min(A, 10**9)))
-        self.N[i] = int(min(self.rng.integers(1, hi + 1), self.n_max(sim, i)))
+        n = hi if self.workers == "max" else self.rng.integers(1, hi + 1)
+        self.N[i] = int(min(n, self.n_max(sim, i)))
         self.queue.append(i)
 
     def allocate(self, sim, t):
@@ -292,9 +297,12 @@ class DRFDiscipline(_FixedPlans):
 DISCIPLINES = {"okita": OkitaDiscipline, "fifo": FIFODiscipline, "drf": DRFDiscipline}
 
 
-def make_discipline(name: str, rng: np.random.Generator, okita_cfg=None) -> Discipline:
-    """The discipline called ``name`` (``okita_cfg``: the preset's ``okita`` section)."""
+def make_discipline(name: str, rng: np.random.Generator, okita_cfg=None, fifo_workers: str = "uniform") -> Discipline:
+    """The discipline called ``name`` (``okita_cfg``: the preset's ``okita`` section; ``fifo_workers``: FIFO's
+    worker-count reading, ``uniform`` or ``max``)."""
     if name == "okita" and okita_cfg is not None:
         return OkitaDiscipline(rng, alpha=okita_cfg.alpha, delay_rule=okita_cfg.delay_rule,
                                priority_piecewise=okita_cfg.priority_piecewise)
+    if name == "fifo":
+        return FIFODiscipline(rng, workers=fifo_workers)
     return DISCIPLINES[name](rng)

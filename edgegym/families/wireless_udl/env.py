@@ -1,6 +1,5 @@
-"""``WirelessUDL``: paper 001's unbiased distributed learning over wireless edge sites as a Gymnasium env.
-
-Spec 001 §8 (the project's restatement of the paper). One step per arriving job (arrivals in slot order, then id).
+"""``WirelessUDL``: unbiased distributed learning over wireless edge sites (Han et al., ICPADS 2021) as a
+Gymnasium env. One step per arriving job (arrivals in slot order, then id).
 
 * ``env.mode = "commit"`` (default): the action picks one of ``2·G`` candidate plans for the arriving job
   (:mod:`.candidates`: ``G`` worker counts × {``now``, ``wait``}); the plan (start slot, workers per site,
@@ -15,11 +14,19 @@ Spec 001 §8 (the project's restatement of the paper). One step per arriving job
 Either way the undiscounted return is exactly ``−objective / reward_scale``, with ``objective`` = total
 cost Σ_i [f_i(t_i − a_i + 1) + B_i] in ``info["episode_metrics"]`` at the last step.
 
-Version history: v0 — first version. v1 — same dynamics and reward (the commit mode already charges each job's
-exact cost at its decision; scale unchanged); for learning: ``obs_relative`` (no absolute-time or
-episode-position feature, active jobs per site), ``obs_rows`` (the candidate features as one row per action plus
-the cost relative to the cheapest row and an ``N_tent`` flag; :attr:`WirelessUDLEnv.obs_layout` describes it),
-``prune_ratio: 3`` (candidates estimated above 3× the cheapest legal one are masked) and ``cost_clip: 10``.
+Version history: v0 — first version. v0 (bounded-cost release, same id) — ``WirelessUDL-v0`` (``sim``) moves to
+the paper's Alg. 3 sampling (``sampling: complete``) and the bounded logistic reading of its "Sigmoid" latency cost
+(``latency_cost: logistic``, ``b/(e^{−a(L−c)} + 1)``, ``b ∈ [300, 400]``, ``a = 0.25``, ``c = ln(b/τ)/a``); the
+testbed preset likewise, ``tiny`` to ``complete`` sampling; the previous default is
+``WirelessUDL-sim-exp-proportional-v0`` and the printed exponential stays in ``WirelessUDL-paper-literal-v0``;
+Okita's estimates model the sampling in force; episode metrics add ``median_job_cost``, ``geomean_job_cost`` and
+``jobs_latency_over_20``; an action outside the action space (e.g. ``np.array([[0]])``) raises ``ValueError``
+and ``action_masks()`` before ``reset()`` raises ``RuntimeError``. v1 — same dynamics and reward (the commit
+mode already charges each job's exact cost at its decision; scale unchanged); for learning: ``obs_relative`` (no
+absolute-time or episode-position feature, active jobs per site), ``obs_rows`` (the candidate features as one row
+per action plus the cost relative to the cheapest row and an ``N_tent`` flag; :attr:`WirelessUDLEnv.obs_layout`
+describes it), ``prune_ratio: 3`` (candidates estimated above 3× the cheapest legal one are masked) and
+``cost_clip: 10``.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ...core.actions import check_action
 from ...core.validation import check_config_mapping
 from .candidates import Candidates, build_candidates
 from .disciplines import make_discipline
@@ -77,8 +85,9 @@ def observation_blocks(preset: UDLPreset) -> list[tuple[str, tuple, str, float, 
         ("kappa", (1,), "κ_i chunks per worker-slot / preset max", 0.0, 1.0),
         ("chunk_mb", (1,), "δ_i / preset max", 0.0, 1.0),
         ("param_mb", (1,), "π_i / preset max", 0.0, 1.0),
-        ("cost_kind", (3,), "latency cost one-hot: exp, linear, piecewise", 0.0, 1.0),
-        ("cost_params", (5,), "τ, b, τ1, τ2, c / preset maxima", 0.0, 1.0),
+        ("cost_kind", (3,), "latency cost one-hot: exp or logistic (the exponential bounded by b), linear, "
+         "piecewise", 0.0, 1.0),
+        ("cost_params", (5,), "τ, b, τ1, τ2, c / preset maxima (logistic: b its bound, c its midpoint)", 0.0, 1.0),
         ("worker_demand", (K,), "m_i^k / largest site capacity of k", 0.0, 1.0),
         ("ps_demand", (K,), "n_i^k / largest site capacity of k", 0.0, 1.0),
         ("data_total", (1,), "D_i / preset max", 0.0, 1.0),
@@ -135,6 +144,15 @@ class UDLView:
     exp_rate: float
 
 
+def _param_max(jb) -> list[float]:
+    """Preset maxima of the job's cost parameters τ, b, τ1, τ2, c (the logistic's b and midpoint c included)."""
+    b_max, c_max = jb.b[1], jb.breakpoint_slots[1]
+    if jb.latency_cost == "logistic":
+        b_max = jb.logistic_b[1]
+        c_max = max(float(np.log(jb.logistic_b[1] / jb.tau[0]) / jb.exp_rate), 1.0)
+    return [jb.tau[1], b_max, jb.tau1[1], jb.tau2[1], c_max]
+
+
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -142,7 +160,7 @@ def _ro(a: np.ndarray) -> np.ndarray:
 
 
 class WirelessUDLEnv(gym.Env):
-    """Paper 001's UDL scheduling, one step per arriving job (see the module docstring)."""
+    """UDL scheduling (Han et al., ICPADS 2021), one step per arriving job (see the module docstring)."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
@@ -174,7 +192,7 @@ class WirelessUDLEnv(gym.Env):
         jb = p.jobs
         self._norm = dict(
             kappa=jb.chunks_per_worker_slot[1], chunk=max(jb.chunk_mb[1], 1e-9), param=max(jb.param_mb[1], 1e-9),
-            params=np.maximum([jb.tau[1], jb.b[1], jb.tau1[1], jb.tau2[1], jb.breakpoint_slots[1]], 1e-9),
+            params=np.maximum(_param_max(jb), 1e-9),
             cap=np.maximum(np.max(np.asarray(p.cluster.site_types, float), axis=0), 1e-9),
             data=jb.chunks_per_site[1] * p.cluster.sites,
             nmax=-(-jb.chunks_per_site[1] * p.cluster.sites // jb.chunks_per_worker_slot[0]),
@@ -196,7 +214,8 @@ class WirelessUDLEnv(gym.Env):
         st = make_static(inst, p.okita.beta, p.okita.q_norm, p.okita.pa_tie == "le")
         disc = None
         if self.mode == "replan":
-            disc = make_discipline(p.env.discipline, np.random.default_rng(self.np_random.integers(2**63)), p.okita)
+            disc = make_discipline(p.env.discipline, np.random.default_rng(self.np_random.integers(2**63)), p.okita,
+                                   p.env.fifo_workers)
         self.sim = Simulator(inst, mode=self.mode, sampling=p.env.sampling, latency_offset=p.env.latency_offset,
                              cap_factor=p.env.cap_factor,
                              calendar_len=p.calendar_len if self.mode == "commit" else None,
@@ -228,17 +247,9 @@ class WirelessUDLEnv(gym.Env):
         return cost
 
     def _check(self, action) -> int:
-        if isinstance(action, bool | str | bytes | float) or (
-                isinstance(action, np.ndarray) and not np.issubdtype(action.dtype, np.integer)) or (
-                isinstance(action, np.generic) and not np.issubdtype(type(action), np.integer)):
-            raise ValueError(f"action {action!r} is not in the action space {self.action_space} (integer expected)")
-        try:
-            a = int(np.asarray(action).reshape(()))
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"action {action!r} is not in the action space {self.action_space}") from e
-        if not self.action_space.contains(a):
-            raise ValueError(f"action {action!r} is not in the action space {self.action_space}")
-        return a
+        """The action as an ``int``; ``ValueError`` naming the action space for anything else (shared exact
+        check of every family, :func:`edgegym.core.actions.check_action`: e.g. ``np.array([[0]])`` is refused)."""
+        return check_action(self.action_space, action)
 
     def commit_plan(self, plan: Plan):
         """Structured API (commit mode): commit ``plan`` for the pending job; same return as :meth:`step`."""
@@ -318,9 +329,11 @@ class WirelessUDLEnv(gym.Env):
     # ----------------------------------------------------------------- masks, view, observation
     def action_masks(self) -> np.ndarray:
         """Legal actions (bool, shape ``(n,)``): feasible candidate rows (commit), ``[True]`` (replan)."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before action_masks()")
         if self.mode != "commit":
             return np.ones(1, dtype=bool)
-        if self._cand is None or self._k >= (self.inst.num_jobs if self.inst is not None else 0):
+        if self._cand is None or self._k >= self.inst.num_jobs:
             return np.ones(self.action_space.n, dtype=bool)
         return self._cand.mask.copy()
 
@@ -371,7 +384,7 @@ class WirelessUDLEnv(gym.Env):
         parts.append(free.ravel())
         parts.append([inst.kappa[i] / nz["kappa"], inst.chunk_mb[i] / nz["chunk"], inst.param_mb[i] / nz["param"]])
         kind = np.zeros(3)
-        kind[inst.kind[i]] = 1
+        kind[inst.kind[i] if inst.kind[i] < 3 else 0] = 1  # the logistic shares the exponential's slot
         parts.append(kind)
         parts.append(np.array([inst.tau[i], inst.b[i], inst.tau1[i], inst.tau2[i], inst.c[i]]) / nz["params"])
         parts.append(inst.m[i] / nz["cap"])
@@ -416,8 +429,8 @@ class WirelessUDLEnv(gym.Env):
     @property
     def obs_layout(self):
         """With ``env.obs_rows`` (v1): a callable returning where the observation's blocks lie, for per-row
-        policies (``edgegym.agents.rl.shared``): ``glob`` and ``job`` are ``(start, stop)``; ``rows`` = ``2·G`` candidate
-        rows of ``row_dim`` features from ``rows_start``; action ``a`` picks row ``a`` (``row_actions``), no
+        policies (``edgegym.agents.rl.shared``): ``glob`` and ``job`` are ``(start, stop)``; ``rows`` = ``2·G``
+        candidate rows of ``row_dim`` features from ``rows_start``; action ``a`` picks row ``a`` (``row_actions``), no
         other actions. ``None`` without ``env.obs_rows`` (the v0 candidate features are one block per feature)."""
         if not self.preset.env.obs_rows or self.mode != "commit":
             return None

@@ -12,7 +12,13 @@ import numpy as np
 
 from .costs import KIND_CODES
 
-__all__ = ["Instance", "build_instance", "make_instance"]
+__all__ = ["Instance", "build_instance", "logistic_midpoint", "make_instance"]
+
+
+def logistic_midpoint(b, tau, rate):
+    """``c = ln(b/τ)/a``: the midpoint at which the logistic cost ``b / (e^{-a(L-c)} + 1)`` equals
+    ``τ·e^{aL} / (1 + τ·e^{aL}/b)``, i.e. follows the printed ``τ·e^{aL}`` until it nears ``b``."""
+    return np.log(np.asarray(b, float) / np.asarray(tau, float)) / float(rate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +35,11 @@ class Instance:
     n: np.ndarray  # (n_jobs, K) PS demand
     data: np.ndarray  # (n_jobs, R) int chunks D_i^r
     kind: np.ndarray  # (n_jobs,) int latency cost kind (costs.KINDS)
-    tau: np.ndarray  # (n_jobs,) exp multiplier / linear slope
-    b: np.ndarray  # (n_jobs,) linear intercept
+    tau: np.ndarray  # (n_jobs,) exp multiplier / linear slope / logistic's printed τ (priority weight)
+    b: np.ndarray  # (n_jobs,) linear intercept / logistic bound b
     tau1: np.ndarray  # (n_jobs,) piecewise cost before the breakpoint
     tau2: np.ndarray  # (n_jobs,) piecewise cost from the breakpoint on
-    c: np.ndarray  # (n_jobs,) piecewise breakpoint (slots)
+    c: np.ndarray  # (n_jobs,) piecewise breakpoint / logistic midpoint (slots)
     exp_rate: float = 0.25
     horizon_slots: int = 150
 
@@ -113,6 +119,9 @@ def build_instance(preset, rng: np.random.Generator) -> Instance:
     tau1 = rng.uniform(*jb.tau1, size=n_jobs)
     tau2 = rng.uniform(*jb.tau2, size=n_jobs)
     c = rng.integers(jb.breakpoint_slots[0], jb.breakpoint_slots[1] + 1, size=n_jobs).astype(float)
+    if jb.latency_cost == "logistic":  # drawn last and only here: the other shapes' streams are unchanged
+        b = rng.uniform(*jb.logistic_b, size=n_jobs)  # the bound b of f(L) = b / (e^{-a(L-c)} + 1)
+        c = logistic_midpoint(b, tau, jb.exp_rate)
     return Instance(cap=cap, q=q, arrival=arrival.astype(np.int64), kappa=kappa.astype(np.int64),
                     chunk_mb=chunk_mb, param_mb=param_mb, m=m, n=n, data=data.astype(np.int64),
                     kind=kind.astype(np.int64), tau=tau, b=b, tau1=tau1, tau2=tau2, c=c,

@@ -1,14 +1,18 @@
-"""Offline optimum of program (2) on small instances: the MILP of spec 001 §4.2, solved by SciPy's HiGHS.
+"""Offline optimum of program (2) on small instances: a MILP solved by SciPy's HiGHS.
 
-Variables per job i, slot t ∈ [a_i, H): workers ``y[i,r,t]`` (integer ≤ Ymax_i), PS ``s[i,r,t]`` (binary),
-chunks ``g[i,r,r',t]`` of origin r trained at r' (integer), ``w[i,r,r',t] ≥ y[i,r,t] − Ymax_i(1 − s[i,r',t])``
+Variables per job i, slot t ∈ [a_i, H): workers ``y[i,r,t]`` (integer ≤ Ymax_ir, the most job-i workers the
+empty site r holds, at most ⌈D_i/κ_i⌉), PS ``s[i,r,t]`` (binary), chunks ``g[i,r,r',t]`` of origin r trained at
+r' (integer), ``w[i,r,r',t] ≥ y[i,r,t] − Ymax_ir(1 − s[i,r',t])``
 (linearises y·s, r ≠ r'), completion ``v[i,t]`` (binary). Constraints (2a) every chunk trained once, (2b)
 ``Σ_r g ≤ κ_i y``, one PS and workers only with a PS, (2d) capacities, ``Σ_t v = 1`` and "all data trained by
 the completion slot". Objective: ``Σ f_i(t − a_i + offset) v[i,t] + Σ q^{rr'} (δ_i g + π_i w)``.
 
-The MILP lets worker counts and placements change every slot (preemptive) and does not impose the per-slot
-proportional sampling, so its optimum is a lower bound on the cost of every policy of the env, in both
-sampling modes (and the exact optimum of (2) for ``complete`` sampling). SciPy is imported lazily.
+The MILP lets worker counts and placements change every slot (preemptive), bounds a job's workers only by the
+cluster's capacity, and does not impose the per-slot proportional sampling, so its optimum is a lower bound on
+the cost of every legal plan of the env, in both sampling modes (and the exact optimum of (2) for ``complete``
+sampling). Earlier versions capped a job's workers per slot at ⌈D_i/κ_i⌉ in total, which is not program (2):
+a plan with one worker at each of three sites can cost less (``n_cap`` keeps that restricted program).
+SciPy is imported lazily.
 """
 
 from __future__ import annotations
@@ -36,16 +40,25 @@ class OfflineResult:
 
 def offline_optimum(inst: Instance, horizon: int | None = None, latency_offset: int = 1,
                     time_limit_s: float = 60.0, n_cap: np.ndarray | None = None) -> OfflineResult:
-    """Solve the MILP of spec §4.2 for ``inst`` over slots ``[0, horizon)`` (default: every job run one
-    worker at a time back to back after the last arrival, which is always feasible)."""
+    """Solve the MILP for ``inst`` over slots ``[0, horizon)`` (default: every job run one worker at a time back
+    to back after the last arrival, which is always feasible).
+
+    Workers are bounded only by the cluster: per site by what the empty site holds (and ⌈D_i/κ_i⌉, never binding
+    on an optimum), so the result bounds every legal plan. ``n_cap`` (optional, per job) adds "at most
+    ``n_cap[i]`` workers per slot", the restricted program earlier versions solved (at most ⌈D_i/κ_i⌉ workers in
+    total); its optimum need not bound plans with more workers."""
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
 
+    from ._kernels import BIG, max_workers
+
     n_jobs, R, K = inst.num_jobs, inst.num_sites, inst.num_resources
     D = inst.data.sum(axis=1)
-    ymax = -(-D // inst.kappa)
-    if n_cap is not None:
-        ymax = np.minimum(ymax, n_cap)
+    # per-site worker bound: what the empty site holds, and never more than ⌈D_i/κ_i⌉ (a site trains at most D_i
+    # chunks in a slot, so more workers there only add parameter traffic): a bound every legal plan meets
+    ysite = np.array([[min(int(max_workers(inst.cap[r], inst.m[i], inst.n[i], False)), int(-(-D[i] // inst.kappa[i])),
+                           BIG) for r in range(R)] for i in range(n_jobs)], dtype=np.int64).reshape(n_jobs, R)
+    ytot = ysite.sum(axis=1)
     H = int(horizon or (inst.arrival.max() + int(np.sum(-(-D // inst.kappa))) + 1))
     idx = {}
     lo, hi, integ, cost = [], [], [], []
@@ -62,12 +75,12 @@ def offline_optimum(inst: Instance, horizon: int | None = None, latency_offset: 
     for i in range(n_jobs):
         for t in slots[i]:
             for r in range(R):
-                var(("y", i, r, t), 0, ymax[i], 1, 0.0)
+                var(("y", i, r, t), 0, ysite[i, r], 1, 0.0)
                 var(("s", i, r, t), 0, 1, 1, 0.0)
                 for r2 in range(R):
                     var(("g", i, r, r2, t), 0, inst.data[i, r], 1, inst.q[r, r2] * inst.chunk_mb[i])
                     if r2 != r:
-                        var(("w", i, r, r2, t), 0, ymax[i], 0, inst.q[r, r2] * inst.param_mb[i])
+                        var(("w", i, r, r2, t), 0, ysite[i, r], 0, inst.q[r, r2] * inst.param_mb[i])
             lat = t - inst.arrival[i] + latency_offset
             f = float(latency_cost(inst.kind[i], inst.tau[i], inst.b[i], inst.tau1[i], inst.tau2[i], inst.c[i], lat,
                                    inst.exp_rate))
@@ -92,13 +105,15 @@ def offline_optimum(inst: Instance, horizon: int | None = None, latency_offset: 
                 con([(idx[("g", i, r, r2, t)], 1.0) for r in range(R)] + [(idx[("y", i, r2, t)], -inst.kappa[i])],
                     -inf, 0.0)
             con([(idx[("s", i, r, t)], 1.0) for r in range(R)], -inf, 1.0)  # one PS
-            con([(idx[("y", i, r, t)], 1.0) for r in range(R)] + [(idx[("s", i, r, t)], -ymax[i]) for r in range(R)],
+            con([(idx[("y", i, r, t)], 1.0) for r in range(R)] + [(idx[("s", i, r, t)], -ytot[i]) for r in range(R)],
                 -inf, 0.0)  # workers only with a PS
+            if n_cap is not None:  # the restricted program: at most n_cap[i] workers in a slot
+                con([(idx[("y", i, r, t)], 1.0) for r in range(R)], -inf, float(n_cap[i]))
             for r in range(R):
                 for r2 in range(R):
-                    if r2 != r:  # w ≥ y_r − Ymax (1 − s_r2)
+                    if r2 != r:  # w ≥ y_r − Ymax_r (1 − s_r2)
                         con([(idx[("w", i, r, r2, t)], 1.0), (idx[("y", i, r, t)], -1.0),
-                             (idx[("s", i, r2, t)], -ymax[i])], -ymax[i], inf)
+                             (idx[("s", i, r2, t)], -float(ysite[i, r]))], -float(ysite[i, r]), inf)
         con([(idx[("v", i, t)], 1.0) for t in slots[i]], 1.0, 1.0)
         for t in slots[i]:  # trained by t ≥ D_i · completed by t
             terms = [(idx[("g", i, r, r2, u)], 1.0) for u in range(int(inst.arrival[i]), t + 1)

@@ -1,4 +1,4 @@
-"""Preset schema of the ``WirelessUDL`` family (paper 001): frozen dataclasses per section, validated eagerly.
+"""Preset schema of the ``WirelessUDL`` family: frozen dataclasses per section, validated eagerly.
 
 A preset file (``envs_config/wireless_udl/<name>.yaml``) has the sections ``cluster``, ``jobs``, ``env`` and
 ``okita`` plus the top-level keys ``name``, ``family``, ``version`` and ``description``. An unknown key, a
@@ -38,7 +38,7 @@ __all__ = [
 KEY = "wireless_udl"
 DEFAULT_PRESET = "sim"
 DISCIPLINES = ("okita", "fifo", "drf")  # slot-level disciplines of the replan mode
-LATENCY_KINDS = ("exp", "linear", "piecewise", "mix")
+LATENCY_KINDS = ("exp", "linear", "piecewise", "logistic", "mix")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ class ClusterConfig:
 
 @dataclass(frozen=True, slots=True)
 class JobsConfig:
-    """Job count, arrivals (uniform integer slots in ``arrival_window``) and per-job draws (spec §5.2)."""
+    """Job count, arrivals (uniform integer slots in ``arrival_window``) and per-job draws (the paper's Sec. V-B)."""
 
     count: int = 100
     horizon_slots: int = 150  # T
@@ -66,28 +66,30 @@ class JobsConfig:
     param_mb: tuple = (30.0, 575.0)  # π_i
     worker_demand: tuple = ((0, 4), (1, 10), (2, 32), (5, 10))  # m_i^k ranges, one per resource
     ps_demand: tuple = ((0, 0), (1, 10), (2, 32), (5, 10))  # n_i^k ranges
-    latency_cost: str = "exp"  # exp | linear | piecewise | mix (uniform over the three per job)
+    latency_cost: str = "logistic"  # exp | linear | piecewise | logistic | mix (uniform over exp, linear, piecewise)
     tau: tuple = (20.0, 100.0)
     b: tuple = (50.0, 200.0)
     tau1: tuple = (20.0, 100.0)
     tau2: tuple = (300.0, 400.0)
     breakpoint_slots: tuple = (3, 5)
     exp_rate: float = 0.25
+    logistic_b: tuple = (300.0, 400.0)  # logistic: the bound b (midpoint c = ln(b/τ)/exp_rate)
 
 
 @dataclass(frozen=True, slots=True)
 class EnvConfig:
-    """Gym-side options and execution model (spec §2.3, §8)."""
+    """Gym-side options and execution model (see the env module's docstring)."""
 
     mode: str = "commit"  # commit (plan per job at arrival) | replan (slot-level discipline)
     discipline: str = "okita"  # replan mode: okita | fifo | drf
+    fifo_workers: str = "uniform"  # FIFO's N_i: uniform (U{1..⌊0.5·A_i⌋}) | max (⌊0.5·A_i⌋, the range's top)
     reward_scale: float = 1000.0
     worker_counts: int = 8  # G: worker-count candidates per job (actions = 2·G)
     calendar_slots: int = 8  # H: calendar slots shown in the observation
     wait_max_slots: int = 30  # "wait" candidates starting later than this are masked (unless none else)
     cap_factor: int = 10  # hard cap on the run-off: cap_factor·T slots (spec A12)
     latency_offset: int = 1  # latency = t_last − a + offset (spec A9)
-    sampling: str = "proportional"  # proportional (per-slot unbiased quota) | complete (Alg 3 on M)
+    sampling: str = "complete"  # complete (the paper's Alg 3 on M) | proportional (per-slot quota, a variant)
     record_schedule: bool = False  # keep the per-slot schedule log (tests, rendering)
     cost_clip: float = 100.0  # candidate cost features: cost / reward_scale clipped to this
     obs_relative: bool = False  # v1: no absolute-time / episode-position features; active jobs per site
@@ -97,7 +99,7 @@ class EnvConfig:
 
 @dataclass(frozen=True, slots=True)
 class OkitaConfig:
-    """Okita's weights and readings of the paper's gaps (spec §3, §7)."""
+    """Okita's weights and readings of the paper's gaps (docs/families/wireless_udl.md)."""
 
     alpha: tuple = (1.0, 1.0)
     beta: tuple = (1.0, 1.0, 1.0)
@@ -221,7 +223,15 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> UDLPreset:
         tau2=_pair(s, "jobs.tau2", j["tau2"], lo=0),
         breakpoint_slots=_pair(s, "jobs.breakpoint_slots", j["breakpoint_slots"], lo=1, integer=True),
         exp_rate=_num(s, "jobs.exp_rate", j["exp_rate"], lo=0, hi=5),
+        logistic_b=_pair(s, "jobs.logistic_b", j["logistic_b"], lo=0),
     )
+    if jobs.latency_cost == "logistic":
+        if jobs.exp_rate <= 0:
+            _fail(s, "jobs.exp_rate", "the logistic latency cost needs a rate > 0")
+        if jobs.tau[0] <= 0:
+            _fail(s, "jobs.tau", f"the logistic latency cost needs τ > 0, got {list(jobs.tau)}")
+        if jobs.logistic_b[0] <= 0:
+            _fail(s, "jobs.logistic_b", f"the logistic bound b must be > 0, got {list(jobs.logistic_b)}")
     # one worker and the PS of any job must fit the empty cluster whatever the site draw (spec §4.1, Thm 1's
     # implicit assumption): every site type holds the largest worker and the largest PS (together if R = 1)
     for cap in site_types:
@@ -234,6 +244,7 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> UDLPreset:
     env = EnvConfig(
         mode=_choice(s, "env.mode", e["mode"], ("commit", "replan")),
         discipline=_choice(s, "env.discipline", e["discipline"], DISCIPLINES),
+        fifo_workers=_choice(s, "env.fifo_workers", e["fifo_workers"], ("uniform", "max")),
         reward_scale=_num(s, "env.reward_scale", e["reward_scale"], lo=0, strict_lo=True),
         worker_counts=_num(s, "env.worker_counts", e["worker_counts"], lo=1, hi=64, integer=True),
         calendar_slots=_num(s, "env.calendar_slots", e["calendar_slots"], lo=1, hi=256, integer=True),

@@ -8,10 +8,14 @@ first), and its workers exchange parameters with its PS. Costs (eq. 1 and f_i):
 * transfer: ``δ_i·Σ q^{rr'} g^{rr'}(t)``; parameter exchange: ``π_i·Σ_r q^{r,ps} y^r(t)``;
 * latency: ``f_i(t_last − a_i + latency_offset)`` when the job's last chunk is trained.
 
-Sampling (the "unbiased" requirement): ``proportional`` — the chunks trained in a slot come from the
-origin sites in proportion to their share ``D_i^r / D_i`` (every origin's cumulative trained count stays
-within one chunk of its share, at every slot); ``complete`` — Alg 3 on the untrained data ``M`` (local
-first), which only guarantees that every chunk of every site is trained once (eq. 2a).
+Sampling (the "unbiased" requirement): ``complete`` (the paper's Alg 3, the default of the paper's presets) —
+DTA on the untrained data ``M`` (``H_i^r(t) = M_i^r(t) − d_i^r(t)``, local first): every chunk of every site is
+trained once (eq. 2a) and the job's model has seen each site's data in full when it completes (the paper:
+"data transmission usually happens at the end of training"; "unbiased": chunks "selected from each
+geo-distributed site uniformly"); ``proportional`` (a variant, not the paper's) — the chunks trained in a slot
+come from the origin sites in proportion to their share ``D_i^r / D_i`` (every origin's cumulative trained
+count stays within one chunk of its share, at every slot). Okita's estimates model the sampling in force
+(``tentative(..., prop=True)``: the slot-by-slot transfer cost of a constant plan).
 
 Two execution modes (spec §8.1):
 
@@ -36,6 +40,7 @@ from .instance import Instance
 __all__ = ["EPS", "Plan", "SlotRecord", "Simulator", "Static", "make_static", "tentative"]
 
 EPS = 1e-9
+LATE_SLOTS = 20  # episode metric ``jobs_latency_over_20``: jobs whose latency exceeds this many slots
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,18 +119,20 @@ def job_latency_cost(inst: Instance, i: int, latency):
                         inst.exp_rate)
 
 
-def tentative(inst: Instance, st: Static, i: int, U: np.ndarray, M: np.ndarray, t: int, offset: int = 1):
+def tentative(inst: Instance, st: Static, i: int, U: np.ndarray, M: np.ndarray, t: int, offset: int = 1,
+              prop: bool = False):
     """Okita's tentative enumeration for job ``i`` at slot ``t`` under availability ``U`` (Alg 1 l. 4-11).
 
     Returns a dict of arrays indexed by N (index 0 unused): ``l``, ``param`` (l·π·Σq y), ``transfer``
-    (δ·DTA window cost), ``latency`` (f_i(t + l − 1 − a_i + offset)), ``total``, ``ps``; and ``best``,
-    the N minimising ``total`` (ties: smaller N), or 0 if no N fits.
+    (δ·DTA window cost; ``prop``: the slot-by-slot cost under ``proportional`` sampling, see
+    :func:`~._kernels.window_transfer`), ``latency`` (f_i(t + l − 1 − a_i + offset)), ``total``, ``ps``; and
+    ``best``, the N minimising ``total`` (ties: smaller N), or 0 if no N fits.
     """
     tot = int(M.sum())
     kap = int(inst.kappa[i])
     n_max = max(1, min(-(-tot // kap), int(st.n_cap[i])))
     L, unit, tr, ps = kn.window_estimate(U, inst.cap, st.qbar, inst.q, st.src_order, M, inst.data[i],
-                                         inst.m[i], inst.n[i], kap, n_max, st.beta, st.tie_le)
+                                         inst.m[i], inst.n[i], kap, n_max, st.beta, st.tie_le, bool(prop))
     ok = ps >= 0
     param = np.where(ok, L * inst.param_mb[i] * np.where(ok, unit, 0.0), np.inf)
     transfer = np.where(ok, inst.chunk_mb[i] * np.where(ok, tr, 0.0), np.inf)
@@ -199,6 +206,11 @@ class Simulator:
         if self.record:
             self.log.append(SlotRecord(t, i, y.copy(), int(ps), g.copy(), transfer, param))
         return transfer, param, X
+
+    @property
+    def prop(self) -> bool:
+        """True under ``proportional`` sampling (Okita's estimates then model it)."""
+        return self.sampling == "proportional"
 
     def latency_of(self, i: int, t_last: int) -> int:
         return int(t_last - self.inst.arrival[i] + self.offset)
@@ -327,6 +339,8 @@ class Simulator:
         started = self.start >= 0
         lat = (self.t_last - self.inst.arrival + self.offset)[done]
         makespan = int(self.t_last[done].max() + 1 - self.start[started].min()) if done.any() else 0
+        job = self.job_costs()
+        pos = job[job > 0]
         return {
             "objective": self.total_cost(),
             "latency_cost": float(self.lat_cost.sum()),
@@ -340,4 +354,11 @@ class Simulator:
             "max_latency_slots": int(lat.max()) if lat.size else 0,
             "makespan_slots": makespan,
             "worker_slots": int(self.worker_slots),
+            "median_job_cost": float(np.median(job)) if job.size else 0.0,
+            "geomean_job_cost": float(np.exp(np.mean(np.log(pos)))) if pos.size else 0.0,  # jobs with cost > 0
+            "jobs_latency_over_20": int(np.sum(lat > LATE_SLOTS)),
         }
+
+    def job_costs(self) -> np.ndarray:
+        """(n_jobs,) each job's cost: latency + transfer + parameter exchange (+ the run-off cap's penalty)."""
+        return self.lat_cost + self.transfer + self.param + self.penalty
