@@ -25,6 +25,8 @@ from .download import (
 )
 from .jobmodel import JobModelParams, arrival_slots_from_times, build_jobset
 from .loaders import (
+    SHIPPED_TRACE_DIR,
+    SHIPPED_TRACES,
     TRACE_LOADERS,
     TraceLoaderInfo,
     default_trace_dir,
@@ -65,6 +67,8 @@ __all__ = [
     "PHILLY_NUM_GPUS_COUNTS",
     "PHILLY_NUM_GPUS_VALUES",
     "REQUIRED_COLUMNS",
+    "SHIPPED_TRACES",
+    "SHIPPED_TRACE_DIR",
     "TABLE_II_MODELS",
     "TRACE_LOADERS",
     "ChecksumError",

@@ -1,7 +1,9 @@
 """Fetch a trace file from its original public location into a local cache, checking its sha256.
 
-Only the standard library is used (``urllib``); ``http(s)://`` and ``file://`` URLs work, so tests run
-against a local file or a loopback server. Nothing is downloaded at import time.
+The fetching, caching and verification are :mod:`pooch`'s (:func:`pooch.retrieve` with the known sha256:
+download to a temporary file in the cache folder, check, then move into place). ``http(s)://`` URLs use
+pooch's HTTP downloader; ``file://`` URLs (a local mirror, and the offline tests) use a small local-copy
+downloader. pooch is imported only when something is fetched; nothing is downloaded at import time.
 
 Cache directory: the ``cache_dir`` argument, else ``$EDGEGYM_CACHE``, else ``~/.cache/edgegym``.
 """
@@ -10,7 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
+import shutil
+import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -126,6 +131,51 @@ def _normalise_sha(sha256: str | None) -> str | None:
     return sha
 
 
+class _FileDownloader:
+    """pooch downloader for ``file://`` URLs: copy the local file (pooch itself has no ``file`` scheme)."""
+
+    def __call__(self, url: str, output_file: str, pooch: object) -> None:
+        source = urllib.request.url2pathname(urllib.parse.urlparse(url).path)
+        with open(source, "rb") as src, open(output_file, "wb") as out:
+            shutil.copyfileobj(src, out, _CHUNK_BYTES)
+
+
+class _DigestRecorder:
+    """Wraps a pooch downloader and records the sha256 of what it wrote (for :class:`ChecksumError`)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.got: str | None = None
+
+    def __call__(self, url: str, output_file: str, pooch: object) -> None:
+        self.inner(url, output_file, pooch)
+        self.got = sha256_file(output_file)
+
+
+@contextlib.contextmanager
+def _quiet_pooch():
+    """pooch logs every download at INFO on stderr; this downloader has always been silent."""
+    import pooch
+
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _as_urllib_error(exc: Exception, url: str) -> OSError:
+    """A requests failure as the ``urllib.error`` exception this function has always raised."""
+    import requests
+
+    response = getattr(exc, "response", None)
+    if isinstance(exc, requests.HTTPError) and response is not None:
+        return urllib.error.HTTPError(url, response.status_code, str(response.reason), response.headers, None)
+    return urllib.error.URLError(f"{url}: {exc}")
+
+
 def download_trace(
     name_or_url: str,
     cache_dir: str | os.PathLike | None = None,
@@ -135,7 +185,7 @@ def download_trace(
     force: bool = False,
     timeout_s: float = 60.0,
 ) -> Path:
-    """Fetch a trace into the cache directory and return its path.
+    """Fetch a trace into the cache directory and return its path (with :func:`pooch.retrieve`).
 
     Args:
         name_or_url: a key of :data:`KNOWN_TRACES` (e.g. ``"philly"``, ``"itp-raw"``) or a URL with
@@ -144,7 +194,7 @@ def download_trace(
         sha256: expected hex digest. Defaults to the table's digest for a known name; for a bare URL
             without it, the file is not verified.
         filename: the file's name in the cache; default the table's name, else the URL's last segment.
-        force: download again even if a cached copy exists.
+        force: download again even if a cached copy exists (the old copy is kept if the new fetch fails).
         timeout_s: socket timeout of the request, seconds.
 
     Returns:
@@ -155,7 +205,8 @@ def download_trace(
         ValueError: an unknown name, an unsupported URL scheme or a malformed digest.
         ChecksumError: the fetched file's digest differs from ``sha256``; names the file and both
             digests, and the partial file is removed.
-        urllib.error.URLError, OSError: the fetch itself failed (the partial file is removed).
+        urllib.error.URLError, OSError: the fetch itself failed (an HTTP error status is a
+            ``urllib.error.HTTPError``; the partial file is removed).
     """
     known = KNOWN_TRACES.get(name_or_url)
     if known is not None:
@@ -177,27 +228,35 @@ def download_trace(
     if Path(name).name != name or name in (".", ".."):
         raise ValueError(f"filename must be a plain file name, got {name!r}")
 
+    import pooch
+    import requests
+
     directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / name
-    if target.is_file() and not force and (sha is None or sha256_file(target) == sha):
-        return target
-
-    partial = directory / (name + ".part")
-    h = hashlib.sha256()
+    if urllib.parse.urlparse(url).scheme.lower() == "file":
+        inner = _FileDownloader()
+    else:
+        inner = pooch.HTTPDownloader(timeout=timeout_s, headers={"User-Agent": "edgegym-trace-downloader"})
+    downloader = _DigestRecorder(inner)
+    kept = None
+    if force and target.exists():  # pooch re-fetches only a missing or failing copy: set the old one aside
+        kept = directory / (name + ".old")
+        os.replace(target, kept)
     try:
-        request = urllib.request.Request(url, headers={"User-Agent": "edgegym-trace-downloader"})
-        with urllib.request.urlopen(request, timeout=timeout_s) as response, open(partial, "wb") as out:
-            for block in iter(lambda: response.read(_CHUNK_BYTES), b""):
-                h.update(block)
-                out.write(block)
+        try:
+            with _quiet_pooch():
+                path = pooch.retrieve(url, known_hash=sha, fname=name, path=directory, downloader=downloader)
+        except requests.RequestException as exc:
+            raise _as_urllib_error(exc, url) from exc
+        except ValueError as exc:  # pooch's hash mismatch (its temporary file is already removed)
+            if sha is not None and downloader.got is not None and downloader.got != sha:
+                raise ChecksumError(target, sha, downloader.got, url) from exc
+            raise
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            partial.unlink()
+        if kept is not None:
+            os.replace(kept, target)
         raise
-    got = h.hexdigest()
-    if sha is not None and got != sha:
-        partial.unlink()
-        raise ChecksumError(target, sha, got, url)
-    os.replace(partial, target)
-    return target
+    if kept is not None:
+        kept.unlink()
+    return Path(path)

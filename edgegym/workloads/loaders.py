@@ -1,13 +1,19 @@
 """Trace loaders: each maps one trace format to the canonical job table (:mod:`edgegym.workloads.schema`).
 
-Where the files are looked for, when ``path`` is not given:
+Where a loader's file is looked for (first match wins):
 
-1. ``trace_dir`` (argument), else :func:`default_trace_dir` (``$EDGEGYM_TRACE_DIR``, then
-   ``<repo>/../shared/traces`` next to the checkout), in the trace's sub-folder (e.g. ``philly_pollux/``);
-2. the download cache (:func:`edgegym.workloads.download.default_cache_dir`), where
-   :func:`edgegym.workloads.download_trace` puts files.
+1. ``path`` (argument): a file, or a folder searched in the trace's sub-folder (e.g. ``philly_pollux/``)
+   and then itself. Explicit: if the file is not there, :class:`FileNotFoundError`, never a fallback.
+2. ``trace_dir`` (argument): the same, in that folder only; also explicit, so also never a fallback.
+3. Otherwise (the default lookup): :func:`default_trace_dir` (``$EDGEGYM_TRACE_DIR``, then
+   ``<repo>/../shared/traces`` next to the checkout unless ``$EDGEGYM_NO_SHARED=1``) when present, then the
+   download cache (:func:`edgegym.workloads.download.default_cache_dir`, where
+   :func:`edgegym.workloads.download_trace` puts files), then the files shipped inside the package
+   (:data:`SHIPPED_TRACE_DIR`: only the Google 2011 window table, ``google2011_jobs_window.csv.gz``, which
+   the default EdgeUtility presets read; byte-identical to the shared copy, sha256 in
+   :data:`SHIPPED_TRACES`).
 
-``path`` may also be a directory, searched the same way. Nothing depends on the working directory.
+Nothing depends on the working directory.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from .download import default_cache_dir
 from .schema import CANONICAL_COLUMNS, TraceFormatError, validate_job_table
 
 __all__ = [
+    "SHIPPED_TRACES",
+    "SHIPPED_TRACE_DIR",
     "TRACE_LOADERS",
     "TraceLoaderInfo",
     "default_trace_dir",
@@ -45,6 +53,15 @@ NO_SHARED_ENV = "EDGEGYM_NO_SHARED"
 #: Seconds per unit accepted by ``load_csv(time_unit=...)``.
 TIME_UNITS_S: dict[str, float] = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 _TIME_COLUMNS = ("submit_time_s", "duration_s", "deadline_s")
+
+#: Package data: trace files shipped inside ``edgegym`` (the last place the default lookup searches).
+SHIPPED_TRACE_DIR = Path(__file__).resolve().parent / "data"
+#: Shipped file name -> sha256. The Google 2011 window table (derived from clusterdata-2011-2, CC BY 4.0; see
+#: ``NOTICE``) is what every non-tiny EdgeUtility preset samples release times from, so it ships with the
+#: package and ``EdgeUtility-v0`` is the same benchmark on every machine.
+SHIPPED_TRACES: dict[str, str] = {
+    "google2011_jobs_window.csv.gz": "9cc7b9281c61dad9477752bc6caf092d446c6372fbfc120c11d2ef59c6d0d5a5",
+}
 
 
 def default_trace_dir() -> Path | None:
@@ -66,31 +83,44 @@ def _find_trace_file(
     trace_dir: str | os.PathLike | None,
     subdir: str,
     filenames: Sequence[str],
-    download_name: str,
+    download_name: str | None,
 ) -> Path:
-    """Resolve a loader's file: an explicit file, or the first of ``filenames`` in the search folders."""
-    if path is not None:
-        p = Path(path).expanduser()
-        if p.is_file():
+    """Resolve a loader's file (order in the module docstring): an explicit file or folder (``path``, else
+    ``trace_dir``: only there), else the shared folder, the download cache and the shipped package data.
+    ``download_name`` is the :data:`KNOWN_TRACES` key that fetches it, ``None`` when it has no public origin."""
+    explicit = path if path is not None else trace_dir
+    if explicit is not None:
+        p = Path(explicit).expanduser()
+        if path is not None and p.is_file():
             return p
         if not p.is_dir():
-            raise FileNotFoundError(f"trace file not found: {p}")
+            raise FileNotFoundError(f"trace {'file' if path is not None else 'folder'} not found: {p}")
         folders = [p / subdir, p]
     else:
-        root = Path(trace_dir).expanduser() if trace_dir is not None else default_trace_dir()
-        folders = ([root / subdir, root] if root is not None else []) + [default_cache_dir()]
+        root = default_trace_dir()
+        folders = ([root / subdir, root] if root is not None else []) + [default_cache_dir(), SHIPPED_TRACE_DIR]
     tried = []
     for folder in folders:
         for name in filenames:
             candidate = folder / name
             if candidate.is_file():
                 return candidate
-            tried.append(str(candidate))
+            if folder != SHIPPED_TRACE_DIR:  # the package folder is an internal detail, not worth listing
+                tried.append(str(candidate))
+    what = " or ".join(filenames)
+    if explicit is not None:
+        raise FileNotFoundError(
+            f"could not find the trace {what} in the folder given ({'path' if path is not None else 'trace_dir'}="
+            f"{str(explicit)!r}); looked at: {', '.join(tried)}. An explicit location never falls back to another."
+        )
+    fetch = (
+        f"fetch it with edgegym.workloads.download_trace({download_name!r})"
+        if download_name
+        else "it has no public download (a table derived from the original trace): copy it there"
+    )
     raise FileNotFoundError(
-        f"could not find the {download_name!r} trace ({' or '.join(filenames)}); "
-        f"looked at: {', '.join(tried)}. "
-        f"Point {TRACE_DIR_ENV} (or trace_dir=/path=) at the shared traces folder, or fetch it with "
-        f"edgegym.workloads.download_trace({download_name!r})."
+        f"could not find the trace {what}; looked at: {', '.join(tried)}. "
+        f"Point {TRACE_DIR_ENV} (or trace_dir=/path=) at the shared traces folder, or {fetch}."
     )
 
 
@@ -160,7 +190,7 @@ def load_philly(
         path: the CSV (plain or .gz) or a folder holding it; default: the shared traces folder
             (``philly_pollux/``), then the download cache.
         cluster: keep only this Philly virtual cluster (VC hash, e.g. ``"6214e9"``); ``None`` keeps all.
-        trace_dir: the shared traces folder, overriding :func:`default_trace_dir`.
+        trace_dir: the shared traces folder, overriding :func:`default_trace_dir` (only that folder is searched).
 
     Returns:
         The canonical table: ``job_id`` = the job's 1-based data-row number in the file (line number
@@ -216,7 +246,7 @@ def load_itp(
             ``"195job"`` (ElasticFlow archive only). Ignored when ``path`` is a CSV.
         archive: which archive to look for when ``path`` is a folder or ``None``: ``"raw"`` or
             ``"elasticflow"``.
-        trace_dir: the shared traces folder, overriding :func:`default_trace_dir`.
+        trace_dir: the shared traces folder, overriding :func:`default_trace_dir` (only that folder is searched).
 
     Returns:
         The canonical table: ``job_id`` (anonymised UUID), ``submit_time_s`` = ``submission_time``
@@ -289,12 +319,14 @@ def load_google2011(
 
     Args:
         path: the table's CSV (.gz) or a folder holding it; default: the shared traces folder
-            (``google_2011/``).
+            (``google_2011/``), then the download cache, then (window table only) the copy shipped inside the
+            package, byte-identical to the shared one. Neither table has a public download of its own (they
+            are derived from the raw trace), so :func:`edgegym.workloads.download_trace` cannot fetch them.
         table: ``"window"`` (``google2011_jobs_window.csv.gz``: 14,930 jobs of the first 19.3 h, with
             task counts and requests) or ``"summary"`` (``google2011_job_summary.csv.gz``: all 672,074
             jobs, timing only). Which columns the file has decides how it is read, so ``path`` may
             point at either.
-        trace_dir: the shared traces folder, overriding :func:`default_trace_dir`.
+        trace_dir: the shared traces folder, overriding :func:`default_trace_dir` (only that folder is searched).
 
     Returns:
         The canonical table: ``job_id``, ``submit_time_s`` (seconds of trace time, not shifted),
@@ -311,7 +343,7 @@ def load_google2011(
     """
     if table not in _GOOGLE_TABLES:
         raise ValueError(f"table must be one of {sorted(_GOOGLE_TABLES)}, got {table!r}")
-    file = _find_trace_file(path, trace_dir, "google_2011", (_GOOGLE_TABLES[table],), "google2011")
+    file = _find_trace_file(path, trace_dir, "google_2011", (_GOOGLE_TABLES[table],), None)
     source = str(file)
     raw = _read_csv(file, file, source)
     _require(raw, ("job_id", "submit_time_s", "end_time_s"), source)

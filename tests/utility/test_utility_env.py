@@ -200,14 +200,21 @@ def test_override_validation_and_roundtrip():
 
 
 def test_offline_fallback_when_trace_absent(tmp_path, monkeypatch):
-    # the default lookup finds no trace (a fresh machine): the generator, recorded in workload_source
+    # a fresh machine: the default (window) table ships with the package, so no fallback there
+    # (tests/utility/test_utility_shipped_trace.py); the 29-day summary table is not shipped: without it,
+    # the generator, recorded in workload_source
     monkeypatch.setenv("EDGEGYM_TRACE_DIR", str(tmp_path))
     monkeypatch.setenv("EDGEGYM_NO_SHARED", "1")
     monkeypatch.setenv("EDGEGYM_CACHE", str(tmp_path / "cache"))
-    env = EdgeUtilityEnv("testbed", config={"workload": {"num_jobs": 30}})
-    env.reset(seed=0)
+    shipped = EdgeUtilityEnv("testbed", config={"workload": {"num_jobs": 30}})
+    shipped.reset(seed=0)
+    assert shipped._workload_source == "google2011"
+    summary = {"num_jobs": 30, "google_table": "summary"}
+    env = EdgeUtilityEnv("testbed", config={"workload": summary})
+    with pytest.warns(UserWarning, match="trace is absent"):
+        env.reset(seed=0)
     assert env._workload_source.startswith("bursty")
-    strict = EdgeUtilityEnv("testbed", config={"workload": {"num_jobs": 30, "offline_fallback": "none"}})
+    strict = EdgeUtilityEnv("testbed", config={"workload": {**summary, "offline_fallback": "none"}})
     with pytest.raises(FileNotFoundError):
         strict.reset(seed=0)
     # an explicit trace_dir never falls back (issue 14): a folder without the table fails at reset

@@ -37,12 +37,14 @@ def origin(tmp_path):
 
 @pytest.fixture
 def no_network(monkeypatch):
-    """Fail any urlopen call (to prove a cached file is used)."""
+    """Fail any HTTP request, through urllib or requests (pooch's), to prove a cached file is used."""
+    import requests
 
     def refuse(*args, **kwargs):
         raise AssertionError("download attempted")
 
     monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(requests.Session, "request", refuse)
 
 
 def test_file_url_success_and_cache_hit(origin, tmp_path, monkeypatch):
@@ -89,6 +91,43 @@ def test_no_digest_reuses_cache_unless_forced(origin, tmp_path):
         download_trace(src.as_uri(), cache_dir=cache, filename="renamed.csv", force=True).read_bytes()
         == b"new content"
     )
+
+
+def test_fetch_goes_through_pooch_and_is_silent(origin, tmp_path, monkeypatch, capfd):
+    """The fetching is pooch's (retrieve with the known sha256), and it prints nothing (pooch logs at INFO)."""
+    import pooch
+
+    src, sha = origin
+    calls = []
+    real = pooch.retrieve
+
+    def spy(url, known_hash=None, **kwargs):
+        calls.append((url, known_hash, kwargs["fname"]))
+        return real(url, known_hash=known_hash, **kwargs)
+
+    monkeypatch.setattr(pooch, "retrieve", spy)
+    level = pooch.get_logger().level
+    path = download_trace(src.as_uri(), cache_dir=tmp_path / "cache", sha256=sha)
+    assert calls == [(src.as_uri(), sha, "trace.csv")]
+    assert path.read_bytes() == PAYLOAD
+    download_trace(src.as_uri(), cache_dir=tmp_path / "cache2")  # no digest: pooch would log one
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    assert pooch.get_logger().level == level  # pooch's own logging setting is restored
+
+
+def test_force_keeps_the_old_copy_when_the_fetch_fails(origin, tmp_path):
+    src, sha = origin
+    cache = tmp_path / "cache"
+    path = download_trace(src.as_uri(), cache_dir=cache, sha256=sha)
+    src.unlink()
+    with pytest.raises(OSError):
+        download_trace(src.as_uri(), cache_dir=cache, sha256=sha, force=True)
+    assert path.read_bytes() == PAYLOAD and sorted(p.name for p in cache.iterdir()) == ["trace.csv"]
+    src.write_bytes(b"changed")
+    with pytest.raises(ChecksumError):
+        download_trace(src.as_uri(), cache_dir=cache, sha256=sha, force=True)
+    assert path.read_bytes() == PAYLOAD and sorted(p.name for p in cache.iterdir()) == ["trace.csv"]
 
 
 def test_default_cache_dir_from_env(origin, tmp_path, monkeypatch):

@@ -213,13 +213,51 @@ def test_no_shared_disables_the_repo_fallback(monkeypatch):
 
 
 def test_missing_trace_error_is_helpful(isolated_dirs):
-    for load, name in ((load_philly, "philly"), (load_itp, "itp-raw"), (load_google2011, "google2011")):
+    for load, name in ((load_philly, "philly"), (load_itp, "itp-raw")):
         with pytest.raises(FileNotFoundError) as info:
             load()
         message = str(info.value)
         assert "EDGEGYM_TRACE_DIR" in message and f"download_trace({name!r})" in message
+    # the Google summary table is not shipped and has no public download: the message says so (no bad hint)
+    with pytest.raises(FileNotFoundError) as info:
+        load_google2011(table="summary")
+    message = str(info.value)
+    assert "EDGEGYM_TRACE_DIR" in message and "no public download" in message and "download_trace(" not in message
     with pytest.raises(FileNotFoundError, match="trace file not found"):
         load_philly(isolated_dirs / "nowhere.csv")
+
+
+def test_shipped_google_window_is_the_last_default_lookup(isolated_dirs):
+    """Traces hidden: the window table comes from the package data (byte-identical to the shared copy)."""
+    from edgegym.workloads import SHIPPED_TRACE_DIR, SHIPPED_TRACES, sha256_file
+
+    shipped = SHIPPED_TRACE_DIR / "google2011_jobs_window.csv.gz"
+    assert shipped.is_file() and shipped.stat().st_size <= 1_000_000
+    assert sha256_file(shipped) == SHIPPED_TRACES[shipped.name]
+    table = load_google2011()
+    assert len(table) == 14930 - 7 - 2  # SOURCE.md: 7 still running, 2 never ran
+    # a copy in $EDGEGYM_TRACE_DIR comes first: a one-row table there wins over the shipped one
+    own = isolated_dirs / "traces" / "google_2011"
+    own.mkdir()
+    with gzip.open(own / shipped.name, "wt") as f:
+        f.write("job_id,submit_time_s,end_time_s,num_tasks\n1,600.0,700.0,3\n")
+    assert load_google2011()["num_gpus"].tolist() == [3]
+
+
+def test_explicit_location_never_falls_back(isolated_dirs):
+    """``path`` / ``trace_dir`` given: only there; not the cache, not the shipped copy (an error instead)."""
+    (isolated_dirs / "cache" / "philly.csv").write_text(
+        "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:00:10,5.0,1,5.0,a\n"
+    )
+    empty = isolated_dirs / "empty"
+    empty.mkdir()
+    assert load_philly()["duration_s"].tolist() == [5.0]  # the default lookup reads the cache
+    for load, kwargs in ((load_philly, {"trace_dir": empty}), (load_google2011, {"trace_dir": empty}),
+                         (load_google2011, {"path": empty})):
+        with pytest.raises(FileNotFoundError, match="never falls back"):
+            load(**kwargs)
+    with pytest.raises(FileNotFoundError, match="trace folder not found"):
+        load_google2011(trace_dir=isolated_dirs / "nowhere")
 
 
 def test_loader_reads_download_cache(isolated_dirs):

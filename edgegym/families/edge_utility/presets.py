@@ -77,7 +77,8 @@ class WorkloadConfig:
     capped at ``max_burst``, a seeded random window of ``num_jobs`` tasks), ``bursty`` (compound Poisson with
     the trace's burst sizes) or ``poisson``. Times are rescaled so the mean rate is
     ``rate_per_s × load_scale``, or, with ``load`` set, ``load ×`` the servers' capacity in jobs/s
-    (:func:`capacity_jobs_per_s`: offered work / capacity = ``load``). ``window``: ``random`` (a seeded
+    (:func:`capacity_jobs_per_s`: offered work / capacity = ``load``; refused for a cluster without finite
+    capacity, i.e. no edge server and an infinite cloud). ``window``: ``random`` (a seeded
     window per episode) or the index of the first trace job of a fixed window (a held-out window for
     evaluation). ``window_part``: ``[lo, hi]``, fractions of the trace's jobs (in submit order) that a random
     window must lie in entirely; ``[0, 1]`` (default) is the whole trace, and e.g. ``[0, 0.5]`` for training with
@@ -286,6 +287,9 @@ def utility_preset_from_dict(data: dict, source: str = "<dict>") -> UtilityPrese
                                ("speed_consistent", "paper_literal")),
         fallback=_choice(source, "scheduler.fallback", c["fallback"], FALLBACKS),
     )
+    if workload.load is not None and sum(counts) == 0 and not (cloud and scheduler.cloud == "same"):
+        _fail(source, "workload.load", "is relative to the servers' finite capacity, and this cluster has none (no "
+              "edge server; an infinite cloud, scheduler.cloud: infinite): give workload.rate_per_s instead")
     v = raw["env"]
     mes = v["max_edge_servers"]
     if mes is not None:
@@ -362,5 +366,10 @@ def release_rate_per_s(preset: UtilityPreset) -> float:
 
 
 def offered_load(preset: UtilityPreset) -> float:
-    """Offered utilisation of a preset: release rate / capacity (``workload.load`` when it is set)."""
-    return release_rate_per_s(preset) / capacity_jobs_per_s(preset)
+    """Offered utilisation of a preset: release rate / capacity (``workload.load`` when it is set).
+
+    A cloud-only cluster with an infinite cloud (no edge server, ``scheduler.cloud: infinite``) has no finite
+    capacity to load: its offered load is undefined and this returns ``nan`` (``workload.load`` is refused
+    there at validation)."""
+    cap = capacity_jobs_per_s(preset)
+    return release_rate_per_s(preset) / cap if cap > 0 else float("nan")
