@@ -43,12 +43,15 @@ class Demonstrations:
         return out
 
 
-def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None) -> Demonstrations:
-    """Run ``teacher`` (a policy name) on ``env_id`` for each seed; record its decisions."""
+def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None, on_episode=None) -> Demonstrations:
+    """Run ``teacher`` (a policy name) on ``env_id`` for each seed; record its decisions.
+
+    ``on_episode(k, n)``, when given, is called after the ``k``-th of ``n`` episodes (progress reporting)."""
     from ..runner import make_env
 
+    seeds = list(seeds)
     obs_l, mask_l, act_l, rew_l, start_l, objs = [], [], [], [], [], []
-    for seed in seeds:
+    for k, seed in enumerate(seeds, start=1):
         env, pol = make_env(env_id, teacher, int(seed), env_config)
         try:
             if not hasattr(env.action_space, "n"):
@@ -71,6 +74,8 @@ def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None) ->
             objs.append(float(info["episode_metrics"]["objective"]))
         finally:
             env.close()
+        if on_episode is not None:
+            on_episode(k, len(seeds))
     return Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(act_l, dtype=np.int64),
                           np.asarray(rew_l), np.asarray(start_l, dtype=bool), np.asarray(objs))
 

@@ -45,12 +45,17 @@ def two_runs(tmp_path_factory):
 def test_train_writes_model_and_metadata(two_runs):
     dirs, summaries = two_runs
     d, s = dirs[0], summaries[0]
-    assert (d / "model.zip").is_file() and (d / "best_model.zip").is_file()
+    assert (d / "model.zip").is_file()
+    assert not (d / "checkpoints").exists()  # checkpoints only on request (the best model is kept instead)
     meta = json.loads((d / "model.edgegym.json").read_text())
     assert meta["env_id"] == ENV and meta["algo"] == "maskable-ppo"
     assert meta["env_config"] == {"env": {"action_mode": "cloud_split"}}  # from agents/rl/maskable-ppo.yaml
     assert s["num_timesteps"] >= 256 and s["env_steps_per_s"] > 0 and s["wall_s"] > 0
-    assert s["last_eval_mean_reward"] is not None  # EvalCallback ran on the held-out seeds
+    # evaluations on the YAML's seeds (10000..), disjoint from 100-104: the start, every 128 steps, the end
+    assert [h["timesteps"] for h in s["evaluations"]][0] == 0 and len(s["evaluations"]) >= 2
+    assert s["best"]["mean_return"] == max(h["mean_return"] for h in s["evaluations"])
+    assert set(s["phases_s"]) >= {"setup_s", "ppo_rollouts_s", "ppo_updates_s", "evaluations_s", "save_s"}
+    assert s["wall_s"] >= sum(s["phases_s"].values()) - 1e-6
 
 
 def test_same_seed_same_evaluation(capsys, two_runs):

@@ -1,0 +1,193 @@
+"""Training that keeps its best model and says when it breaks.
+
+:class:`BestModelCallback` evaluates the policy being trained (argmax actions, masks honoured) on its own
+evaluation seeds — ``eval_seed, eval_seed + 1, …``, disjoint from the seeds ``edgegym eval`` and the reports use
+(100-104) — before the first update (the *starting* policy: the behaviour-cloned one when there is a warm start),
+every ``eval_freq`` environment steps, and after the last update. It keeps the weights of the best evaluation in
+memory, and :meth:`BestModelCallback.restore_best` puts them back at the end, so a run never ends worse than its own
+best evaluated model, whatever the budget.
+
+Every evaluation records, per episode, the return (the env's reward sums exactly to minus its objective, so the
+best return is the best objective), the objective from ``info["episode_metrics"]``, and the share of the argmax
+decisions taken by the most frequent action (``max_action_share``; only decisions with at least two legal actions
+count). For the per-row envs of ``-v1`` an action is a server, a grid action or a candidate plan, so this is also the
+share of the busiest server row. :func:`collapse_warnings` turns the history into warnings:
+
+* **argmax collapse**: one action takes more than ``collapse_share`` (default 0.8) of an evaluation episode's
+  decisions, while the starting policy's share was below it (a behaviour-cloned start that already concentrates on one
+  action, as A_online's clone does on EdgeCloudML, is the teacher's choice, not a collapse);
+* **regression**: an evaluation's mean return fell below the starting policy's (by more than ``1e-9`` relative).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import numpy as np
+
+__all__ = ["COLLAPSE_SHARE", "BestModelCallback", "auto_eval_freq", "collapse_warnings", "evaluate_model"]
+
+#: default share of one action among an evaluation episode's argmax decisions above which a run is flagged
+COLLAPSE_SHARE = 0.8
+
+
+def auto_eval_freq(timesteps: int, rollout_steps: int, evaluations: int = 10) -> int:
+    """About ``evaluations`` evaluations per run, at whole rollouts (``rollout_steps`` = ``n_steps · n_envs``)."""
+    per = max(int(timesteps) // max(int(evaluations), 1), 1)
+    return max(int(np.ceil(per / rollout_steps)), 1) * int(rollout_steps)
+
+
+def evaluate_model(model, env_id: str, seeds, env_config: dict | None = None) -> list[dict]:
+    """Run ``model`` (argmax, masks honoured when the env has ``action_masks``) for one episode per seed.
+
+    Returns one record per episode: ``seed``, ``episode_return``, ``objective``, ``decisions`` (with at least two
+    legal actions), ``max_action_share`` and ``top_action`` (the most frequent action among those decisions).
+    """
+    import inspect
+
+    import gymnasium as gym
+
+    out = []
+    masked = "action_masks" in inspect.signature(model.predict).parameters
+    for seed in seeds:
+        env = gym.make(env_id, config=env_config or None)
+        try:
+            obs, _ = env.reset(seed=int(seed))
+            counts: dict = {}
+            ret, done, info = 0.0, False, {}
+            while not done:
+                mask = None
+                if hasattr(env.unwrapped, "action_masks"):
+                    mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+                if masked:
+                    a, _ = model.predict(obs, deterministic=True, action_masks=mask)
+                else:
+                    a, _ = model.predict(obs, deterministic=True)
+                a = np.asarray(a)
+                discrete = isinstance(env.action_space, gym.spaces.Discrete)
+                if mask is None or int(mask.sum()) >= 2:
+                    key = int(a.reshape(())) if discrete else int(np.argmax(a))
+                    counts[key] = counts.get(key, 0) + 1
+                obs, r, term, trunc, info = env.step(int(a.reshape(())) if discrete else a)
+                ret += float(r)
+                done = term or trunc
+        finally:
+            env.close()
+        n = sum(counts.values())
+        top = max(counts, key=counts.get) if counts else None
+        out.append({"seed": int(seed), "episode_return": ret,
+                    "objective": float((info.get("episode_metrics") or {}).get("objective", float("nan"))),
+                    "decisions": n, "top_action": top,
+                    "max_action_share": counts[top] / n if n else 0.0})
+    return out
+
+
+def _callback_base():
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    return BaseCallback
+
+
+class BestModelCallback(_callback_base()):
+    """Evaluate at the start, every ``eval_freq`` env steps (at rollout ends) and at the end; keep the best weights.
+
+    ``history`` holds one row per evaluation: ``timesteps`` (env steps collected), ``updates`` (gradient steps
+    taken: an evaluation at a rollout's end precedes that rollout's update, so the final one shares its
+    ``timesteps`` with the last rollout's), ``mean_return``, ``std_return``, ``mean_objective``,
+    ``max_action_share`` (the largest over the episodes), ``top_action``, ``wall_s``. ``best`` is the row of the
+    best mean return (the earliest on ties).
+    """
+
+    def __init__(self, env_id: str, env_config: dict | None, seeds, eval_freq: int, progress=None) -> None:
+        super().__init__()
+        self.env_id, self.env_config = env_id, env_config
+        self.seeds = [int(s) for s in seeds]
+        self.eval_freq = int(eval_freq)
+        self.history: list[dict] = []
+        self.best: dict | None = None
+        self._best_state = None
+        self._last_eval = -1
+        self._last_updates = -1
+        self._progress = progress
+        self.eval_s = 0.0
+
+    def evaluate_now(self) -> dict:
+        """Evaluate the current policy, record it, and keep its weights when it is the best so far."""
+        t = time.perf_counter()
+        recs = evaluate_model(self.model, self.env_id, self.seeds, self.env_config)
+        rets = np.array([r["episode_return"] for r in recs])
+        worst = max(recs, key=lambda r: r["max_action_share"])
+        row = {"timesteps": int(self.model.num_timesteps), "updates": self._updates(), "mean_return": float(rets.mean()),
+               "std_return": float(rets.std()),
+               "mean_objective": float(np.mean([r["objective"] for r in recs])),
+               "max_action_share": float(worst["max_action_share"]), "top_action": worst["top_action"],
+               "wall_s": time.perf_counter() - t}
+        self.eval_s += row["wall_s"]
+        self.history.append(row)
+        self._last_eval = row["timesteps"]
+        self._last_updates = self._updates()
+        if self.best is None or row["mean_return"] > self.best["mean_return"]:
+            self.best = row
+            self._best_state = copy.deepcopy(self.model.policy.state_dict())
+        if self._progress is not None:
+            self._progress(f"evaluation at {row['timesteps']} steps: mean return {row['mean_return']:.4g} "
+                           f"(best {self.best['mean_return']:.4g} at {self.best['timesteps']}), "
+                           f"top action share {row['max_action_share']:.2f}")
+        return row
+
+    def _updates(self) -> int:
+        return int(getattr(self.model, "_n_updates", 0))
+
+    def _on_training_start(self) -> None:
+        self.evaluate_now()
+
+    def _on_rollout_end(self) -> None:
+        # SB3 updates the weights after this callback: the policy evaluated here is the one that collected the rollout
+        if self.eval_freq > 0 and self.model.num_timesteps - self._last_eval >= self.eval_freq:
+            self.evaluate_now()
+
+    def _on_training_end(self) -> None:
+        if self._updates() != self._last_updates:  # the weights after the last update (the ones saved)
+            self.evaluate_now()
+
+    def _on_step(self) -> bool:
+        return True
+
+    def restore_best(self) -> bool:
+        """Load the best evaluated weights into the model when they beat the final ones; whether it did."""
+        final = self.history[-1] if self.history else None
+        if self.best is None or final is None or self.best is final:
+            return False
+        if self.best["mean_return"] <= final["mean_return"]:
+            return False
+        self.model.policy.load_state_dict(self._best_state)
+        return True
+
+
+def collapse_warnings(history: list[dict], collapse_share: float = COLLAPSE_SHARE,
+                      warm_start: bool = False) -> list[str]:
+    """The warnings of an evaluation history (see the module docstring); empty when training looks healthy.
+
+    ``warm_start``: the first row is a behaviour-cloned policy, whose concentration on one action is the teacher's.
+    """
+    out: list[str] = []
+    if not history:
+        return out
+    start = history[0]
+    start_share = start["max_action_share"] if warm_start else 0.0
+    collapsed = [h for h in history[1:] if h["max_action_share"] > collapse_share and start_share <= collapse_share]
+    if collapsed:
+        h = max(collapsed, key=lambda r: r["max_action_share"])
+        out.append(f"argmax collapse: at {h['timesteps']} steps action {h['top_action']} took "
+                   f"{h['max_action_share']:.0%} of an evaluation episode's decisions (limit {collapse_share:.0%}; "
+                   f"the starting policy: {start['max_action_share']:.0%}) in {len(collapsed)} of "
+                   f"{len(history) - 1} evaluations")
+    tol = 1e-9 * max(abs(start["mean_return"]), 1.0)
+    worse = [h for h in history[1:] if h["mean_return"] < start["mean_return"] - tol]
+    if worse:
+        h = min(worse, key=lambda r: r["mean_return"])
+        out.append(f"evaluation fell below the starting policy: mean return {h['mean_return']:.4g} at "
+                   f"{h['timesteps']} steps against {start['mean_return']:.4g} at the start, in {len(worse)} of "
+                   f"{len(history) - 1} evaluations")
+    return out
