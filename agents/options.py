@@ -79,7 +79,7 @@ class _SeedFlag(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         setattr(namespace, self.dest, values)
         given = tuple(getattr(namespace, "seed_flags_given", None) or ())
-        setattr(namespace, "seed_flags_given", given + (option_string or self.option_strings[0],))
+        namespace.seed_flags_given = given + (option_string or self.option_strings[0],)
 
 
 def add_seed_flags(p, *, seed: int = 0, episodes: int = 1, what: str = "episode") -> None:

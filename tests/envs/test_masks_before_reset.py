@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
-import edgegym
 import gymnasium as gym
 import numpy as np
 import pytest
+
+import edgegym
 
 #: every registered tiny id (each family has at least one; v0 and v1)
 TINY_IDS = [i for i in edgegym.registered_ids() if "-tiny-" in i]

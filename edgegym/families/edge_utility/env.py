@@ -43,6 +43,7 @@ from .disciplines import O4AParams
 from .instance import DEVICE_TYPES, build_utility_jobs, bursty_release_times, rescale_release_times
 from .presets import (
     DEFAULT_PRESET,
+    MAX_NUM_JOBS,
     UtilityPreset,
     WorkloadConfig,
     load_utility_preset,
@@ -55,7 +56,14 @@ from .utility_fn import FAMILY_CODES
 __all__ = ["EdgeUtilityEnv", "UtilityView", "observation_features"]
 
 _G_POINTS = np.geomspace(0.01, 10.0, 16)
-_INF = float("inf")
+#: upper bound of log1p(x) for any finite x >= 0 (a float64 is at most ~1.8e308): the declared high of the features
+#: that are log1p of a time in seconds or of a utility, which no preset bounds below it (``workload`` accepts any
+#: positive times and utilities); on the shipped presets they stay far below (docs/families/edge_utility.md)
+_LOG_MAX = math.log(np.finfo(np.float64).max)
+#: log1p of the queue length: a server holds at most every job of the episode (``workload.num_jobs`` <= 1e6)
+_LOG_QUEUE_MAX = math.log1p(MAX_NUM_JOBS)
+#: log1p(releases / span) of the release-rate feature: 50 releases over the smallest positive float64 span
+_LOG_RATE_MAX = math.log(51.0) - math.log(np.finfo(np.float64).smallest_subnormal)
 #: the released job's features: utility family one-hot, g(t)/g_max at 16 response times, scale, position
 _JOB_FEATURE_LIST = (
     ("family.linear", "1 if the utility is linear (one-hot of the utility family)", 0.0, 1.0),
@@ -64,30 +72,38 @@ _JOB_FEATURE_LIST = (
     ("family.other", "1 if the utility is constant or a step function", 0.0, 1.0),
     *((f"utility_at[{t:.3g}s]", f"g_j({t:.3g} s) / g_max: the utility left after a {t:.3g} s response time",
        0.0, 1.0) for t in _G_POINTS),
-    ("log_g_max", "log1p(g_max) / 5: the largest utility the job can give", 0.0, _INF),
+    ("log_g_max", "log1p(g_max) / 5: the largest utility the job can give", 0.0, _LOG_MAX / 5),
     ("remaining", "(number of jobs − index of this job) / number of jobs (v1, obs_relative: 0)", 0.0, 1.0),
 )
 #: per row (edge server s = 0..S_max−1, then the cloud); response times in seconds
 _ROW_FEATURE_LIST = (
-    ("log_proc", "log1p(estimated processing time on the server, s)", 0.0, _INF),
-    ("log_up", "log1p(estimated upload delay Δ̂↑, s)", 0.0, _INF),
-    ("log_down", "log1p(estimated download delay Δ̂↓, s)", 0.0, _INF),
-    ("log_lb", "log1p(no-queue response time Δ̂↑ + p̂/s + Δ̂↓, s)", 0.0, _INF),
+    ("log_proc", "log1p(estimated processing time on the server, s)", 0.0, _LOG_MAX),
+    ("log_up", "log1p(estimated upload delay Δ̂↑, s)", 0.0, _LOG_MAX),
+    ("log_down", "log1p(estimated download delay Δ̂↓, s)", 0.0, _LOG_MAX),
+    ("log_lb", "log1p(no-queue response time Δ̂↑ + p̂/s + Δ̂↓, s)", 0.0, _LOG_MAX),
     ("log_est", "log1p(estimated response time with the queue, s) (v1: minus the best row's; 0 if "
-     "env.obs_estimates is off)", 0.0, _INF),
+     "env.obs_estimates is off)", 0.0, _LOG_MAX),
     ("utility_lb", "g_j(no-queue response time) / g_max", 0.0, 1.0),
     ("utility_est", "g_j(estimated response time) / g_max (0 if env.obs_estimates is off)", 0.0, 1.0),
-    ("queue", "log1p(jobs queued on the server) (v1: queue / (1 + longest queue))", 0.0, _INF),
+    ("queue", "log1p(jobs queued on the server) (v1: queue / (1 + longest queue))", 0.0, _LOG_QUEUE_MAX),
     ("present", "1 for a real server (or the cloud), 0 for a padded row", 0.0, 1.0),
 )
 _GLOBAL_FEATURE_LIST = (
-    ("log_time", "log1p(release time of the job, s) / 10 (v1: 0)", 0.0, _INF),
+    ("log_time", "log1p(release time of the job, s) / 10 (v1: 0)", 0.0, _LOG_MAX / 10),
     ("progress", "index of this job / number of jobs (v1: 0)", 0.0, 1.0),
-    ("log_rate", "log1p(jobs per second over the last 50 releases) / 5", 0.0, _INF),
+    ("log_rate", "log1p(jobs per second over the last 50 releases) / 5", 0.0, _LOG_RATE_MAX / 5),
 )
 _JOB_FEATURES = len(_JOB_FEATURE_LIST)
 _ROW_FEATURES = len(_ROW_FEATURE_LIST)
 _GLOBAL_FEATURES = len(_GLOBAL_FEATURE_LIST)
+
+
+def _log_rate(n: int, span: float) -> float:
+    """log1p(n / span) (0 for an empty span), finite even when ``n / span`` overflows a float64."""
+    if not span > 0:
+        return 0.0
+    rate = n / float(span)  # a Python float: inf on overflow, no warning
+    return math.log1p(rate) if math.isfinite(rate) else math.log(n) - math.log(span)
 
 
 def _feature_list(max_edge_servers: int) -> list[tuple[str, str, float, float]]:
@@ -220,6 +236,9 @@ class EdgeUtilityEnv(gym.Env):
         self.server_type = np.repeat(
             [DEVICE_TYPES.index(t) for t in p.servers.edge_types], p.servers.edge_counts
         ).astype(np.int64)
+        if instance is not None and instance.num_jobs > MAX_NUM_JOBS:
+            raise ValueError(f"instance has {instance.num_jobs} jobs, more than workload.num_jobs allows "
+                             f"({MAX_NUM_JOBS}; the queue feature's declared bound assumes it)")
         if instance is not None and instance.num_servers != S + int(self.has_cloud):
             raise ValueError(f"instance has {instance.num_servers} server columns, the preset has {S} edge "
                              f"servers{' + the cloud' if self.has_cloud else ''}")
@@ -230,8 +249,10 @@ class EdgeUtilityEnv(gym.Env):
         self.action_space = spaces.Discrete(self.N + int(self.allow_reject))
         #: the named observation features, one per index (``observation_features(preset)``)
         self.features = _feature_list(self.max_edge_servers)
-        dim = len(self.features)
-        self.observation_space = spaces.Box(0.0, np.inf, shape=(dim,), dtype=np.float32)
+        # the declared bounds are the features' (finite: a log1p of a finite float64 is below _LOG_MAX)
+        self.observation_space = spaces.Box(np.array([f[2] for f in self.features], dtype=np.float32),
+                                            np.array([f[3] for f in self.features], dtype=np.float32),
+                                            dtype=np.float32)
         self.sim: UtilitySimulator | None = None
         self.jobs: UtilityJobs | None = None
         self._k = 0
@@ -562,7 +583,7 @@ class EdgeUtilityEnv(gym.Env):
             gl[1] = i / jobs.num_jobs
         lo = max(0, i - 50)
         span = r - float(jobs.release_s[lo])
-        gl[2] = math.log1p((i - lo) / span) / 5 if span > 0 else 0.0
+        gl[2] = _log_rate(i - lo, span) / 5
         return obs.astype(np.float32)
 
     def episode_metrics(self) -> dict:
