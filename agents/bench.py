@@ -87,12 +87,17 @@ def episode_series(env) -> dict:
 
 
 def _save_gantt(env, path, rec) -> str | None:
-    """Write the Gantt chart of a finished episode; the reason as a string when the env cannot draw one."""
+    """Write the Gantt chart of a finished episode; the reason as a string when the env cannot draw one (too
+    many lanes). A chart that fails the figure check (:class:`edgegym.core.figures.FigureCheckError`) is a
+    bug and raises."""
+    from edgegym.core.figures import FigureCheckError
     from edgegym.families import save_gantt_png
 
     title = f"{rec['env']} | {rec['policy']} | seed {rec['seed']} | objective {rec['objective']:.4g}"
     try:
         save_gantt_png(env, path, title=title, max_lanes=_GANTT_MAX_LANES)
+    except FigureCheckError:
+        raise
     except (ValueError, NotImplementedError) as e:
         return str(e)
     return None
@@ -109,11 +114,14 @@ def run_cell(cell: Cell) -> dict:
     from .runner import run_episode
 
     series: dict = {}
+    gantt_note: list[str] = []
 
     def on_end(env, rec):
         series.update(episode_series(env))
         if cell.gantt:
-            _save_gantt(env, cell.gantt, rec)
+            why = _save_gantt(env, cell.gantt, rec)
+            if why is not None:
+                gantt_note.append(why)
 
     try:
         rec = run_episode(cell.env, cell.policy, cell.seed, cell.env_config or None, on_end=on_end,
@@ -128,7 +136,10 @@ def run_cell(cell: Cell) -> dict:
             out["traceback"] = traceback.format_exc()
         return out
     rec["window"] = cell.window
-    return {"cell": asdict(cell), "record": rec, "series": series}
+    out = {"cell": asdict(cell), "record": rec, "series": series}
+    if gantt_note:
+        out["gantt_skipped"] = gantt_note[0]
+    return out
 
 
 def _family(env_id: str) -> str:
@@ -386,43 +397,76 @@ def _time_unit(env: str) -> str:
     """The env family's time unit in words (``Family.extra["time_unit"]``), e.g. ``hours`` or ``seconds``."""
     from edgegym.families import family
 
-    u = str(family(_family(env)).extra.get("time_unit", ""))
-    for word, name in (("hour", "hours"), ("second", "seconds"), ("minute", "minutes")):
+    extra = family(_family(env)).extra
+    u = str(extra.get("time_unit", extra.get("time unit", "")))
+    for word, name in (("hour", "hours"), ("second", "seconds"), ("minute", "minutes"), ("slot", "slots")):
         if word in u:
             return name
     return u or "time units"
 
 
-def _unit(metric: str, time_unit: str) -> str:
-    """The y-axis label of a metric column (generic: from its name)."""
+def _unit(metric: str, time_unit: str, objective: str = "") -> str:
+    """The y-axis label of a metric column, with its unit in parentheses (generic: from the words of its name;
+    for the objective and the bounds on it, from the family's objective in words)."""
     m = metric.lower()
+    words = set(m.split("_"))
     if m == "ratio":
-        return "ratio to the baseline (1 = baseline)"
-    if m == "wall_s" or m.endswith("_s") or m.endswith("_seconds"):
-        return "seconds (wall clock)" if m == "wall_s" else "seconds"
+        return "objective / baseline's (ratio; 1 = baseline)"
+    if m == "wall_s":
+        return "wall-clock time (s)"
     if m.endswith("per_s"):
-        return "per second"
-    if m.endswith("_slots") or any(k in m for k in ("jct", "makespan", "response_time", "jrt", "delay", "time")):
-        return time_unit
-    if any(k in m for k in ("fraction", "utilisation", "utilization", "rate", "share", "ratio")):
+        return "decisions per second (1/s)" if "decision" in m or "decisions" in words else "rate (1/s)"
+    if words & {"objective", "bound", "offset"}:
+        o = objective.lower()
+        if "utility" in o:
+            return "utility [-]"
+        if "cost" in o:
+            return "cost (cost units)"
+        if "weighted" in o:
+            return f"weighted time (weight × {time_unit})"
+        if "time" in o:
+            return f"time ({time_unit})"
+        return "objective [-]"
+    if words & {"fraction", "frac", "share", "utilisation", "utilization"}:
         return "share (0–1)"
-    if "utility" in m:
-        return "utility"
-    return "count"
+    if words & {"ratio", "rate", "load"}:
+        return "ratio [-]"
+    if "cost" in words:
+        return "cost (cost units)"
+    if "utility" in words:
+        return "utility [-]"
+    if "weighted" in words:
+        return f"weighted time (weight × {time_unit})"
+    if m.endswith("_s") or m.endswith("_seconds"):
+        return "time (s)"
+    if "worker" in words and "slots" in words:
+        return "worker-slots (count)"
+    if words & {"slots", "jct", "makespan", "jrt", "delay", "time", "latency"}:
+        return f"time ({time_unit})"
+    return "number (count)"
 
 
 def _scale(ax, values, unit: str = "") -> str:
     """Log scale (symlog when a value is 0) when the positive values span more than 20× (never for shares in
-    [0, 1]); returns a note for the axis label."""
+    [0, 1]); returns ``"log"``, ``"symlog"`` or ``""`` (see :func:`_with_scale`)."""
     v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
     pos = v[v > 0]
     if unit.startswith("share") or pos.size < 2 or np.any(v < 0) or pos.max() / pos.min() <= 20:
         return ""
     if np.any(v == 0):
         ax.set_yscale("symlog", linthresh=float(pos.min()))
-        return " (symlog)"
+        return "symlog"
     ax.set_yscale("log")
-    return " (log)"
+    return "log"
+
+
+def _with_scale(label: str, scale: str) -> str:
+    """``"time (s)"`` + ``"log"`` -> ``"time (s; log axis)"`` (the unit stays, the scale is a note beside it)."""
+    if not scale:
+        return label
+    if label.endswith(")"):
+        return f"{label[:-1]}; {scale} axis)"
+    return f"{label} ({scale} axis)"
 
 
 def _dot_panels(fig, panels, g, pols, time_unit, ncol, objective: str = ""):
@@ -438,16 +482,14 @@ def _dot_panels(fig, panels, g, pols, time_unit, ncol, objective: str = ""):
                         color=f"C{k % 10}", capsize=3, markersize=6)
         if c == "ratio":
             ax.axhline(1.0, color="grey", linestyle=":", linewidth=0.8)
-        if c == "objective":  # its unit is the family's: a utility, or a sum of times
-            unit = "utility" if "utility" in objective else time_unit if "time" in objective else ""
-        else:
-            unit = _unit(c, time_unit)
-        note = _scale(ax, np.concatenate([m, m + np.nan_to_num(sd), m - np.nan_to_num(sd)]), unit)
+        unit = _unit(c, time_unit, objective)  # the objective's unit is the family's (utility, cost, time)
+        scale = _scale(ax, np.concatenate([m, m + np.nan_to_num(sd), m - np.nan_to_num(sd)]), unit)
         ax.set_xticks(x)
         ax.set_xticklabels([_short(p) for p in pols], rotation=40, ha="right", fontsize=7)
         ax.set_xlim(-0.6, len(pols) - 0.4)
+        ax.set_xlabel("policy", fontsize=7)
         ax.set_title(title, fontsize=9)
-        ax.set_ylabel(unit + note, fontsize=7)
+        ax.set_ylabel(_with_scale(unit, scale), fontsize=7)
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(axis="y", linewidth=0.3, alpha=0.6)
     return nrow
@@ -530,7 +572,7 @@ def plot_results(df, summary, series: dict, out: Path) -> list[Path]:
                 ax.set_xscale("log")
                 scale = "log"
             ax.set_xlabel(f"per-job completion / response time ({tu}, {scale} axis)")
-            ax.set_ylabel("fraction of jobs done within x")
+            ax.set_ylabel("fraction of jobs done within x (share)")
             ax.set_ylim(0, 1.02)
             ax.grid(linewidth=0.3, alpha=0.6)
             ax.legend(fontsize=7, loc="lower right")
@@ -562,11 +604,13 @@ def plot_results(df, summary, series: dict, out: Path) -> list[Path]:
 
 
 def _save(fig, path: Path, layout: bool = True) -> Path:
-    """Lay out (unless already done) and write a figure; return its path."""
+    """Lay out (unless already done), check (:func:`edgegym.core.figures.save_figure`: axis labels with units,
+    a legend where there is more than one series) and write a figure; return its path."""
+    from edgegym.core.figures import save_figure
+
     if layout:
         fig.tight_layout()
-    fig.savefig(path)
-    return path
+    return save_figure(fig, path)
 
 
 def _short(policy: str) -> str:
@@ -594,7 +638,8 @@ def run_bench(
     plots: bool = True,
 ) -> dict:
     """Run ``cells``, write ``results.csv``, ``summary.csv``, ``summary.md``, ``series.json`` and the plots
-    under ``out``; return ``{"results", "summary", "failed", "paths", "wall_s"}``."""
+    under ``out``; return ``{"results", "summary", "failed", "paths", "wall_s", "gantt_skipped"}`` (the last: the
+    ``(cell, reason)`` of every wanted Gantt chart that was not drawn, e.g. too many lanes)."""
     import pandas as pd
 
     from edgegym.envs import env_info
@@ -621,8 +666,10 @@ def run_bench(
         rows.append(rec)
         series.setdefault((rec["env"], r["cell"]["window"], rec["policy"]), []).append(r["series"])
     paths: dict = {}
+    skipped = [(r["cell"], r["gantt_skipped"]) for r in ok if "gantt_skipped" in r]
     if not rows:
-        return {"results": None, "summary": None, "failed": failed, "paths": paths, "wall_s": wall}
+        return {"results": None, "summary": None, "failed": failed, "paths": paths, "wall_s": wall,
+                "gantt_skipped": skipped}
     df = pd.DataFrame(rows)
     front = [c for c in (*KEY_COLUMNS, "objective") if c in df.columns]
     back = [c for c in (*RUN_COLUMNS,) if c in df.columns]
@@ -643,7 +690,8 @@ def run_bench(
     )
     if plots:
         paths["plots"] = plot_results(df, summary, series, out)
-    return {"results": df, "summary": summary, "failed": failed, "paths": paths, "wall_s": wall}
+    return {"results": df, "summary": summary, "failed": failed, "paths": paths, "wall_s": wall,
+            "gantt_skipped": skipped}
 
 
 def _check_metrics(df, metrics, csv) -> None:
@@ -748,6 +796,8 @@ def _cmd_bench(args) -> int:
         ray_address=args.ray_address,
         plots=not args.no_plots,
     )
+    for c, why in res.get("gantt_skipped", ()):
+        print(f"edgegym bench: no Gantt chart for {c['env']} | {c['policy']}: {why}", file=sys.stderr)
     for f in res["failed"]:
         c = f["cell"]
         print(f"edgegym bench: failed {c['env']} | {c['policy']} | seed {c['seed']}: {f['error']}", file=sys.stderr)

@@ -65,6 +65,29 @@ def test_family_interface(fam: Family):
     env.close()
 
 
+@pytest.mark.parametrize("fam", FAMILIES, ids=FAMILY_IDS)
+def test_family_rendering_role(fam: Family):
+    """Every family's ``rendering.py`` provides the same functions with the same parameters (the CLI's
+    ``render`` and ``bench --gantt`` call them through :func:`edgegym.families.save_gantt_png`), and imports
+    matplotlib only inside them."""
+    import inspect
+
+    from edgegym.families import RENDERING_FUNCTIONS, family_module
+
+    mod = family_module(fam, "rendering")
+    missing = [f for f in RENDERING_FUNCTIONS if not callable(getattr(mod, f, None))]
+    assert not missing, f"edgegym/families/{fam.key}/rendering.py lacks {missing}"
+    assert set(RENDERING_FUNCTIONS) <= set(mod.__all__)
+    assert list(inspect.signature(mod.gantt_figure).parameters) == ["env", "title", "max_lanes"]
+    assert list(inspect.signature(mod.save_gantt_png).parameters) == ["env", "path", "title", "max_lanes"]
+    assert list(inspect.signature(mod.render_gantt).parameters) == ["env"]
+    assert list(inspect.signature(mod.gantt_data).parameters) == ["env"]
+    tree = ast.parse((ROOT / "edgegym" / "families" / fam.key / "rendering.py").read_text())
+    top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    names = [a.name for n in top for a in n.names] + [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
+    assert not any(n.startswith("matplotlib") for n in names), "rendering.py must import matplotlib lazily"
+
+
 def _modules(folder: str, pkg: str) -> dict[str, Path]:
     """The modules under the repository folder ``folder``, named as installed (the package ``pkg``)."""
     out = {}

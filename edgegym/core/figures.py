@@ -25,13 +25,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["SCALE_WORDS", "UNITLESS_MARKERS", "check_figure", "has_unit", "save_figure"]
+__all__ = ["SCALE_WORDS", "UNITLESS_MARKERS", "FigureCheckError", "check_figure", "figure_rgb", "has_unit",
+           "save_figure"]
 
 #: words that describe an axis scale, not a unit: a bracket holding only these is not a unit
 SCALE_WORDS = frozenset({"log", "symlog", "linear", "logit", "axis", "scale", "log-scale", "log scale", ",", ";"})
 
 #: the declared markers of a dimensionless axis (any bracketed unit is accepted; these are the documented ones)
 UNITLESS_MARKERS = ("(count)", "(ratio)", "(share)", "(fraction)", "(index)", "[-]", "(-)", "(%)")
+
+
+
+class FigureCheckError(ValueError):
+    """A figure fails :func:`check_figure` (a bug in the code that drew it, not a user error)."""
+
 
 _BRACKETS = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
 _NUMBER = re.compile(r"^[\s\u2212+-]*[\d.,]+(e[+-]?\d+)?\s*$|^\s*$", re.IGNORECASE)
@@ -94,8 +101,9 @@ def _label(ax, which: str) -> str:
 
 
 def check_figure(fig) -> None:
-    """Raise ``ValueError`` naming every axes (by index and title) that lacks an x/y label, a unit in a label
-    of a numeric axis, or a legend although it draws more than one labelled series (see the module docstring).
+    """Raise :class:`FigureCheckError` (a ``ValueError``) naming every axes (by index and title) that lacks an
+    x/y label, a unit in a label of a numeric axis, or a legend although it draws more than one labelled series
+    (see the module docstring).
 
     Args:
         fig: a matplotlib ``Figure`` (from ``matplotlib.figure.Figure`` or ``pyplot``).
@@ -119,15 +127,28 @@ def check_figure(fig) -> None:
         if len(labels) > 1 and ax.get_legend() is None and not fig_legend:
             problems.append(f"{name}: {len(labels)} labelled series but no legend")
     if problems:
-        raise ValueError("figure check failed: " + "; ".join(problems))
+        raise FigureCheckError("figure check failed: " + "; ".join(problems))
 
 
 def save_figure(fig, path, **savefig_kwargs) -> Path:
     """Check ``fig`` with :func:`check_figure`, then write it to ``path`` (format from the suffix); return the path.
 
-    Nothing is written when the check fails.
+    Nothing is written when the check fails (:class:`FigureCheckError`).
     """
     check_figure(fig)
     path = Path(path)
     fig.savefig(path, **savefig_kwargs)
     return path
+
+
+def figure_rgb(fig, check: bool = True):
+    """Draw ``fig`` (checked first unless ``check=False``) and return its pixels as an ``(H, W, 3)`` uint8 array
+    (what an env's ``render()`` returns for ``render_mode="rgb_array"``)."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if check:
+        check_figure(fig)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return np.ascontiguousarray(np.asarray(canvas.buffer_rgba())[:, :, :3])

@@ -10,7 +10,17 @@ from importlib import import_module
 
 from ..core.family import Family
 
-__all__ = ["FAMILY_MODULES", "families", "family", "family_of", "family_module", "gantt_figure", "save_gantt_png"]
+__all__ = [
+    "FAMILY_MODULES",
+    "RENDERING_FUNCTIONS",
+    "families",
+    "family",
+    "family_of",
+    "family_module",
+    "gantt_figure",
+    "render_gantt",
+    "save_gantt_png",
+]
 
 #: one line per family: the package whose ``FAMILY`` attribute registers it
 FAMILY_MODULES: tuple[str, ...] = (
@@ -19,6 +29,12 @@ FAMILY_MODULES: tuple[str, ...] = (
     "edgegym.families.wireless_udl",
     "edgegym.families.hetero_ml",
 )
+
+#: what every family's ``rendering.py`` provides (same names, same signatures; tests/test_layout.py checks it):
+#: ``gantt_data(env) -> dict`` (numbers only), ``gantt_figure(env, title=None, max_lanes=400) -> Figure``,
+#: ``render_gantt(env) -> (H, W, 3) uint8`` (``env.render()``), ``save_gantt_png(env, path, title=None,
+#: max_lanes=400) -> Path`` (through :func:`edgegym.core.figures.save_figure`)
+RENDERING_FUNCTIONS: tuple[str, ...] = ("gantt_data", "gantt_figure", "render_gantt", "save_gantt_png")
 
 _cache: dict[str, Family] = {}
 
@@ -57,6 +73,13 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     return family_module(family_of(env), "rendering").gantt_figure(env, title=title, max_lanes=max_lanes)
 
 
-def save_gantt_png(env, path, title: str | None = None, max_lanes: int = 400) -> None:
-    """Write the family's Gantt chart of ``env`` to ``path`` (PNG)."""
-    gantt_figure(env, title=title, max_lanes=max_lanes).savefig(path)
+def render_gantt(env):
+    """The family's Gantt chart of ``env`` as an ``(H, W, 3)`` uint8 RGB array."""
+    return family_module(family_of(env), "rendering").render_gantt(env)
+
+
+def save_gantt_png(env, path, title: str | None = None, max_lanes: int = 400):
+    """Write the family's Gantt chart of ``env`` to ``path`` (PNG), checked by
+    :func:`edgegym.core.figures.save_figure` (``FigureCheckError`` if it lacks labels, units or a legend);
+    return the path."""
+    return family_module(family_of(env), "rendering").save_gantt_png(env, path, title=title, max_lanes=max_lanes)

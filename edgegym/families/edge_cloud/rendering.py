@@ -120,8 +120,10 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     fig = Figure(figsize=(12, height), dpi=90)
     ax = fig.add_subplot(1, 1, 1)
     J = max(d["num_jobs"], 1)
-    # up to 60 jobs: 60 distinct qualitative colours (no repeats); more: a continuous map with a colour bar
-    palette = [matplotlib.colormaps[m](k) for m in ("tab20", "tab20b", "tab20c") for k in range(20)]
+    # up to 50 jobs: 50 distinct qualitative colours (no repeats; tab10 first, so that jobs 0 and 1 are not a
+    # dark and a light shade of one hue, which would read as executed vs planned); more: a colour map + colour bar
+    palette = [matplotlib.colormaps["tab10"](k) for k in range(10)]
+    palette += [matplotlib.colormaps[m](k) for m in ("tab20b", "tab20c") for k in range(20)]
     cmap = matplotlib.colormaps["turbo"]
     norm = matplotlib.colors.Normalize(vmin=-0.5, vmax=J - 0.5)
 
@@ -173,6 +175,7 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     if d["now"] > 0:
         ax.axvline(d["now"], color="red", linestyle="--", linewidth=0.9)
     ax.set_xlabel("time (hours; 1 slot = 1 hour)")
+    ax.set_ylabel("lane (edge worker, cloud)", fontsize=8)
     ax.set_xlim(left=0)
     handles = [
         Patch(facecolor="lightgrey", edgecolor="black", linewidth=0.3, label="executed work (solid)"),
@@ -194,7 +197,7 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     u = getattr(env, "unwrapped", env)
     name = getattr(getattr(u, "preset", None), "name", "env")
     ax.set_title(title or f"{name}: {J} jobs, t = {d['now']:.1f} h", fontsize=10)
-    fig.tight_layout(rect=(0, 0.75 / height, 1, 1))
+    fig.tight_layout(rect=(0, 0.55 / height, 1, 1))
     return fig
 
 
@@ -203,16 +206,13 @@ def render_gantt(env) -> np.ndarray:
 
     Returns an ``(H, W, 3)`` array (the env's ``render()`` for ``render_mode="rgb_array"``).
     """
-    fig = gantt_figure(env)
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from edgegym.core.figures import figure_rgb
 
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    rgba = np.asarray(canvas.buffer_rgba())
-    return np.ascontiguousarray(rgba[:, :, :3])
+    return figure_rgb(gantt_figure(env))
 
 
-def save_gantt_png(env, path, title: str | None = None) -> None:
-    """Write the Gantt chart of ``env`` to ``path`` as a PNG."""
-    fig = gantt_figure(env, title=title)
-    fig.savefig(path)
+def save_gantt_png(env, path, title: str | None = None, max_lanes: int = 400):
+    """Write the Gantt chart of ``env`` to ``path`` as a PNG (checked by :func:`edgegym.core.figures.save_figure`)."""
+    from edgegym.core.figures import save_figure
+
+    return save_figure(gantt_figure(env, title=title, max_lanes=max_lanes), path)

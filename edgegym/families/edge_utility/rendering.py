@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["gantt_data", "gantt_figure", "render_gantt"]
+__all__ = ["gantt_data", "gantt_figure", "render_gantt", "save_gantt_png"]
 
 _FAMILY_COLOURS = {0: "tab:blue", 1: "tab:red", 2: "tab:green", 3: "tab:grey"}
 _FAMILY_NAMES = {0: "linear", 1: "all-or-nothing", 2: "sigmoid", 3: "other"}
@@ -68,7 +68,9 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
                          label="bar: a job running (preemption splits a job's bar)"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=7,
               title="colour = utility family", title_fontsize=7)
-    ax.set_xlabel("time (seconds)")
+    ax.set_xlim(left=0)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("lane (server)")
     name = getattr(getattr(u, "preset", None), "name", "env")
     ax.set_title(title or f"EdgeUtility {name}: t = {d['now']:.2f} s (bar = a job running on a server)", fontsize=10)
     fig.tight_layout()
@@ -77,8 +79,13 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
 
 def render_gantt(env) -> np.ndarray:
     """The Gantt chart as an ``(H, W, 3)`` uint8 RGB array (``render()`` for ``render_mode="rgb_array"``)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from edgegym.core.figures import figure_rgb
 
-    canvas = FigureCanvasAgg(gantt_figure(env))
-    canvas.draw()
-    return np.ascontiguousarray(np.asarray(canvas.buffer_rgba())[:, :, :3])
+    return figure_rgb(gantt_figure(env))
+
+
+def save_gantt_png(env, path, title: str | None = None, max_lanes: int = 400):
+    """Write the Gantt chart of ``env`` to ``path`` as a PNG (checked by :func:`edgegym.core.figures.save_figure`)."""
+    from edgegym.core.figures import save_figure
+
+    return save_figure(gantt_figure(env, title=title, max_lanes=max_lanes), path)
