@@ -58,7 +58,8 @@ _GOOGLE = "https://storage.googleapis.com/clusterdata-2011-2"
 
 #: Upstream locations and digests, from ``shared/traces/*/SOURCE.md``. The Google 2011 *derived* tables
 #: (``google2011_jobs_window.csv.gz``, ``google2011_job_summary.csv.gz``) have no public origin of their
-#: own; only a raw part of the original trace is listed, and the bucket URL is Google's documented one.
+#: own; only a raw part of the original trace is listed, and the bucket URL is Google's documented one. The
+#: window table ships inside the package instead (``edgegym.workloads.SHIPPED_TRACES``).
 KNOWN_TRACES: dict[str, KnownTrace] = {
     "philly": KnownTrace(
         url=f"{_ADAPTDL}/simulator/traces/philly.csv",
