@@ -4,6 +4,7 @@ One command regenerates everything::
 
     python benchmarks/reproduce_000.py --update-docs   # full run into docs/results (5 seeds side by side)
     python benchmarks/reproduce_000.py --quick         # smaller sweep for a smoke test (~1 min)
+    python benchmarks/reproduce_000.py --update-docs --replot   # only redraw the figures from the tracked records
 
 Writes ``paper000.md`` and PNG plots under ``paper000/``, plus the raw per-episode records as
 ``paper000/episodes.csv``, into ``--out`` (default: a fresh folder ``runs/reproduce_000-<time>``; the tracked
@@ -95,25 +96,62 @@ def _pivot_md(g: pd.DataFrame, by: str, policies, d=3, label=None) -> str:
     return "\n".join(lines)
 
 
-def _plot_lines(g, by, policies, path, ylabel, logy=False):
+#: x-axis labels of the sweeps (with units: the checked figures need them)
+XLABELS = {
+    "J": "number of jobs J (count)",
+    "S": "number of edge servers S (count)",
+    "load": "offered edge load (ratio of edge capacity)",
+}
+_MARKERS = "osD^vP*X"
+
+
+def _plot_lines(g, by, policies, path, ylabel, logy=False, title=None):
+    """Mean ± std over seeds per policy vs ``by``; the legend beside the axes (never over the data); saved
+    through :func:`edgegym.core.figures.save_figure` (labels with units, a legend)."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for p in policies:
+    from edgegym.core.figures import save_figure
+
+    fig = Figure(figsize=(7.6, 4.2), dpi=110)
+    ax = fig.add_subplot(1, 1, 1)
+    for k, p in enumerate(policies):
         r = g[g.policy == p].sort_values(by)
-        ax.errorbar(r[by], r["mean"], yerr=r["std"].fillna(0), marker="o", capsize=3, label=p)
-    ax.set_xlabel(by)
-    ax.set_ylabel(ylabel)
+        ax.errorbar(r[by], r["mean"], yerr=r["std"].fillna(0), marker=_MARKERS[k % len(_MARKERS)], capsize=3,
+                    label=p, color=f"C{k % 10}")
+    ax.set_xticks(sorted(g[by].dropna().unique()))
+    ax.set_xlabel(XLABELS.get(by, by))
+    ax.set_ylabel(ylabel + (" (ratio; log axis)" if logy else " (ratio)"))
     if logy:
         ax.set_yscale("log")
+    if title:
+        ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="policy", title_fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
+
+
+def plot_figures(df: pd.DataFrame, cr: pd.DataFrame, util: dict, out_dir: Path) -> dict:
+    """Draw every figure of the report from the per-episode records ``df`` (``episodes.csv``), the competitive
+    ratio rows ``cr`` (``competitive_ratio.csv``) and the utilisation runs; return the J, S and load tables."""
+    gJ = rate_table(df[df.sweep == "J"], "J")
+    gS = rate_table(df[df.sweep == "S"], "S")
+    _plot_lines(gJ, "J", SWEEP_POLICIES, out_dir / "jct_rate_vs_J.png", "JCT rate: total JCT / SRTF's", logy=True,
+                title=f"JCT rate vs number of jobs (sim100, arrival span {SWEEP_HORIZON} slots)")
+    _plot_lines(gS, "S", SWEEP_POLICIES, out_dir / "jct_rate_vs_S.png", "JCT rate: total JCT / SRTF's", logy=True,
+                title=f"JCT rate vs number of edge servers (sim100, arrival span {SWEEP_HORIZON} slots)")
+    dl = df[df.sweep == "load"].copy()
+    ao = dl[dl.policy == "aonline"].set_index(["load", "seed"])["total_jct"]
+    dl["vs_aonline"] = [r.total_jct / ao.loc[(r.load, r.seed)] for _, r in dl.iterrows()]
+    gL = dl.groupby(["load", "policy"])["vs_aonline"].agg(["mean", "std"]).reset_index()
+    _plot_lines(gL, "load", POLICIES, out_dir / "load_sweep.png", "total JCT / A_online's", logy=True,
+                title="total JCT relative to A_online vs offered edge load (sim100)")
+    _plot_util(util, out_dir / "utilisation.png")
+    _plot_cr(cr, out_dir / "competitive_ratio.png")
+    return {"J": gJ, "S": gS, "load": gL}
 
 
 # ------------------------------------------------------------------------ competitive ratio (Figs 12-13)
@@ -193,10 +231,22 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "runs" / time.strftime("reproduce_000-%Y%m%d-%H%M%S"),
                     help="output folder (default: a fresh runs/reproduce_000-<time>)")
     ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/paper000.md")
+    ap.add_argument("--replot", action="store_true",
+                    help="only redraw the figures from the records of an earlier run under --out (episodes.csv, "
+                    "competitive_ratio.csv; the utilisation figure re-runs its 4 episodes); the report is kept")
     args = ap.parse_args()
     if args.update_docs:
         args.out = ROOT / "docs" / "results"
     out_dir = args.out / "paper000"
+    if args.replot:
+        need = [out_dir / "episodes.csv", out_dir / "competitive_ratio.csv"]
+        missing = [str(p.relative_to(args.out)) for p in need if not p.is_file()]
+        if missing:
+            ap.error(f"--replot needs the records of an earlier run under --out: missing {', '.join(missing)}")
+        t = time.perf_counter()
+        plot_figures(pd.read_csv(need[0]), pd.read_csv(need[1]), utilisation_runs(0, None, 10.0), out_dir)
+        print(f"[paper000] figures redrawn in {time.perf_counter() - t:.0f} s -> {out_dir.name}/*.png")
+        return
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = list(range(2 if args.quick else args.seeds))
     sw_seeds = seeds[:3]
@@ -232,17 +282,7 @@ def main() -> None:
     df = pd.DataFrame(sweep(grid, args.workers))
     df.to_csv(out_dir / "episodes.csv", index=False)
 
-    gJ = rate_table(df[df.sweep == "J"], "J")
-    gS = rate_table(df[df.sweep == "S"], "S")
-    _plot_lines(gJ, "J", sweep_pols, out_dir / "jct_rate_vs_J.png", "JCT rate (total JCT / SRTF)", logy=True)
-    _plot_lines(gS, "S", sweep_pols, out_dir / "jct_rate_vs_S.png", "JCT rate (total JCT / SRTF)", logy=True)
-    dl = df[df.sweep == "load"].copy()
-    ao = dl[dl.policy == "aonline"].set_index(["load", "seed"])["total_jct"]
-    dl["vs_aonline"] = [r.total_jct / ao.loc[(r.load, r.seed)] for _, r in dl.iterrows()]
-    gL = dl.groupby(["load", "policy"])["vs_aonline"].agg(["mean", "std"]).reset_index()
-    _plot_lines(gL, "load", POLICIES, out_dir / "load_sweep.png", "total JCT / A_online's", logy=True)
     util = utilisation_runs(0, None, 10.0)
-    _plot_util(util, out_dir / "utilisation.png")
 
     eps_list = [0.1, 0.2, 0.3, 0.4, 0.5]
     cr_J = [5, 10] if args.quick else [5, 10, 15, 20, 25]
@@ -251,7 +291,8 @@ def main() -> None:
         cr_rows = [r for rows in ex.map(cr_point, [(J, s, eps_list) for J in cr_J for s in sw_seeds]) for r in rows]
     cr = pd.DataFrame(cr_rows)
     cr.to_csv(out_dir / "competitive_ratio.csv", index=False)
-    _plot_cr(cr, out_dir / "competitive_ratio.png")
+    tables = plot_figures(df, cr, util, out_dir)
+    gJ, gS, gL = tables["J"], tables["S"], tables["load"]
 
     elapsed = time.perf_counter() - t_start
     write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_seeds)
@@ -262,42 +303,49 @@ def _plot_util(util, path):
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
+    from edgegym.core.figures import save_figure
+
+    fig = Figure(figsize=(7.6, 5), dpi=110)
+    ax1, ax2 = fig.subplots(2, 1, sharex=True)
     arr = util["arrivals"]
     ax1.hist(arr, bins=np.arange(0, arr.max() + 11, 10), color="grey")
-    ax1.set_ylabel("submissions / 10 slots")
-    for p in ["aonline", "aonline-e", "srtf", "tiresias-l"]:
+    ax1.set_ylabel("submissions (jobs per 10 slots)", fontsize=9)
+    ax1.set_title("sim100, seed 0: job submissions (top) and edge utilisation (bottom)", fontsize=10)
+    for k, p in enumerate(["aonline", "aonline-e", "srtf", "tiresias-l"]):
         starts, u, _ = util[p]
-        ax2.plot(starts, u, label=p)
-    ax2.set_ylabel("edge utilisation")
-    ax2.set_xlabel("slot")
-    ax2.legend(fontsize=8)
+        ax2.plot(starts, u, label=p, color=f"C{k}", linestyle=["-", "--", "-.", ":"][k])
+    ax2.set_ylabel("edge utilisation (share busy)", fontsize=9)
+    ax2.set_xlabel("time (slots; 1 slot = 1 hour)")
+    ax2.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="policy", title_fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _plot_cr(cr, path):
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    from edgegym.core.figures import save_figure
+
+    fig = Figure(figsize=(7.6, 4.2), dpi=110)
+    ax = fig.add_subplot(1, 1, 1)
     g = cr.groupby(["eps", "J"])["cr_zeta1"].mean().reset_index()
-    for eps in sorted(g.eps.unique()):
+    for k, eps in enumerate(sorted(g.eps.unique())):
         r = g[g.eps == eps]
-        ax.plot(r.J, r.cr_zeta1, marker="o", label=f"ε={eps}")
+        ax.plot(r.J, r.cr_zeta1, marker=_MARKERS[k % len(_MARKERS)], label=f"ε = {eps:g}", color=f"C{k % 10}")
     ax.axhline(1.7, color="k", ls="--", lw=0.8, label="paper: < 1.7")
-    ax.set_xlabel("J (jobs)")
-    ax.set_ylabel("total JCT / LP bound (ζ=1)")
-    ax.legend(fontsize=8)
+    ax.set_xticks(sorted(g.J.unique()))
+    ax.set_xlabel(XLABELS["J"])
+    ax.set_ylabel("total JCT / LP lower bound (ratio; ζ = 1)")
+    ax.set_title("actual competitive ratio of A_online (speed 1 + ε; mean over seeds)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="speed-up ε", title_fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _mark(ok: bool | None) -> str:
