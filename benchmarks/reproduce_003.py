@@ -280,7 +280,8 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
         w("|---" * (len(cols) + 2) + "|")
         for L, row in g.iterrows():
             w(f"| {L:g} | " + " | ".join(f"{row[c]:.2f}" for c in cols) + f" | {row.max() / row['random']:.3f} |")
-        _plot(g[cols], "utilisation (workload.load)", "avg utility per job", fig_dir / "load_sweep_testbed.png")
+        _plot(g[cols], "utilisation (ratio; workload.load)", "average utility per job [-]",
+              fig_dir / "load_sweep_testbed.png", title="testbed: average utility per job vs utilisation")
         w("\n![load sweep](paper003/load_sweep_testbed.png)\n")
     if not sl.empty:
         w("## The paper's 20-200 jobs/s sweep as utilisation 0.2-2.0 (`sim300`, no cloud, seed 0)\n")
@@ -289,7 +290,8 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
         w("|---" * (len(cols) + 1) + "|")
         for L, row in sl.iterrows():
             w(f"| {L:g} (≙ {100 * L:g}) | " + " | ".join(f"{row[c]:.2f}" for c in cols) + " |")
-        _plot(sl[cols], "utilisation (≙ paper's rate / 100)", "avg utility per job", fig_dir / "sim300_load.png")
+        _plot(sl[cols], "utilisation (ratio; ≙ the paper's jobs/s / 100)", "average utility per job [-]",
+              fig_dir / "sim300_load.png", title="sim300 (no cloud, seed 0): average utility per job vs utilisation")
         w("\n![sim300 load](paper003/sim300_load.png)\n")
         w("Read literally, 20-200 jobs/s on 300 Table I devices (≈ 3340 jobs/s of capacity) is a utilisation of "
           "0.006-0.06: every policy sits at the Upper Bound. Episodes of 1000 jobs (3 per server) are short at "
@@ -297,22 +299,31 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
     out_md.write_text("\n".join(lines) + "\n")
 
 
-def _plot(g: pd.DataFrame, xlabel: str, ylabel: str, path: Path) -> None:
+def _plot(g: pd.DataFrame, xlabel: str, ylabel: str, path: Path, title: str | None = None) -> None:
+    """One line per policy (column of ``g``) vs its index: distinct markers and line styles, thicker lines first
+    (a policy whose line equals another's stays visible), the legend beside the axes; saved through
+    :func:`edgegym.core.figures.save_figure` (labels with units, a legend)."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for c in g.columns:
-        ax.plot(g.index, g[c], marker="o", label=c)
+    from edgegym.core.figures import save_figure
+
+    fig = Figure(figsize=(7.6, 4.2), dpi=110)
+    ax = fig.add_subplot(1, 1, 1)
+    for k, c in enumerate(g.columns):
+        ax.plot(g.index, g[c], marker="osD^vP*X"[k % 8], label=c, color=f"C{k % 10}",
+                linestyle=["-", "--", "-.", ":"][k % 4], linewidth=max(3.0 - 0.4 * k, 1.0), markersize=6)
+    ax.set_xticks(list(g.index))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="policy", title_fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv=None) -> int:
