@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from edgegym.agents.runner import run_episode
 
-import edgegym  # noqa: F401  (registers the envs)
+import edgegym  # (registers the envs)
 from edgegym.families.edge_utility.env import EdgeUtilityEnv
 from edgegym.families.edge_utility.presets import (
     capacity_jobs_per_s,
@@ -61,6 +61,21 @@ def test_shipped_window_is_package_data():
     assert path.is_file() and path.stat().st_size <= 1_000_000  # 275,603 B
     if SHARED is not None:
         assert path.read_bytes() == (SHARED / WINDOW).read_bytes()
+
+
+def test_shipped_window_is_listed_as_package_data():
+    """A wheel holds only what ``[tool.setuptools.package-data]`` lists: the window table must match it."""
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if not pyproject.is_file():
+        pytest.skip("not a source checkout")
+    data = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"]["edgegym"]
+    package = Path(edgegym.__file__).parent
+    listed = {p for pattern in data for p in package.glob(pattern)}
+    assert SHIPPED_TRACE_DIR / WINDOW in listed
+    assert "pooch" in " ".join(tomllib.loads(pyproject.read_text())["project"]["dependencies"])
 
 
 def test_every_default_preset_needs_only_the_shipped_table():
