@@ -1,30 +1,34 @@
-"""Baselines of paper 001 (WirelessUDL): FIFO, DRF, OASiS as spec 001 §5.3 defines them, a greedy
-minimum-estimated-cost rule, the all-in-one-site rule and ``random``.
+"""Baselines of WirelessUDL: the paper's FIFO, DRF and OASiS (as this package reads them), FIFO's top-of-range
+reading, a greedy minimum-estimated-cost rule, the all-in-one-site rule and ``random``.
 
 Paper: Z. Han, R. Zhou, J. Pang, H. Tan, Y. Cao, "Online Scheduling Unbiased Distributed Learning over Wireless
 Edge Networks", IEEE ICPADS, 2021 (Sec. V: "FIFO", "DRF", "OASiS [42]").
 
-* ``fifo`` / ``drf`` — slot-level disciplines of the ``replan`` mode
-  (:mod:`edgegym.families.wireless_udl.disciplines`), non-preemptive: FIFO draws N_i in
-  ``[1, 0.5·A_i(a_i)]`` at arrival and serves a strict queue; DRF progressive-fills the waiting jobs every slot
-  by smallest dominant share. Both place the PS at the highest-Q site where the job fits, workers Q-greedy.
+* ``fifo`` / ``fifo-max`` / ``drf`` — slot-level disciplines of the ``replan`` mode
+  (:mod:`edgegym.families.wireless_udl.disciplines`), non-preemptive: FIFO draws N_i uniformly in
+  ``[1, ⌊0.5·A_i(a_i)⌋]`` at arrival (A_i: the job's workers the resources free at its arrival hold; as jobs
+  pile up A_i shrinks and late jobs starve), ``fifo-max`` takes ``⌊0.5·A_i(a_i)⌋``, and both serve a strict
+  queue; DRF progressive-fills the waiting jobs every slot
+  by smallest dominant share. All three place the PS at the highest-Q site where the job fits, workers Q-greedy.
 * ``oasis`` — :class:`OASiS`: at arrival, the plan minimising latency cost + the exponential resource price
   ``p_r^k(t) = (1/ΣC^k)·(f_i(1)/4)·ρ^{G_r^k(t)/C_r^k}`` (ρ = ``price_ratio``, G = reserved amount) over worker
   counts and start slots; the PS at the cheapest site, workers into the cheapest sites. Bandwidth is ignored
   in the plan (as in the original), charged in execution.
-* ``greedy-min-cost`` — the legal candidate row with the smallest estimated total cost.
+* ``greedy-min-cost`` — the legal candidate row with the smallest estimated total cost: Okita's own estimates
+  over a table that contains Okita's tentative worker count, i.e. Okita-A without keep/migrate/delay (not a
+  naive baseline).
 * ``one-site`` — trivial: PS and every worker on the site holding most of the job's data (among sites that
   can host a worker and the PS together), as many workers as fit there now (else the earliest slot the
   empty-site maximum fits); where no site can host both, the greedy row.
 * ``random`` — a uniformly random legal candidate row.
 
-Deviations (spec A7: the paper under-specifies its baselines):
+Deviations (the paper under-specifies its baselines):
     * Baseline data is not "dispatched evenly at arrival" into a staging buffer: every policy shares the
       simulator's per-slot SPLIT + sampling + DTA execution (the data moved per job is the same in total).
     * FIFO's PS goes to the highest-Q site for which the worker fill succeeds (not merely where the PS fits).
     * DRF places workers one at a time in Q order during progressive filling (not a Q-greedy re-placement).
     * OASiS uses a constant worker count over its window (no per-slot DP over worker counts), start slots up to
-      ``max_delay`` (10) after arrival, and a price normalised by the arriving job's own f_i(1) (the spec's
+      ``max_delay`` (10) after arrival, and a price normalised by the arriving job's own f_i(1) (the original's
       L^k needs every job's f in advance).
 """
 
@@ -95,7 +99,7 @@ class OneSite(Policy):
 
 
 class OASiS(Policy):
-    """OASiS (Bao et al., INFOCOM 2018) adapted to this model at arrival (spec §5.3; see the deviations)."""
+    """OASiS (Bao et al., INFOCOM 2018) adapted to this model at arrival (see the deviations)."""
 
     def __init__(self, env, price_ratio: float = 100.0, max_delay: int = 10) -> None:
         super().__init__(env)
@@ -151,13 +155,13 @@ class OASiS(Policy):
 
 POLICY_SPECS = (
     PolicySpec("fifo", lambda env, seed: NoOpPolicy(env), FAMILY,
-               "FIFO (Hadoop/Spark): strict queue, fixed N_i ~ U[1, 0.5·A_i], Q-greedy placement (spec §5.3)",
+               "FIFO (Hadoop/Spark): strict queue, fixed N_i ~ U[1, 0.5·A_i] of the free resources, Q-greedy placement",
                {"env": {"mode": "replan", "discipline": "fifo"}}),
     PolicySpec("fifo-max", lambda env, seed: NoOpPolicy(env), FAMILY,
                "FIFO with N_i = ⌊0.5·A_i⌋, the top of FIFO's range (the other reading of the paper's FIFO)",
                {"env": {"mode": "replan", "discipline": "fifo", "fifo_workers": "max"}}),
     PolicySpec("drf", lambda env, seed: NoOpPolicy(env), FAMILY,
-               "DRF: per-slot progressive filling by dominant share, fixed once started (spec §5.3)",
+               "DRF: per-slot progressive filling by dominant share, fixed once started",
                {"env": {"mode": "replan", "discipline": "drf"}}),
     PolicySpec("oasis", lambda env, seed: OASiS(env), FAMILY,
                "OASiS (INFOCOM'18) at arrival: latency + exponential resource prices, bandwidth ignored",

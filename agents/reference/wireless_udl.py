@@ -1,4 +1,4 @@
-"""Paper 001's ``Okita`` for unbiased distributed learning over wireless edge sites (the WirelessUDL family).
+"""``Okita`` for unbiased distributed learning over wireless edge sites (the WirelessUDL family).
 
 Paper: Z. Han, R. Zhou, J. Pang, H. Tan, Y. Cao, "Online Scheduling Unbiased Distributed Learning over Wireless
 Edge Networks", IEEE ICPADS, 2021.
@@ -10,34 +10,35 @@ full capacities); it then serves jobs by decreasing priority O_i(t) and, on a re
 re-placing the job in the leftover resources (*migrate*) with skipping the slot (*delay*) and takes the cheaper.
 
 Guarantee: none of a competitive kind. The paper proves feasibility (Thm. 1) and polynomial time (Thm. 2); its
-"competitive ratio < 1.8" is an empirical ratio to an offline optimum (spec E2), checked here against the
-MILP optimum on tiny instances, not asserted as a bound.
+"competitive ratio < 1.8" is an empirical ratio to an offline optimum, checked here against the MILP optimum
+(workers bounded by capacity only) on tiny instances, not asserted as a bound.
 
 Two forms:
 
 * ``okita`` — the faithful, preemptive form: the env's ``replan`` mode with the slot discipline
   :class:`edgegym.families.wireless_udl.disciplines.OkitaDiscipline`; the per-arrival action is a no-op.
-* ``okita-a`` — :class:`OkitaA`, the arrival-time form on the ``commit`` mode (spec §8.6): the tentative plan
+* ``okita-a`` — :class:`OkitaA`, the arrival-time form on the ``commit`` mode: the tentative plan
   (N_tent, PA under C) if it fits the calendar now, else the cheaper of *migrate* (the ``now`` candidate with
   N_tent: PA under the window's free resources) and *delay* (the ``wait`` candidate: the tentative placement at
   its earliest fitting start); ties go to ``now``. Both are rows of the candidate table (N_tent is always in
   it), so the policy is exactly an env action.
 
-Deviations (all from spec 001's reconstructions, §2.5 and §7):
-    * Program (2) is missing from the paper; the model is spec §2.5's reconstruction (every chunk trained once,
-      PS present iff the job trains, completion = last slot with training, latency ``t_last − a_i + 1``, A9).
+Deviations (readings of the paper's gaps):
+    * Program (2) is missing from the paper's text; the model reconstructs it (every chunk trained once, PS
+      present iff the job trains, completion = last slot with training, latency ``t_last − a_i + 1``).
     * "Calculate d from y" (Alg. 1 l. 22, OSF) is SPLIT: local data first, then spare capacity by decreasing Q;
-      OSF uses the window workload (h = l) (A4). DTA sorts sources by the source→destination price (A17 uses M
-      at the start of the slot).
-    * In the default ``proportional`` sampling the chunks trained in a slot come from the origin sites in
-      proportion to their data (the paper's "data selected from each geo-distributed site uniformly"), so DTA
-      routes the slot's per-origin quota instead of the untrained data; ``complete`` (paper-literal preset) is
-      Alg. 3 on M.
+      OSF uses the window workload (h = l). DTA sorts sources by the source→destination price (M at the start of
+      the slot).
+    * The paper's presets use ``complete`` sampling (Alg. 3 on the untrained data M). Under the
+      ``proportional`` variant the chunks trained in a slot come from the origin sites in proportion to their
+      data, DTA routes the slot's per-origin quota, and Okita's estimates (tentative enumeration, migrate cost)
+      run the plan slot by slot so that they model the cost it will pay.
     * Alg. 1 l. 17 (lost tilde): cost2 = cost_i − f(t + l* − a) + f(t + Δ + l* − a), Δ = max l* over the placed
-      jobs occupying the conflicting sites (1 if none) (A3). Migration keeps N_i* (A18, no shrinking).
-    * PA skips resources a worker does not use and PS sites where the PS does not fit (A15); PA's "≤" tie rule
-      (last tied PS site wins) is kept. The q term of Q is normalised by max q (A5; ``q_norm: one`` is literal).
-    * α = (1, 1), β = (1, 1, 1) (not given; A5). Piecewise latency uses spec §3.5's repaired priority (E7).
+      jobs occupying the conflicting sites (1 if none). Migration keeps N_i* (no shrinking).
+    * PA skips resources a worker does not use and PS sites where the PS does not fit; PA's "≤" tie rule
+      (last tied PS site wins) is kept. The q term of Q is normalised by max q (``q_norm: one`` is literal).
+    * α = (1, 1), β = (1, 1, 1) (not given). Piecewise latency uses a repaired priority (the printed formula
+      gives every piecewise job the same first term). The logistic cost's priority weight is its printed τ.
     * The tentative per-N bandwidth estimates are cached per job and recomputed when its data changes (the
       latency term is re-scored every slot): identical decisions, faster.
     * Okita-A is non-preemptive: its delay estimate comes from the calendar, not from l_ĩ*.
@@ -79,7 +80,7 @@ POLICY_SPECS = (
         "okita",
         lambda env, seed: NoOpPolicy(env),
         FAMILY,
-        "Paper 001's Okita (Alg. 1-3), faithful preemptive form: re-plans every active job every slot",
+        "Okita (Han et al., ICPADS 2021; Alg. 1-3), faithful preemptive form: re-plans every active job every slot",
         {"env": {"mode": "replan", "discipline": "okita"}},
     ),
     PolicySpec(
