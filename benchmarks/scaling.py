@@ -6,11 +6,13 @@ Usage::
     python benchmarks/scaling.py [--jobs 1000 5000 20000 80000] [--servers 25 50 100 200 400]
                                  [--servers-jobs 5000] [--load 1.0] [--png docs/results/performance/scaling.png]
     python benchmarks/scaling.py --quick     # 1k/5k jobs, 25/100 servers (a smoke run)
+    python benchmarks/scaling.py --replot docs/results/performance/scaling.csv   # redraw the PNG only
 
 Each point is one replay of the first N Philly jobs (``benchmarks/replay_philly.py``: the sim100 cluster, the
 trace's arrival pattern stretched to the offered edge load ``--load``), timed from the first step to the end
-of the drain (the build is excluded), in wall and in CPU time of the process (they differ on a shared machine). "Time per job flat" means the per-job time does not grow with the
-number of jobs that came before.
+of the drain (the build is excluded), in wall and in CPU time of the process (they differ on a shared machine).
+"Time per job flat" means the per-job time does not grow with the number of jobs that came before. The measured
+points are written beside the PNG as a CSV (``scaling.csv``); ``--replot CSV`` redraws the PNG from one.
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ def main() -> None:
     ap.add_argument("--load", type=float, default=1.0)
     ap.add_argument("--png", default="docs/results/performance/scaling.png", help="'' to skip the plot")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--replot", metavar="CSV", help="only redraw the PNG from the rows CSV of an earlier run "
+                    "(written beside the PNG, e.g. docs/results/performance/scaling.csv)")
     args = ap.parse_args()
+    if args.replot:
+        by_jobs, by_srv = read_rows(Path(args.replot))
+        plot_scaling(by_jobs, by_srv, args.load, int(by_srv[0]["jobs"]) if by_srv else args.servers_jobs,
+                     Path(args.png))
+        print(f"wrote {args.png}")
+        return
     if args.quick:
         args.jobs, args.servers, args.servers_jobs = [1000, 5000], [25, 100], 1000
     by_jobs = []
@@ -56,33 +66,73 @@ def main() -> None:
               f"{1e6 * r['replay_s'] / r['jobs']:>8.0f} {1e6 * r['replay_cpu_s'] / r['jobs']:>10.0f} "
               f"{r['jobs'] / r['replay_s']:>8.0f}", flush=True)
     if args.png:
-        import matplotlib
+        png = Path(args.png)
+        write_rows(by_jobs, by_srv, png.with_suffix(".csv"))
+        plot_scaling(by_jobs, by_srv, args.load, args.servers_jobs, png)
+        print(f"\nwrote {png} and {png.with_suffix('.csv').name}")
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import matplotlib.ticker
 
-        fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-        ax[0].plot([r["jobs"] for r in by_jobs], [1e6 * r["replay_s"] / r["jobs"] for r in by_jobs], "o-", label="wall")
-        ax[0].plot([r["jobs"] for r in by_jobs], [1e6 * r["replay_cpu_s"] / r["jobs"] for r in by_jobs], "s--",
-                   label="CPU")
-        ax[0].legend()
-        ax[0].set(xscale="log", xlabel="jobs (Philly, in trace order)", ylabel="µs per job (step + drain)",
-                  title=f"time per job vs jobs (100 servers, load {args.load})")
-        ax[0].set_ylim(bottom=0)
-        ax[1].plot([r["workers"] for r in by_srv], [1e6 * r["replay_s"] / r["jobs"] for r in by_srv], "o-", label="wall")
-        ax[1].plot([r["workers"] for r in by_srv], [1e6 * r["replay_cpu_s"] / r["jobs"] for r in by_srv], "s--",
-                   label="CPU")
-        ax[1].legend()
-        ax[1].set(xscale="log", xlabel="edge workers", ylabel="µs per job",
-                  title=f"time per job vs cluster size ({args.servers_jobs} jobs)")
-        ax[1].set_ylim(bottom=0)
-        ax[1].set_xticks([r["workers"] for r in by_srv], [str(r["workers"]) for r in by_srv], minor=False)
-        ax[1].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        fig.tight_layout()
-        Path(args.png).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(args.png, dpi=100)
-        print(f"\nwrote {args.png}")
+#: columns of the rows CSV written beside the PNG (what --replot reads)
+ROW_COLUMNS = ("series", "jobs", "servers", "workers", "replay_s", "replay_cpu_s")
+
+
+def write_rows(by_jobs: list[dict], by_srv: list[dict], path: Path) -> None:
+    """The measured points of both series as a CSV (``series`` is ``jobs`` or ``servers``)."""
+    import csv
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(ROW_COLUMNS)
+        for series, rows in (("jobs", by_jobs), ("servers", by_srv)):
+            for r in rows:
+                w.writerow([series, *(r[c] for c in ROW_COLUMNS[1:])])
+
+
+def read_rows(path: Path) -> tuple[list[dict], list[dict]]:
+    """The two series from a CSV written by :func:`write_rows`."""
+    import csv
+
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    missing = [c for c in ROW_COLUMNS if rows and c not in rows[0]]
+    if not rows or missing:
+        raise SystemExit(f"scaling.py: error: {path.name} has no rows or lacks the columns {missing}")
+    conv = [{k: (v if k == "series" else float(v)) for k, v in r.items() if k in ROW_COLUMNS} for r in rows]
+    return [r for r in conv if r["series"] == "jobs"], [r for r in conv if r["series"] == "servers"]
+
+
+def plot_scaling(by_jobs: list[dict], by_srv: list[dict], load: float, servers_jobs: int, png: Path) -> None:
+    """Time per job (wall and CPU) vs jobs and vs edge workers; saved through
+    :func:`edgegym.core.figures.save_figure` (labels with units, a legend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.ticker
+    from matplotlib.figure import Figure
+
+    from edgegym.core.figures import save_figure
+
+    fig = Figure(figsize=(10, 4), dpi=100)
+    ax = fig.subplots(1, 2)
+    for a, rows, x in ((ax[0], by_jobs, "jobs"), (ax[1], by_srv, "workers")):
+        xs = [r[x] for r in rows]
+        a.plot(xs, [1e6 * r["replay_s"] / r["jobs"] for r in rows], "o-", label="wall-clock time")
+        a.plot(xs, [1e6 * r["replay_cpu_s"] / r["jobs"] for r in rows], "s--", label="CPU time of the process")
+        a.legend(fontsize=8)
+        a.set_xscale("log")
+        a.set_ylim(bottom=0)
+        a.set_ylabel("time per job (µs; step + drain)")
+        a.grid(alpha=0.3)
+    ax[0].set_xlabel("jobs (count, log axis; Philly, in trace order)")
+    ax[0].set_title(f"time per job vs jobs (100 edge servers, load {load:g})", fontsize=10)
+    ax[1].set_xlabel("edge workers (count, log axis)")
+    ax[1].set_title(f"time per job vs cluster size ({servers_jobs:g} jobs)", fontsize=10)
+    ax[1].set_xticks([r["workers"] for r in by_srv], [f"{r['workers']:g}" for r in by_srv], minor=False)
+    ax[1].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    save_figure(fig, png)
 
 
 if __name__ == "__main__":
