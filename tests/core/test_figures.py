@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,71 @@ def test_core_importable_without_matplotlib():
             "print('ok')")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+# ------------------------------------------------------------------ the benchmark scripts' figures pass the check
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script(name: str):
+    """Import ``benchmarks/<name>.py`` as a module (the scripts are not a package)."""
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location(f"_bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return mod
+
+
+def test_reproduce_000_figures_pass_the_check(tmp_path):
+    """Every figure of the EdgeCloudML reproduction, drawn from the tracked records (utilisation synthetic)."""
+    import numpy as np
+    import pandas as pd
+
+    r0 = _script("reproduce_000")
+    df = pd.read_csv(ROOT / "docs" / "results" / "paper000" / "episodes.csv")
+    cr = pd.read_csv(ROOT / "docs" / "results" / "paper000" / "competitive_ratio.csv")
+    t = np.arange(0.0, 100.0, 10.0)
+    util = {"arrivals": np.linspace(0, 90, 40)}
+    for k, p in enumerate(["aonline", "aonline-e", "srtf", "tiresias-l"]):
+        util[p] = (t, np.full(t.size, 0.1 * (k + 1)), 100.0)
+    tables = r0.plot_figures(df, cr, util, tmp_path)
+    assert set(tables) == {"J", "S", "load"}
+    for f in ("jct_rate_vs_J", "jct_rate_vs_S", "load_sweep", "utilisation", "competitive_ratio"):
+        assert (tmp_path / f"{f}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f
+    assert r0.XLABELS["J"] == "number of jobs J (count)"  # was a bare "J"
+
+
+def test_reproduce_003_and_scaling_figures_pass_the_check(tmp_path):
+    import pandas as pd
+
+    r3 = _script("reproduce_003")
+    g = pd.DataFrame({"o4a": [59.0, 58.9], "random": [58.4, 57.8]}, index=[0.2, 2.0])
+    r3._plot(g, "utilisation (ratio; workload.load)", "average utility per job [-]", tmp_path / "a.png", title="t")
+    assert (tmp_path / "a.png").is_file()
+    sc = _script("scaling")
+    rows = [{"jobs": 1000.0, "workers": 528.0, "replay_s": 0.5, "replay_cpu_s": 0.3},
+            {"jobs": 5000.0, "workers": 528.0, "replay_s": 3.0, "replay_cpu_s": 1.5}]
+    srv = [{"jobs": 5000.0, "workers": w, "replay_s": 1.0, "replay_cpu_s": 0.8} for w in (134.0, 528.0)]
+    sc.write_rows([{**r, "servers": 100} for r in rows], [{**r, "servers": 25} for r in srv], tmp_path / "s.csv")
+    by_jobs, by_srv = sc.read_rows(tmp_path / "s.csv")
+    assert [r["jobs"] for r in by_jobs] == [1000.0, 5000.0] and [r["workers"] for r in by_srv] == [134.0, 528.0]
+    sc.plot_scaling(by_jobs, by_srv, 1.0, 5000, tmp_path / "s.png")
+    assert (tmp_path / "s.png").is_file()
+
+
+def test_every_figure_save_goes_through_save_figure():
+    """No ``savefig`` outside :mod:`edgegym.core.figures` in the package, the CLI, the examples and the
+    benchmark scripts this check covers (every saved figure is checked)."""
+    import re
+
+    covered = [*(ROOT / "edgegym").rglob("*.py"), *(ROOT / "agents").rglob("*.py"), *(ROOT / "examples").glob("*.py"),
+               *(ROOT / "benchmarks" / f for f in ("reproduce_000.py", "reproduce_003.py", "scaling.py",
+                                                    "steps_per_second.py", "decisions_per_second.py"))]
+    offenders = [str(p.relative_to(ROOT)) for p in covered
+                 if p.name != "figures.py" and re.search(r"\.savefig\(|imsave\(", p.read_text())]
+    assert not offenders, f"save figures through edgegym.core.figures.save_figure: {offenders}"
