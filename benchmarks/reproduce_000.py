@@ -1,4 +1,4 @@
-"""Reproduce paper 000's evaluation (Wang et al., JSAC 2022) on both readings of its presets; write a report.
+"""Reproduce the evaluation of Wang et al. (IEEE JSAC 2022) on both readings of its presets; write a report.
 
 One command regenerates everything::
 
@@ -9,12 +9,12 @@ One command regenerates everything::
 Writes ``paper000.md`` and PNG plots under ``paper000/``, plus the raw per-episode records as
 ``paper000/episodes.csv``, into ``--out`` (default: a fresh folder ``runs/reproduce_000-<time>``; the tracked
 report ``docs/results/`` only with ``--update-docs``). Every number in the report is measured by
-this script; the paper's claims are quoted next to them (spec 000 §6), each marked reproduced / not
+this script; the paper's claims are quoted next to them, each marked reproduced / not
 reproduced / not attributable to the implementation.
 
 Experiments:
 
-* side by side (issue 9): every policy, trivial ones included (all-cloud, all-edge, random), on the
+* side by side: every policy, trivial ones included (all-cloud, all-edge, random), on the
   ``*-paper-literal`` presets (the paper's text word for word) and the calibrated ones (the defaults);
 * offered edge load (``workload.load``): low 0.25, nominal 0.5, 1.0 and overload 2.0 on the calibrated
   ``sim100`` (where a trivial policy catches up);
@@ -412,13 +412,14 @@ def write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_see
 
     lines: list[str] = []
     w = lines.append
-    w("# Paper 000 reproduction: preemptive scheduling of distributed ML jobs in edge-cloud networks\n")
+    w("# Reproduction of Wang et al. (IEEE JSAC 2022): preemptive scheduling of distributed ML jobs in "
+      "edge-cloud networks\n")
     w("Paper: N. Wang et al., \"Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud "
       "Networks\", IEEE JSAC 40(8), 2022.\n")
     w(f"Regenerate: `python benchmarks/reproduce_000.py{' --quick' if args.quick else ''} --update-docs` ({len(df)} simulated "
       f"episodes + {len(cr) // 6} LP bounds; {elapsed:.0f} s wall on this machine (2 shared cores), "
       f"{args.workers} worker processes). Raw records: `paper000/episodes.csv`, `paper000/competitive_ratio.csv`.\n")
-    w("**Two readings of the paper** (issue 9). `*-paper-literal` presets follow the text word for word "
+    w("**Two readings of the paper.** `*-paper-literal` presets follow the text word for word "
       "(m_j ∈ [0.001, 0.05] **hour**, the baselines' gang size = the trace's GPU count, the first release's "
       "horizons). The calibrated presets (`sim100` = `EdgeCloudML-v0`, `testbed`) depart where the literal "
       "reading makes the benchmark degenerate, each departure argued in the YAML: m_j read in **minutes** "
@@ -519,7 +520,7 @@ def write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_see
     pJ = df[df.sweep == "J"].groupby(["J", "policy"])["preemptions"].agg(["mean", "std"]).reset_index()
     w("## Preemptions (Figs 9-10)\n")
     w("A_online/A_online-E count chunk preemptions (a worker stops a started, unfinished chunk for another); "
-      "SRTF/Tiresias-L count whole-job suspensions (spec §5.4).\n")
+      "SRTF/Tiresias-L count whole-job suspensions.\n")
     w(_pivot_md(pJ, "J", ["aonline", "aonline-e", "srtf", "tiresias-l"], d=1))
     w("\n## Utilisation over time and makespan (Fig. 11)\n")
     w("Calibrated `sim100`, seed 0: submissions per 10 slots (top) and the fraction of edge workers busy "
