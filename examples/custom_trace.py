@@ -7,7 +7,6 @@ A custom CSV needs a submission time, a duration and a GPU count per job; ``work
 canonical names (``submit_time_s``, ``duration_s``, ``num_gpus``, ...) to your column names.
 """
 
-import os
 import tempfile
 from pathlib import Path
 
@@ -27,25 +26,24 @@ try:
 except FileNotFoundError as e:
     print(f"Philly trace not found ({str(e).splitlines()[0][:80]}...); set EDGEGYM_TRACE_DIR to use it")
 
-# 2. your own jobs as a CSV (here written on the fly)
+# 2. your own jobs as a CSV (here written on the fly, in a temporary folder removed at the end)
 rng = np.random.default_rng(0)
-folder = Path(tempfile.mkdtemp(prefix="edgegym_csv_"))
-csv = folder / "my_jobs.csv"
-rows = ["arrival_min,runtime_min,gpus"] + [
-    f"{t:.1f},{d:.1f},{g}" for t, d, g in zip(np.cumsum(rng.exponential(20, 40)), rng.uniform(30, 600, 40),
-                                                rng.choice([1, 2, 4, 8], 40), strict=True)
-]
-csv.write_text("\n".join(rows) + "\n")
-columns = {"submit_time_s": "arrival_min", "duration_s": "runtime_min", "num_gpus": "gpus"}
-print(load_csv(csv, columns=columns, time_unit="min").head(3).to_string())
+with tempfile.TemporaryDirectory() as folder:
+    csv = Path(folder) / "my_jobs.csv"
+    rows = ["arrival_min,runtime_min,gpus"] + [
+        f"{t:.1f},{d:.1f},{g}" for t, d, g in zip(np.cumsum(rng.exponential(20, 40)), rng.uniform(30, 600, 40),
+                                                    rng.choice([1, 2, 4, 8], 40), strict=True)
+    ]
+    csv.write_text("\n".join(rows) + "\n")
+    columns = {"submit_time_s": "arrival_min", "duration_s": "runtime_min", "num_gpus": "gpus"}
+    print(load_csv(csv, columns=columns, time_unit="min").head(3).to_string())
 
-config = {"workload": {"source": "csv", "path": str(csv), "columns": columns, "time_unit": "min",
-                       "num_jobs": 20}}
-env = gym.make("EdgeCloudML-testbed-v0", config=config)
-obs, info = env.reset(seed=0)
-print(f"env on {csv.name}: first observation has {obs.size} features")
-env.close()
-for policy in ("aonline", "srtf"):
-    rec = run_episode("EdgeCloudML-testbed-v0", policy, 0, config)
-    print(f"  {policy:<8} total JCT {rec['objective']:.1f} h over {rec['num_jobs']} jobs")
-os.remove(csv)
+    config = {"workload": {"source": "csv", "path": str(csv), "columns": columns, "time_unit": "min",
+                           "num_jobs": 20}}
+    env = gym.make("EdgeCloudML-testbed-v0", config=config)
+    obs, info = env.reset(seed=0)
+    print(f"env on {csv.name}: first observation has {obs.size} features")
+    env.close()
+    for policy in ("aonline", "srtf"):
+        rec = run_episode("EdgeCloudML-testbed-v0", policy, 0, config)
+        print(f"  {policy:<8} total JCT {rec['objective']:.1f} h over {rec['num_jobs']} jobs")

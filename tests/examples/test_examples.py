@@ -1,5 +1,7 @@
 """Every script of ``examples/`` runs as a newcomer would run it (``python examples/<name>.py``), with a small
-budget, from a scratch folder, and prints what it says it prints."""
+budget, from a scratch folder, and prints what it says it prints; and leaves nothing behind in the temp folder:
+each run gets a private, empty ``TMPDIR`` (so that other processes' files do not count) that must be empty again
+when the script ends, with and without an output folder named on the command line."""
 
 from __future__ import annotations
 
@@ -16,11 +18,17 @@ EXAMPLES = ROOT / "examples"
 
 
 def _run(name: str, *args: str, cwd: Path, timeout: int = 300) -> str:
+    tmp = cwd / "private_tmp"
+    tmp.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "MPLBACKEND": "Agg"}
+           "MPLBACKEND": "Agg", "TMPDIR": str(tmp), "TEMP": str(tmp), "TMP": str(tmp)}
     p = subprocess.run([sys.executable, str(EXAMPLES / name), *args], cwd=cwd, env=env, capture_output=True,
                        text=True, timeout=timeout)
     assert p.returncode == 0, f"{name} failed:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
+    # PyTorch's per-user compile cache (one fixed name, reused by every run, made by torch when an optimizer is
+    # built) is not a leftover of the script
+    left = sorted(x.name for x in tmp.iterdir() if not x.name.startswith("torchinductor_"))
+    assert not left, f"{name} {' '.join(args)} left {left} in the temp folder"
     return p.stdout
 
 
@@ -72,3 +80,12 @@ def test_gantt_chart(tmp_path):
     png = tmp_path / "g.png"
     _run("gantt_chart.py", str(png), cwd=tmp_path)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("name, args", [("compare_policies.py", []), ("train_maskable_ppo.py", ["256"]),
+                                        ("gantt_chart.py", [])])
+def test_without_an_output_folder_nothing_is_left_in_temp(name, args, tmp_path):
+    # no OUT_DIR: the files go to a temporary folder, removed at the end (_run checks the private TMPDIR)
+    out = _run(name, *args, cwd=tmp_path)
+    assert out.strip()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["private_tmp"]  # nor in the working folder
