@@ -233,3 +233,12 @@ def test_default_trivial_policies_not_within_2pct_of_the_reference(default_costs
     ref = min(default_costs["okita"], default_costs["okita-a"])
     for p in ("random", "one-site"):
         assert default_costs[p] > 1.02 * ref, (p, default_costs)
+
+
+# ------------------------------------------------------------------------------------------ the previous default
+@pytest.mark.parametrize("policy, objective", [("okita", 161727.48665871323), ("greedy-min-cost", 161260.35353306058)])
+def test_previous_default_is_reproduced(policy, objective):
+    """``WirelessUDL-sim-exp-proportional-v0`` is the default before the bounded-cost release, numbers included
+    (seed 0, as recorded by that release's reproduction, docs/results/paper001/records.csv)."""
+    rec = run_episode("WirelessUDL-sim-exp-proportional-v0", policy, 0)
+    assert rec["objective"] == pytest.approx(objective, rel=1e-9)

@@ -220,7 +220,7 @@ class WirelessUDLEnv(gym.Env):
                              cap_factor=p.env.cap_factor,
                              calendar_len=p.calendar_len if self.mode == "commit" else None,
                              record=p.env.record_schedule or self.render_mode == "rgb_array", static=st,
-                             discipline=disc)
+                             discipline=disc, model_sampling=p.okita.model_sampling)
         self._k = 0
         self._return = 0.0
         self._illegal = 0

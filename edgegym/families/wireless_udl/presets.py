@@ -107,6 +107,7 @@ class OkitaConfig:
     pa_tie: str = "le"  # le (paper: last tied PS site wins) | lt
     delay_rule: str = "max"  # Δ over blocking jobs: max | min | one (spec A3)
     priority_piecewise: str = "rec"  # rec (spec §3.5) | paper_literal
+    model_sampling: bool = True  # estimates model proportional sampling (false: OSF's window estimate, as before)
 
 
 _SECTIONS = {"cluster": ClusterConfig, "jobs": JobsConfig, "env": EnvConfig, "okita": OkitaConfig}
@@ -272,6 +273,7 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> UDLPreset:
         pa_tie=_choice(s, "okita.pa_tie", o["pa_tie"], ("le", "lt")),
         delay_rule=_choice(s, "okita.delay_rule", o["delay_rule"], ("max", "min", "one")),
         priority_piecewise=_choice(s, "okita.priority_piecewise", o["priority_piecewise"], ("rec", "paper_literal")),
+        model_sampling=_bool(s, "okita.model_sampling", o["model_sampling"]),
     )
     name = data.get("name", "custom")
     if not isinstance(name, str) or not name:

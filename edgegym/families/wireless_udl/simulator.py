@@ -150,10 +150,11 @@ class Simulator:
 
     def __init__(self, inst: Instance, *, mode="commit", sampling="proportional", latency_offset=1,
                  cap_factor=10, calendar_len=None, record=False, static: Static | None = None,
-                 discipline=None):
+                 discipline=None, model_sampling=True):
         self.inst = inst
         self.mode = mode
         self.sampling = sampling
+        self.model_sampling = bool(model_sampling)
         self.offset = int(latency_offset)
         self.record = bool(record)
         self.static = static if static is not None else make_static(inst)
@@ -209,8 +210,8 @@ class Simulator:
 
     @property
     def prop(self) -> bool:
-        """True under ``proportional`` sampling (Okita's estimates then model it)."""
-        return self.sampling == "proportional"
+        """True when the estimates model ``proportional`` sampling (that sampling and ``model_sampling``)."""
+        return self.sampling == "proportional" and self.model_sampling
 
     def latency_of(self, i: int, t_last: int) -> int:
         return int(t_last - self.inst.arrival[i] + self.offset)
