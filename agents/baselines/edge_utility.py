@@ -110,7 +110,8 @@ POLICY_SPECS = (
         "random",
         lambda env, seed: RandomPolicy(env, seed),
         ("EdgeUtility",),
-        "uniformly random legal server; servers run highest potential utility first, as paper 003's Random",
+        "uniformly random legal server; servers run highest potential utility first, as the Random baseline of "
+        "Zhang et al. (ToN 2023)",
         env_config_by_family={"EdgeUtility": {"scheduler": {"discipline": "hpu"}}},
     ),
 )

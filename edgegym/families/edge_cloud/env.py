@@ -1,11 +1,11 @@
-"""``EdgeCloudML``: paper 000's edge-cloud model as a Gymnasium env, one step per arriving job.
+"""``EdgeCloudML``: the edge-cloud model of Wang et al. (JSAC 2022) as a Gymnasium env, one step per arriving job.
 
 Paper: Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks",
-IEEE JSAC 40(8), 2022; edgegym's implementation notes §8 ("spec" below). At each step the agent decides how
-the arriving job's D_j data chunks are split over the edge servers and the cloud; within a server, chunks go to
-workers by the paper's own Q-min rule (water-filling, spec §3.3), and workers run HAPRF preemptively.
+IEEE JSAC 40(8), 2022. At each step the agent decides how the arriving job's D_j data chunks are split over the
+edge servers and the cloud; within a server, chunks go to workers by the paper's own Q-min rule (water-filling,
+A_greedy, Sec. IV-C), and workers run HAPRF preemptively.
 
-Reward (spec §8.4, potential-based marginal cost): ``-(Φ_after − Φ_before) / reward_scale`` where Φ is
+Reward (potential-based marginal cost): ``-(Φ_after − Φ_before) / reward_scale`` where Φ is
 the projected total JCT of the placed jobs with no further arrivals. Execution between arrivals matches
 the projection exactly, so the undiscounted return is ``-Σ_j (c_j − r_j) / reward_scale``.
 
@@ -14,7 +14,7 @@ time loop), so ``truncated`` is never set.
 
 Job-level baselines (``discipline`` ∈ {srtf, tiresias_l, batchsche}) decide everything inside the
 simulator; the action space is then ``Discrete(1)`` and the reward is the time integral of the number of
-jobs in the system between arrivals (spec §8.4 alternative), which sums to the same objective.
+jobs in the system between arrivals, which sums to the same objective.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ class EdgeCloudView:
 
 
 class EdgeCloudMLEnv(gym.Env):
-    """Paper 000's edge-cloud ML cluster, one step per arriving job.
+    """The edge-cloud ML cluster of Wang et al. (JSAC 2022), one step per arriving job.
 
     Args:
         preset: a :class:`~edgegym.config.Preset`, a shipped preset name (``"tiny"``, ``"testbed"``,

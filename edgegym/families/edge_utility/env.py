@@ -1,7 +1,8 @@
-"""``EdgeUtility``: paper 003's heterogeneous-utility dispatch as a Gymnasium env, one step per released job.
+"""``EdgeUtility``: the heterogeneous-utility dispatch of Zhang et al. (ToN 2023) as a Gymnasium env, one step per
+released job.
 
 Paper: Zhang et al., "Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in Edge
-Computing", IEEE/ACM ToN 2023; edgegym's implementation notes §8 ("spec" below). At each step the agent picks
+Computing", IEEE/ACM ToN 2023 (system model: Sec. III; O4A: Sec. IV). At each step the agent picks
 the edge server (or the cloud, the last row; or ``reject`` when ``env.allow_reject``) that gets the pending
 job. Per-server scheduling is
 the configured discipline (``scheduler.discipline``: ``o4a`` — O4A's executable sets and densities — or
@@ -152,7 +153,7 @@ class UtilityView:
 
 
 def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.ndarray | None:
-    """Task-level release times of a random window of the Google 2011 trace (spec A18), or None if absent."""
+    """Task-level release times of a random window of the Google 2011 trace, or None if absent."""
     from ...workloads import load_google2011
 
     try:
@@ -191,7 +192,7 @@ def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.nd
 
 
 class EdgeUtilityEnv(gym.Env):
-    """Paper 003's edge-cloud system, one step per released job (see the module docstring).
+    """The edge system of Zhang et al. (ToN 2023), one step per released job (see the module docstring).
 
     Args:
         preset: a :class:`UtilityPreset`, a shipped preset name (``"testbed"``, ``"utility/sim300"``) or a
@@ -434,7 +435,7 @@ class EdgeUtilityEnv(gym.Env):
         return m
 
     def do4a_candidates(self, k: int) -> np.ndarray:
-        """Rows of the k edge servers with the smallest planned LB (ties: smaller index), spec §3.6."""
+        """Rows of the k edge servers with the smallest planned LB (ties: smaller index), as DO4A (Algorithm 3)."""
         lb = self.sim.planned_lb(self._k)[: self.num_edge_servers]
         order = np.lexsort((np.arange(lb.size), lb))
         return order[:k]
