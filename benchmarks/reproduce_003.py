@@ -1,4 +1,5 @@
-"""Reproduce paper 003's evaluation (O4A / DO4A vs OnDisc, Random, Upper Bound) on both readings of its presets.
+"""Reproduce the evaluation of Zhang et al. (ToN 2023), Sec. V (O4A / DO4A vs OnDisc, Random, Upper Bound) on both
+readings of its presets.
 
 One command regenerates ``docs/results/paper003.md`` and the plots under ``docs/results/paper003/``::
 
@@ -8,7 +9,7 @@ One command regenerates ``docs/results/paper003.md`` and the plots under ``docs/
 Without ``--update-docs`` the report goes to ``--out`` (default: a fresh folder ``runs/reproduce_003-<time>``),
 never over the tracked one.
 
-Experiments (issue 9; spec 003 §5-§6):
+Experiments (the paper's Sec. V-B to V-D):
 
 * side by side: every policy, the trivial ones included (``all-edge``: shortest edge queue; ``all-cloud``:
   every job to the cloud, on presets that have one; ``random``), on the ``*-paper-literal`` presets (the first
@@ -154,14 +155,15 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
     src = sorted(df.workload_source.unique())
     lines: list[str] = []
     w = lines.append
-    w("# Paper 003 (O4A / DO4A) — reproduction on EdgeUtility, literal and calibrated presets\n")
+    w("# Reproduction of Zhang et al. (IEEE/ACM ToN 2023): O4A / DO4A on EdgeUtility, literal and calibrated "
+      "presets\n")
     w("Paper: C. Zhang et al., \"Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in Edge "
       "Computing\", IEEE/ACM Transactions on Networking, 2023.\n")
     w(f"Regenerate: `{cmd}` ({len(df)} episodes, {wall:.0f} s wall on this machine, 2 shared cores, {workers} "
       f"worker processes). Raw records: `paper003/results.csv`. Release times: {', '.join(src)}. Server "
       "disciplines: O4A/DO4A `o4a` (ε = 0.02, α = 102, β = 0.8), OnDisc `srpt`, Random `hpu`, all-edge / "
       "all-cloud `fifo`.\n")
-    w("**Two readings** (issue 9). `*-paper-literal` = the first release: `testbed-paper-literal` runs the "
+    w("**Two readings**. `*-paper-literal` = the first release: `testbed-paper-literal` runs the "
       "paper's ~15 jobs/s × 40 (tuned so Random misses ~52% of deadlines; 2.7× the 20 devices' capacity), "
       "`sim300-paper-literal` adds an infinite cloud twice as fast as the fastest device with job sizes ×15 but "
       "network delays not. Calibrated (each departure argued in the YAML): the load is offered utilisation "
@@ -212,7 +214,7 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
         d = side[side.preset == p].groupby("policy")["total_utility"].mean()
         best_vs_rand.append(d.max() / d["random"])
     w(f"| (sanity) best policy ÷ Random; best trivial ÷ O4A | {best_vs_rand[0]:.3f}; {triv[0]:.3f} | "
-      f"{best_vs_rand[1]:.3f}; {triv[1]:.3f} | {best_vs_rand[2]:.3f}; {triv[2]:.3f} | issue 9 target on "
+      f"{best_vs_rand[1]:.3f}; {triv[1]:.3f} | {best_vs_rand[2]:.3f}; {triv[2]:.3f} | target on "
       f"`EdgeUtility-v0`: ≥ 1.10 → {'met' if best_vs_rand[1] >= 1.10 else 'not met'} |")
     w("")
     w("| claim (paper, 300-server simulation) | `sim300-paper-literal` | `sim300` | `sim300-cloud` | mark |")
@@ -244,7 +246,7 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
       "O4A's α = 102 makes reservations almost never overlap, so each server behaves as a first-come queue with "
       "admission control, which loses to OnDisc's SRPT under load (literal overload: the largest gap). The claim "
       "is marked not reproduced, and it is a property of the algorithm as published, not of this "
-      "implementation (the simulator agrees with an independent re-implementation from the spec on 600 of 600 "
+      "implementation (the simulator agrees with an independent re-implementation from the paper on 600 of 600 "
       "instances).\n")
     w("The first release's marks that rested on `sim300`'s infinite cloud (O4A, DO4A and OnDisc tied at 0.991 "
       "of the Upper Bound) are withdrawn.\n")
