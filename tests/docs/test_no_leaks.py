@@ -1,0 +1,93 @@
+"""Nothing a user reads carries a label meant for the authors or a path of the machine it was made on.
+
+Scanned: the documentation pages (``docs/**/*.md``), every tracked text file under ``docs/results``
+(reports, CSV and JSON records, the shipped models' JSON under ``docs/results/agents/models``), the shipped
+presets (``envs_config/**``) and the output of ``edgegym list`` and ``edgegym list --json``. Forbidden
+(case-insensitive): absolute temporary or work paths (``/tmp/``, ``/work/``), the internal spec's section numbers
+(``spec §``) and the internal paper numbers (``paper 000`` … ``paper 009``). Papers are cited by authors, title,
+venue, year and the paper's own section numbers; paths are relative (``runs/...``). A failure names every
+offending file and line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LEAK = re.compile(r"/tmp/|/work/|spec §|paper 00[0-9]", re.IGNORECASE)
+
+
+def _tracked(*patterns: str) -> list[Path]:
+    """Files of the checkout matching the git pathspecs, tracked or new (not ignored); every file under the folders
+    when git is not available."""
+    try:
+        cmd = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *patterns]
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True, timeout=60).stdout
+        files = [ROOT / f for f in out.decode().split("\0") if f]
+    except (OSError, subprocess.SubprocessError):
+        pats = [pat.replace(":(glob)", "") for pat in patterns]
+        files = [f for pat in pats for f in ((ROOT / pat).rglob("*") if (ROOT / pat).is_dir() else ROOT.glob(pat))]
+        files = [f for f in files if "_build" not in f.parts]
+    return sorted(p for p in files if p.is_file())
+
+
+def _text(path: Path) -> str | None:
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        return None  # binary (PNG, zip)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _leaks(name: str, text: str) -> list[str]:
+    return [f"{name}:{i}: {line.strip()[:160]}" for i, line in enumerate(text.splitlines(), 1) if LEAK.search(line)]
+
+
+GROUPS = {
+    "docs pages": [":(glob)docs/**/*.md"],
+    "docs/results": ["docs/results"],
+    "shipped models": ["docs/results/agents/models"],
+    "envs_config": ["envs_config"],
+}
+
+
+def test_the_pattern_catches_what_it_should():
+    for bad in ("--out /tmp/runs/x", "/work/main/docs", "(spec §5.4)", "Paper 000 simulation", "paper 003's Random"):
+        assert LEAK.search(bad), bad
+    for good in ("runs/x", "Wang et al. (JSAC 2022), Sec. V-C", "the paper's Random", "docs/results/paper003.md"):
+        assert not LEAK.search(good), good
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_tracked_user_facing_files_have_no_leaks(group):
+    files = _tracked(*GROUPS[group])
+    assert files, f"no tracked files for {group}"
+    bad = []
+    for path in files:
+        text = _text(path)
+        if text is not None:
+            bad += _leaks(str(path.relative_to(ROOT)), text)
+    assert not bad, f"{len(bad)} leaking line(s) in {group}:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("argv", [["list"], ["list", "--json"]])
+def test_edgegym_list_has_no_leaks(argv):
+    from edgegym.agents.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(argv) == 0
+    out = buf.getvalue()
+    assert "EdgeCloudML-v0" in out
+    if "--json" in argv:  # one line: report the offending JSON entries one per line
+        out = out.replace("}, {", "},\n{")
+    bad = _leaks("edgegym " + " ".join(argv), out)
+    assert not bad, "\n".join(bad)
