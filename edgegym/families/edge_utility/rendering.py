@@ -47,7 +47,8 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     d = gantt_data(env)
     n = d["num_servers"]
     if n > max_lanes:
-        raise ValueError(f"the Gantt chart needs one lane per server: {n} > max_lanes={max_lanes}")
+        raise ValueError(f"the Gantt chart needs one lane per server: {n} > max_lanes={max_lanes}; "
+                         "render a smaller preset (e.g. EdgeUtility-testbed-v0)")
     u = getattr(env, "unwrapped", env)
     fig = Figure(figsize=(11, min(2.5 + 0.3 * max(n, 1), 30.0)), dpi=90)
     ax = fig.add_subplot(1, 1, 1)

@@ -42,7 +42,8 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     d = gantt_data(env)
     n = d["arrival"].size
     if n > max_lanes:
-        raise ValueError(f"the Gantt chart needs one lane per job: {n} > max_lanes={max_lanes}")
+        raise ValueError(f"the Gantt chart needs one lane per job: {n} > max_lanes={max_lanes}; "
+                         "render a smaller preset (e.g. WirelessUDL-testbed-v0)")
     seg = d["segments"]
     fig = Figure(figsize=(9, max(2.6, 0.3 * n + 1.6)), dpi=90)
     ax = fig.add_subplot(111)
