@@ -1,0 +1,117 @@
+"""Training throughput: MaskablePPO env steps/s on every default ``-v1`` id beside SB3 PPO on CartPole-v1.
+
+Usage::
+
+    python benchmarks/train_throughput.py [--timesteps 50000] [--env ID ...] [--threads-check]
+
+Every figure is measured in this process on this machine, in one run:
+
+1. ``CartPole-v1`` with SB3 PPO (MlpPolicy), then each default ``-v1`` id (``EdgeCloudML-v1``, ``EdgeUtility-v1``,
+   ``HeteroML-v1``, ``WirelessUDL-v1``, or ``--env``) through ``edgegym.agents.rl.train.train`` with the shipped
+   ``maskable-ppo.yaml`` (behaviour cloning and evaluations included, as a user runs it), both with the same PPO
+   hyperparameters (``n_envs``, ``n_steps``, ``batch_size``, ``n_epochs`` of the ``default`` section). Columns: env
+   steps/s during rollouts, overall (every phase counted: setup, behaviour cloning, rollouts, updates, evaluations,
+   saving), the ratio of the overall rate to CartPole's, and the seconds of each phase.
+2. ``--threads-check``: plain SB3 PPO on CartPole-v1 for 2,048 steps with PyTorch's default threads and with one
+   thread (why ``edgegym train`` sets one thread by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+DEFAULT_IDS = ("EdgeCloudML-v1", "EdgeUtility-v1", "HeteroML-v1", "WirelessUDL-v1")
+
+
+def _ppo_hyperparams() -> dict:
+    """The PPO keys of the shipped ``maskable-ppo.yaml``'s default section (shared by every row)."""
+    from edgegym.agents.rl.train import load_hyperparams
+
+    hp = load_hyperparams("maskable-ppo", "EdgeCloudML-v0")
+    return {k: hp[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma")}
+
+
+def cartpole(timesteps: int, hp: dict, threads: int | None = 1) -> dict:
+    """SB3 PPO on CartPole-v1 with ``hp``: overall and rollout env steps/s."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import Logger
+
+    if threads is not None:
+        torch.set_num_threads(threads)
+
+    class Timer(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.rollout_s, self._t = 0.0, 0.0
+
+        def _on_rollout_start(self):
+            self._t = time.perf_counter()
+
+        def _on_rollout_end(self):
+            self.rollout_s += time.perf_counter() - self._t
+
+        def _on_step(self):
+            return True
+
+    t0 = time.perf_counter()
+    venv = make_vec_env("CartPole-v1", n_envs=hp["n_envs"], seed=0)
+    model = PPO("MlpPolicy", venv, seed=0, device="cpu", n_steps=hp["n_steps"], batch_size=hp["batch_size"],
+                n_epochs=hp["n_epochs"], learning_rate=hp["learning_rate"], gamma=hp["gamma"])
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    timer = Timer()
+    model.learn(total_timesteps=timesteps, callback=timer)
+    wall = time.perf_counter() - t0
+    return {"steps": int(model.num_timesteps), "wall_s": wall, "overall": model.num_timesteps / wall,
+            "rollout": model.num_timesteps / timer.rollout_s}
+
+
+def edgegym_row(env_id: str, timesteps: int, hp: dict) -> dict:
+    """``edgegym train`` (MaskablePPO, the shipped YAML) on ``env_id``: steps/s and every phase's seconds."""
+    from edgegym.agents.rl.train import train
+
+    with tempfile.TemporaryDirectory() as out:
+        s = train(env_id, "maskable-ppo", timesteps, 0, out, progress=False)
+    return {"steps": s["num_timesteps"], "wall_s": s["wall_s"], "overall": s["env_steps_per_s"],
+            "rollout": s["rollout_steps_per_s"], "phases": s["phases_s"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--timesteps", type=int, default=50_000, help="env steps per row")
+    ap.add_argument("--env", nargs="*", default=list(DEFAULT_IDS), help="edgegym ids (default: the four -v1 ids)")
+    ap.add_argument("--threads-check", action="store_true",
+                    help="also time 2,048 CartPole PPO steps with PyTorch's default threads and with one")
+    args = ap.parse_args()
+    import torch
+
+    default_threads = torch.get_num_threads()
+    hp = _ppo_hyperparams()
+    print(f"PPO hyperparameters (every row): {hp}; {args.timesteps} env steps per row; PyTorch threads 1\n")
+    base = cartpole(args.timesteps, hp)
+    print("| env | algorithm | steps | rollout steps/s | overall steps/s | overall / CartPole | phases (s) |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    print(f"| CartPole-v1 | SB3 PPO | {base['steps']} | {base['rollout']:,.0f} | {base['overall']:,.0f} | 1.000 | "
+          f"wall {base['wall_s']:.1f} |")
+    for env_id in args.env:
+        r = edgegym_row(env_id, args.timesteps, hp)
+        phases = ", ".join(f"{k[:-2].replace('_', ' ')} {v:.1f}" for k, v in r["phases"].items())
+        print(f"| {env_id} | MaskablePPO (edgegym train) | {r['steps']} | {r['rollout']:,.0f} | {r['overall']:,.0f} "
+              f"| {r['overall'] / base['overall']:.3f} | {phases} |", flush=True)
+    if args.threads_check:
+        print(f"\nSB3 PPO, CartPole-v1, 2,048 steps: PyTorch's default threads ({default_threads}) vs one thread")
+        for threads in (default_threads, 1):
+            r = cartpole(2048, hp, threads=threads)
+            print(f"  {threads} thread(s): {r['wall_s']:.1f} s ({r['overall']:,.0f} steps/s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
