@@ -242,3 +242,19 @@ def test_previous_default_is_reproduced(policy, objective):
     (seed 0, as recorded by that release's reproduction, docs/results/paper001/records.csv)."""
     rec = run_episode("WirelessUDL-sim-exp-proportional-v0", policy, 0)
     assert rec["objective"] == pytest.approx(objective, rel=1e-9)
+
+
+def test_calendar_grows_when_no_plan_fits():
+    """100 jobs in 20 slots under the bounded cost book the calendar (cap_factor·T + a longest window) to its end
+    by job 91 (seed 0): the env doubles the calendar instead of offering no legal action (it used to commit an
+    empty plan and raise)."""
+    cfg = {"jobs": {"horizon_slots": 20, "arrival_window": [0, 19]}}
+    env = gym.make("WirelessUDL-v0", config=cfg)
+    env.reset(seed=0)
+    u, done = env.unwrapped, False
+    while not done:
+        mask = u.action_masks()
+        assert mask.any()
+        c = u.view().cand
+        _, _, done, _, info = env.step(int(np.argmin(np.where(c.mask, c.total, np.inf))))
+    assert u.sim.calendar_len > u.preset.calendar_len and info["episode_metrics"]["illegal_actions"] == 0

@@ -239,6 +239,9 @@ class WirelessUDLEnv(gym.Env):
             sim.t = a
         sim.arrive(i)
         self._cand = build_candidates(sim, i, self.G, self.preset.env.wait_max_slots) if self.mode == "commit" else None
+        while self._cand is not None and not self._cand.mask.any():  # the calendar is booked to its end (extreme
+            sim.extend_calendar(sim.calendar_len)  # load): double it, so that the one-worker "wait" row fits
+            self._cand = build_candidates(sim, i, self.G, self.preset.env.wait_max_slots)
         ratio = self.preset.env.prune_ratio
         if ratio is not None and self._cand is not None and self._cand.mask.any():
             c = self._cand  # v1: candidates estimated far above the cheapest legal one are not actions

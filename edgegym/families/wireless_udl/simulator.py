@@ -221,6 +221,12 @@ class Simulator:
         """Window length l = ceil(M_i / (κ_i N))."""
         return int(-(-int(self.M[i].sum()) // (int(self.inst.kappa[i]) * N)))
 
+    def extend_calendar(self, slots: int) -> None:
+        """Append ``slots`` empty slots to the calendar (commit mode; when no candidate plan fits the calendar)."""
+        extra = np.broadcast_to(self.inst.cap, (int(slots), *self.inst.cap.shape))
+        self.cal = np.concatenate([self.cal, extra])
+        self.calendar_len += int(slots)
+
     def free_window(self, start: int, win: int) -> np.ndarray:
         """(R, K) resources free in every slot of ``[start, start + l)``."""
         return self.cal[start:start + win].min(axis=0)
