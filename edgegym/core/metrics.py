@@ -1,4 +1,9 @@
-"""Episode metrics shared by every scheduling discipline (spec 000 §5.4), as pure functions."""
+"""Episode metrics shared by every scheduling discipline, as pure functions.
+
+The metrics are those of Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud
+Networks", IEEE JSAC 2022, §V-A ("Metrics"): JCT rate, preemption frequency, communication time, utilisation
+and makespan.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,8 @@ class ScheduleOutcome:
         segments: executed work on edge workers, one row per contiguous run:
             ``[worker, start_slot, end_slot, job]``.                                 # (N, 4) float
         preemptions: number of times a started, unfinished piece of work was stopped for another job
-            (chunk-level for paper 000's HAPRF; whole-job suspensions for job-level schedulers).
+            (chunk-level for the HAPRF schedule of Wang et al. (JSAC 2022); whole-job suspensions for
+            job-level schedulers).
         edge_chunks: number of the job's chunks (or workers, for gang schedulers) on the edge.  # (J,) int
         cloud_chunks: number of the job's chunks in the cloud.                       # (J,) int
         extra: discipline-specific counters (e.g. ``postponed_chunks``, ``ps_switches``, ``migrations``).

@@ -34,10 +34,12 @@ class Cluster:
         worker_type: type index of each edge worker.                             # (W,) int
         ps_server: server index of each edge PS.                                 # (P,) int
         ps_type: type index of each edge PS.                                     # (P,) int
-        worker_type_bandwidth_mbps: reserved worker-PS bandwidth of each worker type (spec 000 B4).
+        worker_type_bandwidth_mbps: reserved worker-PS bandwidth of each worker type (Wang et al.,
+            "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 2022,
+            §V-A give b_j as "the bandwidth of workers of the specified type": one value per type here).
         num_ps_types: number of PS types (worker types are ``len(worker_type_bandwidth_mbps)``).
         server_capacity: multi-resource capacity of each edge server (e.g. GPU, CPU, memory);
-            not used by paper 000's model, kept for the multi-resource families.   # (S, R) float
+            not used by Wang et al.'s (JSAC 2022) model, kept for the multi-resource families.   # (S, R) float
         resource_names: names of the ``R`` resource columns.
         has_cloud: whether the remote cloud exists (``False`` = edge-only cluster).
     """
@@ -105,7 +107,7 @@ class Cluster:
 
 @dataclass(frozen=True, slots=True)
 class JobSet:
-    """The jobs of one episode, sorted by arrival (trace order breaks ties), in paper 000's model.
+    """The jobs of one episode, sorted by arrival (trace order breaks ties), in Wang et al.'s model (§III).
 
     A job ``j`` has ``num_chunks[j]`` (D_j) data chunks, each trained for ``epochs[j]`` (E_j) epochs of
     ``batches_per_chunk[j]`` (B_j) mini-batches; ``minibatch_time_h`` is m_j, ``ps_update_ms`` G_j,

@@ -1,4 +1,5 @@
-"""Model catalogue of paper 000 (Table II): model, dataset, data chunks D_j and mini-batches per chunk B_j."""
+"""Model catalogue of Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud
+Networks", IEEE JSAC 2022 (Table II): model, dataset, data chunks D_j and mini-batches per chunk B_j."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class ModelSpec:
             raise ValueError(f"ModelSpec {self.name!r}: num_chunks and batches_per_chunk must be >= 1")
 
 
-#: Paper 000, Table II (spec 000 §5.1). The index in this tuple is ``JobSet.model``.
+#: Wang et al. (JSAC 2022), Table II (§V-A). The index in this tuple is ``JobSet.model``.
 TABLE_II_MODELS: tuple[ModelSpec, ...] = (
     ModelSpec("ResNet-50", "CIFAR10", 27, 58),
     ModelSpec("ResNet-101", "CIFAR10", 27, 58),

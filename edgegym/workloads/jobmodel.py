@@ -1,8 +1,11 @@
-"""Turn a canonical job table into paper 000's :class:`~edgegym.core.types.JobSet`.
+"""Turn a canonical job table into a :class:`~edgegym.core.types.JobSet` of Wang et al.'s model.
+
+The model is that of Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud
+Networks", IEEE JSAC 2022 (§III; experiment parameters in §V-A).
 
 The trace supplies arrivals, GPU counts and job ids (and the model when it has a matching ``model``
-column); everything else is sampled from spec 000's ranges (§2.2, §5.1, §5.2, B3-B7) with an explicit
-``np.random.Generator``.
+column); everything else is sampled from the paper's ranges (§III, §V-A; where it gives none, the PS type
+is uniform and the bandwidth is one value per worker type) with an explicit ``np.random.Generator``.
 """
 
 from __future__ import annotations
@@ -22,17 +25,17 @@ __all__ = ["JobModelParams", "arrival_slots_from_times", "build_jobset"]
 
 @dataclass(frozen=True, slots=True)
 class JobModelParams:
-    """Sampling ranges of paper 000's per-job parameters (inclusive bounds; defaults = spec 000).
+    """Sampling ranges of the per-job parameters of Wang et al. (JSAC 2022) (inclusive bounds; defaults = §V-A).
 
     Attributes:
-        epochs: E_j, uniform integer in [lo, hi] (spec: [20, 60]).
-        minibatch_time_h: m_j, uniform in [lo, hi] hours (spec: [0.001, 0.05]).
-        ps_update_ms: G_j, uniform in [lo, hi] ms (spec: [10, 100]).
-        grad_size_mb: q_j, uniform in [lo, hi] MB (spec: [30, 575]).
-        upload_delay_edge_slots: Δ_js per (job, edge server), uniform integer in [lo, hi] (spec: [1, 4]).
-        upload_delay_cloud_slots: Δ_{j,c}, uniform integer in [lo, hi] (spec: [10, 15]).
-        models: the catalogue jobs draw a model from, uniformly (spec: Table II).
-        slot_s: seconds per slot when arrivals are not rescaled (spec: 1 slot = 1 hour).
+        epochs: E_j, uniform integer in [lo, hi] (paper: [20, 60]).
+        minibatch_time_h: m_j, uniform in [lo, hi] hours (paper: [0.001, 0.05]).
+        ps_update_ms: G_j, uniform in [lo, hi] ms (paper: [10, 100]).
+        grad_size_mb: q_j, uniform in [lo, hi] MB (paper: [30, 575]).
+        upload_delay_edge_slots: Δ_js per (job, edge server), uniform integer in [lo, hi] (paper: [1, 4]).
+        upload_delay_cloud_slots: Δ_{j,c}, uniform integer in [lo, hi] (paper: [10, 15]).
+        models: the catalogue jobs draw a model from, uniformly (paper: Table II).
+        slot_s: seconds per slot when arrivals are not rescaled (paper: 1 slot = 1 hour).
     """
 
     epochs: tuple[int, int] = (20, 60)
@@ -73,7 +76,7 @@ class JobModelParams:
 def arrival_slots_from_times(
     submit_time_s, slot_s: float = 3600.0, horizon_slots: float | None = None
 ) -> np.ndarray:
-    """Integer arrival slots of a window of submission times (spec 000 B7).
+    """Integer arrival slots of a window of submission times (the paper only says "scaled submission times").
 
     The times are shifted so the first is 0; with ``horizon_slots`` they are rescaled so the window
     spans exactly ``[0, horizon_slots]`` (a window whose times are all equal maps to 0), otherwise
@@ -116,17 +119,19 @@ def build_jobset(
     start_index: int = 0,
     horizon_slots: float | None = None,
 ) -> JobSet:
-    """Make paper 000's job set from ``num_jobs`` consecutive rows of a canonical job table.
+    """Make Wang et al.'s job set from ``num_jobs`` consecutive rows of a canonical job table.
 
     Args:
         table: a canonical job table (validated again here).
         num_edge_servers: S, number of edge servers (columns of the edge upload delays), >= 0.
         num_worker_types: number of worker types; each job's type is uniform in ``[0, num_worker_types)``.
-        num_ps_types: number of PS types; each job's PS type is uniform in ``[0, num_ps_types)`` (B3).
-        worker_type_bandwidth_mbps: bandwidth of each worker type; b_j = this[worker_type_j] (B4).
+        num_ps_types: number of PS types; each job's PS type is uniform in ``[0, num_ps_types)`` (the paper gives
+            no distribution).
+        worker_type_bandwidth_mbps: bandwidth of each worker type; b_j = this[worker_type_j] (one
+            bandwidth per worker type, the paper's "bandwidth of workers of the specified type").
             # (num_worker_types,)
         rng: the only source of randomness.
-        params: sampling ranges; default :class:`JobModelParams()` (the spec's values).
+        params: sampling ranges; default :class:`JobModelParams()` (the paper's values).
         num_jobs: J, rows taken from ``start_index``; default all remaining rows.
         start_index: first row of the window (0-based position in ``table``).
         horizon_slots: rescale the window's submissions to span ``[0, horizon_slots]`` slots; default:

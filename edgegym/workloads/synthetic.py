@@ -15,9 +15,11 @@ with the fitting functions of this module, and ``tests/workloads`` recomputes th
 * ``PHILLY_MEAN_ARRIVAL_RATE_PER_S``: jobs / (last - first submission) = 82,247 / 9,408,690 s.
 * ``PHILLY_ARRIVAL_PROFILE``: :func:`fit_two_peak_profile` of the submissions' time of day (phase in
   [0, 1) of a 24 h day, clock of the file): a uniform baseline plus two von Mises bumps, the two
-  submission peaks of the trace (around 00:30 and 07:15) that paper 000's Fig. 11 also shows.
+  submission peaks of the trace (around 00:30 and 07:15) that Fig. 11 of Wang et al., "Preemptive Scheduling for
+  Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 2022, also shows.
 
-Arrivals are a non-homogeneous Poisson process conditioned on the number of jobs (spec 000 §5.2, B7):
+Arrivals are a non-homogeneous Poisson process conditioned on the number of jobs (the paper's
+§V-A says only "scaling up the trace's submission times"; the two-peak process is our synthetic stand-in):
 given ``num_jobs`` events in ``[0, horizon_s)``, the times are i.i.d. with density proportional to the
 intensity, sorted. The intensity repeats the two-peak profile with period ``period_s``; by default the
 period is the horizon, so one episode is one compressed "day" with both peaks, as in Fig. 11.
