@@ -1,4 +1,5 @@
-"""Compiled hot paths of paper 000's simulator: per-worker HAPRF planning and syncing, CALCULATEQ, placement,
+"""Compiled hot paths of the edge-cloud simulator (Wang et al., "Preemptive Scheduling for Distributed Machine
+Learning Jobs in Edge-Cloud Networks", IEEE JSAC 2022): per-worker HAPRF planning and syncing, CALCULATEQ, placement,
 water-filling and A_greedy, on struct-of-arrays state.
 
 Every kernel is plain Python over numpy arrays, compiled with Numba's ``@njit(cache=True)`` when Numba is
@@ -274,7 +275,7 @@ def sync_all(t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, he
 @njit
 def candidates(qual, delay_row, worker_server, r, key_new, D, p0, qbuf, qlen, rem, key, inv_d, end, ps, pe, pc, phead,
                plen, served, q, t_star, wait, a2w, a2n, backlog):
-    """CALCULATEQ (spec §3.2) on the qualified workers ``qual`` (upload complete at
+    """CALCULATEQ (the paper's Alg. 3, Eq. (5)) on the qualified workers ``qual`` (upload complete at
     ``t0 = r + delay_row[worker_server[w]]``), written into
     the (W,) outputs ``q, t_star, wait, a2w, a2n, backlog`` (entries of other workers are left as they are).
     ``served`` is an all-zero (N,) scratch array (left all-zero)."""

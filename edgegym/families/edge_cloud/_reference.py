@@ -1,4 +1,7 @@
-"""Pure-Python reference of paper 000's simulator: the test oracle of the compiled one.
+"""Pure-Python reference of the edge-cloud simulator: the test oracle of the compiled one.
+
+The model is that of Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud
+Networks", IEEE JSAC 40(8), 2022 (§III; algorithms in §IV-C/§IV-D).
 
 This is the original, straightforward implementation of :class:`~.simulator.PaperSimulator` (Python lists,
 dicts and ``heapq``; ``math.fsum`` over every placed job for Φ). It is not used by the env: the differential
@@ -6,7 +9,8 @@ tests (``tests/speed/test_speed_edge_cloud.py``) run it next to the compiled sim
 require identical schedules, completion times, per-step Φ increments and A_ps logs. Keep it unchanged unless the
 model changes (then change both, and the tests say whether they still agree).
 
-Time model (spec §7 A5, the resolutions chosen here):
+Time model (our resolution of the paper's slot granularity: its schedule y is indexed by integer slots while a
+chunk's time p = E_j·B_j/n_j is real):
 
 * Continuous time, event-driven. Arrivals r_j and upload delays Δ are whatever the job set says (integer
   slots in the shipped presets); processing times p are real (or rounded up to whole slots with
@@ -14,19 +18,20 @@ Time model (spec §7 A5, the resolutions chosen here):
 * Jobs are placed one at a time in job-set order (several arrivals in one slot are separate zero-time
   placements, in trace order). Placing job j happens at time r_j: the clock never goes back.
 * An edge worker runs, at every instant, the released (ρ ≤ t), unfinished chunk with the smallest key
-  ``(D_j·p_j, seq)``: highest average processing rate first (HAPRF), ties to the earlier dispatch (spec
-  §3.0). ``D_j·p_j`` is compared after rounding to 12 significant digits, so that the "≥ γ" of Eq. (5)
-  and the execution order agree on near-ties.
+  ``(D_j·p_j, seq)``: highest average processing rate first (HAPRF), ties to the earlier dispatch (the
+  paper leaves ties open). ``D_j·p_j`` is compared after rounding to 12 significant digits, so that the
+  "≥ γ" of Eq. (5) and the execution order agree on near-ties.
 * A chunk completes when it has received p slots of service; c_jd is that instant (the end of its last
   piece of service), c_j = max_d c_jd.
 * Cloud chunks each get a dedicated worker: they start at r_j + Δ_{j,c} and never wait or get preempted.
 * Because execution between arrivals is deterministic, each worker keeps a *plan*: its projected HAPRF
   schedule with no further arrivals. Advancing time executes a prefix of the plan; placing a chunk
-  re-plans the workers it touched. Hence "plan = execution" (spec T8) holds by construction.
-* A_ps (PS assignment, spec §3.5) never changes a processing time in this model, so it runs as one sweep
-  over the executed trace when the episode drains (``assign_ps``): a job holds a PS while any of its chunks
-  is being trained, keeps it while it runs without a break (sticky), and draws a free qualified PS uniformly
-  at random (edge PSs of its type if ζ_j = 0, the cloud if ζ_j = 1, the cloud as a fallback, spec A11).
+  re-plans the workers it touched. Hence "plan = execution" holds by construction.
+* A_ps (PS assignment, the paper's Alg. 5, §IV-D) never changes a processing time in this model, so it runs
+  as one sweep over the executed trace when the episode drains (``assign_ps``): a job holds a PS while any of
+  its chunks is being trained, keeps it while it runs without a break (sticky), and draws a free qualified PS
+  uniformly at random (edge PSs of its type if ζ_j = 0, the cloud if ζ_j = 1, the cloud as a fallback: Alg. 5
+  may find no free qualified PS, and the cloud's PSs are unlimited).
 """
 
 from __future__ import annotations
@@ -55,8 +60,8 @@ def haprf_key(num_chunks: float, chunk_time: float) -> float:
 def water_fill(q: np.ndarray, step: float, count: int, order: np.ndarray | None = None) -> np.ndarray:
     """Place ``count`` chunks one at a time on the candidate with minimum ``q[i] + k_i·step``.
 
-    This is the within-server (and A_greedy's) Q-min rule of spec §3.3 with the exact O(1) update of
-    §3.2: the k-th extra chunk of a job on a worker costs ``step = p/D_j`` more. Ties are broken by
+    This is the within-server (and A_greedy's) Q-min rule of Alg. 2 (lines 12-20) with the exact O(1)
+    update of Alg. 3's Q: the k-th extra chunk of a job on a worker costs ``step = p/D_j`` more. Ties are broken by
     ``order`` (default: the index), i.e. lexicographic (Q, order). Entries with ``q = inf`` are never used.
 
     Returns the number of chunks given to each candidate.                              # (n,) int
@@ -78,7 +83,7 @@ def water_fill(q: np.ndarray, step: float, count: int, order: np.ndarray | None 
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """The candidate table C_j of an arriving job (spec §3.2-§3.3), one entry per edge worker.
+    """The candidate table C_j of an arriving job (Algs. 2-3 of the paper), one entry per edge worker.
 
     Unqualified workers have ``q = inf``. All arrays are (W,) unless stated.
     """
@@ -97,13 +102,15 @@ class Candidates:
 
 
 class ReferenceSimulator:
-    """Paper 000's simulator: chunks placed once per arrival, HAPRF-preemptive edge workers, a cloud.
+    """The simulator of Wang et al. (JSAC 2022): chunks placed once per arrival, HAPRF-preemptive edge workers, a cloud.
 
     Args:
         cluster: the edge servers, workers, PSs and cloud.
         jobs: the episode's jobs, sorted by arrival.
-        speed: speed factor (1+ε) dividing every processing time (spec §3.9).
-        slotted: round processing times up to whole slots (spec A5).
+        speed: speed factor (1+ε) dividing every processing time (the speed
+            augmentation of the paper's Definition 1, §IV-B).
+        slotted: round processing times up to whole slots (the paper's integer-slot
+            schedule; needed by the time-indexed lower bound).
         rng: generator for A_ps's random PS choices (the only random draw of the simulator).
     """
 
@@ -269,9 +276,10 @@ class ReferenceSimulator:
             self.chunk_end[done_c] = done_t
 
     def _queue_stats(self, w: int, t0: float, key_new: float) -> tuple[float, float, int, float]:
-        """CALCULATEQ's sums over worker ``w``'s queue at ``t0`` (spec §3.2, A4): ``(wait, a2_weight,
-        a2_count, backlog)``. Remaining times at ``t0`` come from the projected plan (no new arrivals);
-        chunks with key ≤ ``key_new`` (γ ≥ γ_new, ties included) are A1, the others A2.
+        """CALCULATEQ's sums over worker ``w``'s queue at ``t0`` (Alg. 3; the paper does not say how
+        remaining times at the future ``t0`` are obtained): ``(wait, a2_weight, a2_count, backlog)``. Remaining
+        times at ``t0`` come from the projected plan (no new arrivals); chunks with key ≤ ``key_new``
+        (γ ≥ γ_new, ties included) are A1, the others A2.
         Pure Python: queues are short and numpy's per-call overhead dominates at this size.
         """
         served: dict[int, float] = {}
@@ -311,7 +319,7 @@ class ReferenceSimulator:
         return self._qualified.get(int(self.jobs.worker_type[j]), np.zeros(0, dtype=np.int64))
 
     def candidates(self, j: int) -> Candidates:
-        """CALCULATEQ (spec §3.2) on every qualified edge worker, plus the cloud's Qc0 and Qc1."""
+        """CALCULATEQ (the paper's Alg. 3, Eq. (5)) on every qualified edge worker, plus the cloud's Qc0 and Qc1."""
         jobs = self.jobs
         W = self.cluster.num_workers
         D = float(jobs.num_chunks[j])
@@ -496,7 +504,10 @@ class ReferenceSimulator:
         return merged
 
     def assign_ps(self) -> np.ndarray:
-        """A_ps (spec §3.5, corrected per A3/A11) as one sweep over the executed trace.
+        """A_ps (the paper's Alg. 5) as one sweep over the executed trace, with two corrections.
+
+        Alg. 1 (line 4) passes A_ps only the newly arrived jobs; every arrived, unfinished job needs a PS, so all
+        are swept. Alg. 5 may find no free qualified PS; the job then gets a cloud PS (unlimited).
 
         Returns and stores ``ps_log``: rows ``[ps, start, end, job]`` where ``ps`` is an edge PS index, or
         ``-1`` for a cloud PS (unlimited).                                                   # (M, 4)
@@ -535,7 +546,11 @@ class ReferenceSimulator:
 def greedy_placement(
     q: np.ndarray, order: np.ndarray, num_chunks: int, p_edge: float, qc0: float, qc1: float
 ) -> tuple[np.ndarray, int]:
-    """A_greedy's dispatch of one job (spec §3.3, paper Alg. 2 with fixes A1/A2), as a pure function.
+    """A_greedy's dispatch of one job (the paper's Alg. 2, with two fixes), as a pure function.
+
+    The fixes: chunk d is committed with the selected worker's (Q, t*, A2) before that worker's Q is updated
+    (Alg. 2 lines 21-24, read literally, use the next chunk's values), and ζ_j is passed explicitly, the
+    cloud's Qc1 deciding only the first chunk (Alg. 3 sets ζ_j = 1 where Alg. 2 calls it to reset ζ_j = 0).
 
     ``q`` is the candidate table's Q_w^(0) per edge worker (inf = not qualified), ``order`` the tie-break
     rank of each worker (its (server, index) position). The cloud is off when ``qc0 = qc1 = inf``.

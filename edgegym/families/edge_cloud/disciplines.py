@@ -1,16 +1,17 @@
-"""Job-level baseline scheduling disciplines of paper 000: SRTF, Tiresias-L and BatchSche.
+"""Job-level baseline scheduling disciplines of Wang et al. (JSAC 2022): SRTF, Tiresias-L and BatchSche.
 
 Source: Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks"
 (IEEE JSAC 40(8), 2022, Sec. V-A "Baselines"), which gives one line per baseline.
-The concrete rules implemented here are the reconstructions ("Rec") of spec 000 §5.3 (with §2.3 for the
-times, §5.4 for the metrics and §7 B8 for what the paper leaves out).
+The concrete rules implemented here are our reconstructions ("Rec" below) of those lines; the paper leaves
+out worker counts, cloud use, migration and queue thresholds, inferred here from its Figs. 7-8 (SRTF and
+Tiresias-L are in the edge-only category) and its discussion of communication overhead (§V-B).
 
 Each discipline is a pure function ``simulate_<name>(cluster, jobs, *, speed=1.0, rng=None, **knobs)``
 returning a :class:`~edgegym.core.metrics.ScheduleOutcome`. They are action-independent: the whole episode
 is simulated in one call, deterministically (``rng`` is accepted for API uniformity and unused).
 :data:`DISCIPLINES` maps the env's ``discipline`` names to them.
 
-Times (spec §2.3): ``p0[j] = chunk_time_slots(E_j, B_j, τ_j^(0), speed)`` is the chunk time on an edge
+Times (the paper's Eq. (1), §III): ``p0[j] = chunk_time_slots(E_j, B_j, τ_j^(0), speed)`` is the chunk time on an edge
 worker (ζ_j = 0, communication 2q_j/b_j included), ``p1[j]`` the chunk time with the whole job in the cloud
 (ζ_j = 1).
 Upload delays Δ_js / Δ_{j,c} are not scaled by ``speed``.
@@ -25,7 +26,8 @@ Outputs common to all three (``ScheduleOutcome``):
 - ``edge_chunks`` / ``cloud_chunks``: D_j on the side where the job ran (every discipline here runs a job
   entirely on the edge or entirely in the cloud, so ``edge_fraction`` of ``episode_metrics`` is a share of
   chunks; the gang size is not reported per job);
-- ``extra``: scalar counters ``migrations``, ``comm_time_slots`` (spec §5.4 Rec: upload + migration delays
+- ``extra``: scalar counters ``migrations``, ``comm_time_slots`` (the paper defines the communication-time rate
+  like the JCT rate, §V-B; our reading: upload + migration delays
   + E_j D_j B_j · 2q_j/b_j / speed for edge jobs; Δ_{j,c} for cloud jobs), ``upload_time_slots``,
   ``migration_time_slots``, ``fallbacks`` and, for BatchSche, ``deferrals`` and ``batches``.
 """
@@ -143,7 +145,7 @@ def _gang(num_gpus, D: np.ndarray, qual: np.ndarray, gang_size: str) -> np.ndarr
 
 
 def gang_sizes(cluster: Cluster, jobs: JobSet, gang_size: str = "trace_gpus") -> np.ndarray:
-    """Gang size g_j of SRTF / Tiresias-L (spec §5.3 Rec, capped).                          # (J,) int
+    """Gang size g_j of SRTF / Tiresias-L (reconstruction, capped).                        # (J,) int
 
     ``gang_size="trace_gpus"``: g_j = min(num_gpus_j, D_j, #qualified edge workers in the cluster), the
     paper's "worker requirement" from the trace; ``"chunks"``: g_j = min(D_j, #qualified edge workers).
@@ -410,10 +412,10 @@ def simulate_srtf(
     event_skip: bool = True,
     gang_size: str = "trace_gpus",
 ) -> ScheduleOutcome:
-    """SRTF [Schrage & Miller], job-level preemptive, gang-scheduled, edge-only (paper Sec. V-A; spec §5.3.2).
+    """SRTF [Schrage & Miller], job-level preemptive, gang-scheduled, edge-only (paper Sec. V-A).
 
     Paper (Wang et al., IEEE JSAC 2022, Sec. V-A): "jobs are scheduled in the non-decreasing order of
-    remaining training time". Rec (spec §5.3 item 2, §7 B8), per integer slot t (a job may run from slot
+    remaining training time". Rec (our reconstruction), per integer slot t (a job may run from slot
     ceil(r_j)):
 
     - job j needs g_j workers of its type, all or nothing (``gang_size="trace_gpus"``: g_j = min(num_gpus_j,
@@ -426,7 +428,7 @@ def simulate_srtf(
     - a job (re)started on a server that does not hold its data pays Δ_js (max over the new servers),
       holding its workers without progress (``migrations`` += 1, the delay counts as communication time).
 
-    Deviations/reconstruction (decisions where the spec leaves room):
+    Deviations/reconstruction (decisions where the paper leaves room):
 
     1. Gang size cap: g_j is further capped at the number of qualified edge workers of the cluster, so that
        every job fits on an empty cluster (use :func:`gang_sizes`).
@@ -452,7 +454,7 @@ def simulate_srtf(
        Tiresias-L, demotions/promotions); the admitted set cannot change inside a block, so the result equals
        slot-by-slot simulation (``event_skip=False`` runs slot by slot, for testing).
     9. ``comm_time_slots`` = Σ initial upload delays + Σ migration delays + Σ_edge jobs E_j D_j B_j 2q_j/b_j /
-       speed + Σ_cloud jobs Δ_{j,c} (spec §5.4 Rec).
+       speed + Σ_cloud jobs Δ_{j,c} (our reading of the paper's communication time, §V-B).
     """
     del rng
     return _simulate_gang(cluster, jobs, speed, "srtf", event_skip=event_skip, gang_size=gang_size)
@@ -470,11 +472,11 @@ def simulate_tiresias_l(
     event_skip: bool = True,
     gang_size: str = "trace_gpus",
 ) -> ScheduleOutcome:
-    """Tiresias-L [Gu et al., NSDI'19]: discretised 2D-LAS, gang-scheduled, edge-only (spec §5.3.3).
+    """Tiresias-L [Gu et al., NSDI'19]: discretised 2D-LAS, gang-scheduled, edge-only (paper Sec. V-A).
 
     Paper (Wang et al., IEEE JSAC 2022, Sec. V-A): priority from the number and occupation
     time of allocated GPUs, multi-level priority queues served highest first, all-or-nothing allocation,
-    suspend/resume of whole jobs. Rec (spec §5.3 item 3, following the Tiresias simulator's "dlas-gpu"):
+    suspend/resume of whole jobs. Rec (ours, following the Tiresias simulator's "dlas-gpu"):
 
     - attained service A_j = Σ over slots in which j held workers of g_j (worker-slots; slots spent waiting
       for a migration/upload count, as the workers are held);
@@ -526,7 +528,7 @@ def simulate_batchsche(
     Paper (Wang et al., IEEE JSAC 2022, Sec. V-A/V-C): "first groups the uncompleted jobs
     into multiple batches, then schedules batches one by one to minimize the overall resource cost";
     non-preemptive, elastic, compact-exponential pricing, and "due to the low resource price of the cloud"
-    sends jobs to the cloud with very high probability. Rec (spec §5.3 item 4):
+    sends jobs to the cloud with very high probability. Rec (ours):
 
     - decision times τ_0 = first arrival, τ_k = τ_0 + L·2^k (k ≥ 1), L = the minimum over jobs of the minimal
       runtime; at each τ_k the batch is the arrived (r_j ≤ τ_k), unscheduled jobs, in ascending order of
@@ -547,7 +549,7 @@ def simulate_batchsche(
     1. τ_0 is the first arrival itself (the first batch is taken there), so the first window [τ_0, τ_0 + 2L]
        has length 2L and later windows double (L·2^k); the notation "τ_k = τ_0 + L·2^k" would otherwise
        clash for k = 0. ``max_interval_slots`` optionally caps the window length (default ``None``: pure
-       doubling, as in the spec).
+       doubling, as in our reconstruction).
     2. Minimal runtime of a job (sort key and L) = min over configurations on an empty cluster of upload delay
        + training time: cloud Δ_{j,c} + p1_j; edge min_s Δ_js (servers with qualified workers) +
        ceil(D_j/G_j) p0_j with G_j = min(D_j, #qualified workers).

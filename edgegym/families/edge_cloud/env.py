@@ -332,7 +332,7 @@ class EdgeCloudMLEnv(gym.Env):
             before = self._fallbacks
             counts, n_cloud, server_counts = self.decode_action(action)
             if self._fallbacks == before and not self._legal_rows()[:-1].any():
-                self._fallbacks += 1  # no qualified edge worker: the job had to go to the cloud (A10)
+                self._fallbacks += 1  # no qualified edge worker: the job had to go to the cloud (paper: unspecified)
             rec = self.sim.place(j, counts, n_cloud, self._cand)
             reward = -rec["delta_phi"] / self.reward_scale
             info.update(

@@ -25,7 +25,8 @@ __all__ = [
 
 # Per-server worker counts for ``workers_per_server: philly``. The Pollux copy of the Philly trace has
 # no machine list; the ATC'19 paper's machines have 2 or 8 GPUs (a few 4), so W_s ~ {2: .4, 4: .2, 8: .4}
-# (spec 000 §5.2 "mostly 2 or 8"; an assumption, documented in the preset).
+# (Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC
+# 2022, §V-A: workers per server = GPUs of the trace machine; the split is an assumption, documented in the preset).
 PHILLY_SERVER_GPUS = (np.array([2, 4, 8]), np.array([0.4, 0.2, 0.4]))
 
 
@@ -214,7 +215,8 @@ def build_instance(preset: Preset, rng: np.random.Generator) -> tuple[Cluster, J
 def small_lp_instance(
     rng: np.random.Generator, num_jobs: int, num_servers: int = 5, workers_per_server: int = 2, num_types: int = 2
 ) -> tuple[Cluster, JobSet]:
-    """A small instance of paper 000's model on which the LP bound is tractable (spec §4.2 T9 sizes).
+    """A small instance of Wang et al.'s model on which the LP bound is tractable (small, like the instances of
+    the paper's competitive-ratio experiment, §V-C, which its LP solver's matrix-size limit kept small).
 
     ``num_servers`` × ``workers_per_server`` edge workers of ``num_types`` types (+ the cloud); jobs with
     D_j ≤ 4 chunks, whole-slot chunk times p1 ∈ {1..6} (p0 = p1 or p1 + 1: the edge's communication term),

@@ -56,7 +56,7 @@ class ClusterConfig:
 
     num_edge_servers: int = 2
     workers_per_server: Any = 1
-    ps_per_server: Any = None  # default: = workers_per_server (spec B5)
+    ps_per_server: Any = None  # default: = workers_per_server (the trace has no CPU counts)
     num_worker_types: Any = 1
     num_ps_types: Any = 1
     worker_types: tuple | None = None
@@ -68,7 +68,8 @@ class ClusterConfig:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadConfig:
-    """Where the jobs come from and how many (spec 000 §5, B7).
+    """Where the jobs come from and how many (Wang et al., "Preemptive Scheduling for Distributed Machine Learning
+    Jobs in Edge-Cloud Networks", IEEE JSAC 2022, §V-A: "scaled" Philly submission times).
 
     ``source``: ``synthetic`` (Philly-calibrated, the embedded default), a trace (``philly``, ``itp``,
     ``google2011``, ``csv`` with ``path``), or ``inline`` (``jobs`` listed in the preset, for tests).
@@ -94,7 +95,7 @@ class WorkloadConfig:
 
 @dataclass(frozen=True, slots=True)
 class JobModelConfig:
-    """Ranges from which fields a trace lacks are sampled (spec 000 §5.1-§5.2; uniform draws).
+    """Ranges from which fields a trace lacks are sampled (Wang et al. (JSAC 2022), §V-A; uniform draws).
 
     ``minibatch_time`` is the m_j range read in ``minibatch_time_unit`` (``hour``: the paper's text,
     "m_j ∈ [0.001, 0.05] hour"; ``minute``/``second``: other readings). A YAML file may give the legacy key
@@ -118,7 +119,7 @@ class JobModelConfig:
 
 @dataclass(frozen=True, slots=True)
 class BaselinesConfig:
-    """Knobs of the paper's job-level baselines (``env.discipline`` ≠ ``paper``; spec 000 §5.3).
+    """Knobs of the paper's job-level baselines (``env.discipline`` ≠ ``paper``; §V-A "Baselines").
 
     ``gang_size``: workers a job of SRTF / Tiresias-L holds: ``chunks`` = min(D_j, #qualified edge workers)
     or ``trace_gpus`` = min(trace GPU count, D_j, #qualified) (the paper's "worker requirement").
@@ -136,7 +137,7 @@ class BaselinesConfig:
 
 @dataclass(frozen=True, slots=True)
 class EnvConfig:
-    """Env knobs (spec 000 §8)."""
+    """Env knobs (the Gymnasium mapping: one step per job arrival)."""
 
     action_mode: str = "server_proportions"
     discipline: str = "paper"

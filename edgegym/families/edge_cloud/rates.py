@@ -1,4 +1,5 @@
-"""Pure functions for paper 000's processing model (spec 000 §2.3, Eq. (1)).
+"""Pure functions for the processing model of Wang et al., "Preemptive Scheduling for Distributed Machine Learning
+Jobs in Edge-Cloud Networks", IEEE JSAC 2022 (§III, Eq. (1)).
 
 Unit conventions (stated once): 1 slot = 1 hour; MB = 10^6 bytes; Mbps = 10^6 bit/s.
 """
@@ -31,7 +32,7 @@ def chunk_time_slots(epochs, batches_per_chunk, iteration_h, speed: float = 1.0,
     """p_j = E_j B_j τ_j / speed: the slots one worker needs to train one chunk.
 
     ``speed`` is the (1+ε) speed augmentation; ``slotted=True`` rounds up to whole slots
-    (spec 000 A5, used for the time-indexed lower bound).
+    (the paper's schedule is indexed by integer slots; used for the time-indexed lower bound).
     """
     if speed <= 0:
         raise ValueError(f"speed must be > 0, got {speed}")

@@ -1,4 +1,7 @@
-"""Per-server scheduling disciplines of paper 003's model (the ``scheduler.discipline`` preset key).
+"""Per-server scheduling disciplines of the EdgeUtility model (the ``scheduler.discipline`` preset key).
+
+The model and O4A are those of Zhang et al., "Online Approximation Scheme for Scheduling Heterogeneous Utility
+Jobs in Edge Computing", IEEE/ACM ToN 2023 (§III-§IV); the baselines' server rules are from its §V-A.5.
 
 ``o4a`` (executable sets + densities fixed at dispatch: O4A's PLAN), ``fifo``, ``srpt``, ``edf``, ``hpu``
 (highest potential utility, the Random baseline's server rule) and ``hrdf`` (highest g/remaining); the
@@ -223,7 +226,8 @@ class _SingleProcessor:
 
 @dataclass(frozen=True, slots=True)
 class O4AParams:
-    """O4A's knobs (spec §3.1): ε, α (default ``2 + 2/ε``), β, the tentative-time mode and the fallback."""
+    """O4A's knobs (the paper's §IV-B and Algorithm 1): ε, α (default ``2 + 2/ε``), β, the tentative-time mode
+    and the fallback."""
 
     eps: float = 0.02
     alpha: float | None = None
@@ -270,7 +274,7 @@ def _merge(starts: list[float], ends: list[float]) -> tuple[list[float], list[fl
 
 def plan_o4a(levels: list[tuple[float, list[float], list[float]]], a: float, p: float, down: float, r: float,
              g: UtilityFn, speed: float, params: O4AParams) -> Plan:
-    """Algorithm 1 (PLAN), a pure function (spec §3.3).
+    """Algorithm 1 (PLAN, the paper's §IV-C), a pure function.
 
     Args:
         levels: ``(u_γ, B_γ starts, B_γ ends)`` for γ = 0..K: ``u_0 = -inf`` and ``B_0`` the union of all
@@ -296,8 +300,8 @@ def plan_o4a(levels: list[tuple[float, list[float], list[float]]], a: float, p: 
 
 
 class O4AScheduler(_SingleProcessor):
-    """O4A's server (spec §3.2–§3.5): fixed executable sets and power-of-two densities from PLAN at commit;
-    runs the highest-density job inside its set, else the fallback (``density``: highest density, then
+    """O4A's server (the paper's Algorithms 1-2, §IV-C–§IV-D): fixed executable sets and power-of-two densities from
+    PLAN at commit; runs the highest-density job inside its set, else the fallback (``density``: highest density, then
     earliest d†, then id; ``potential_density``: highest ``g(now + rem/s + Δ↓ − r)/rem``; ``none``: idle)."""
 
     name = "o4a"
@@ -464,7 +468,7 @@ class PriorityScheduler(_SingleProcessor):
     ready, a completion, a commit). Keys (larger = first; ties → earlier release, then id):
 
     ``fifo`` −r; ``srpt`` −remaining; ``edf`` −(r + soft deadline, θ = 0.5); ``hpu`` g(t + rem/s + Δ↓ − r)
-    (the Random baseline's "highest potential utility", spec §5.4); ``hrdf`` g(t + rem/s + Δ↓ − r)/rem.
+    (the Random baseline's "highest potential utility", paper §V-A.5); ``hrdf`` g(t + rem/s + Δ↓ − r)/rem.
     """
 
     def __init__(self, discipline: str, speed: float = 1.0, record: bool = False) -> None:
@@ -602,7 +606,7 @@ class PriorityScheduler(_SingleProcessor):
         return self.whatif(req, self.t)[req.job]
 
     def jrt_increase(self, req: Request) -> float:
-        """OnDisc's Inc_j: Σ planned JRTs with ``req`` minus without (spec §5.4)."""
+        """OnDisc's Inc_j: Σ planned JRTs with ``req`` minus without (the paper's "least increase", §V-A.5)."""
         if not self.jobs:
             return req.a_plan + req.p_plan / self.speed + req.down_plan - req.release_s
         with_ = self.whatif(req, self.t)
@@ -621,8 +625,8 @@ class PriorityScheduler(_SingleProcessor):
 
 
 class InfiniteServer:
-    """The cloud as a pure delay server (spec A14): a job runs at once when ready, finishing at
-    ``a + p/s``; ``estimate = a + p̂/s + Δ̂↓`` (equal to DO4A's local estimate at s = 1)."""
+    """The cloud as a pure delay server (the paper gives no cloud capacity; our default): a job runs at once when
+    ready, finishing at ``a + p/s``; ``estimate = a + p̂/s + Δ̂↓`` (equal to DO4A's local estimate at s = 1)."""
 
     name = "infinite"
 

@@ -1,5 +1,10 @@
-"""Instance generation for paper 003 (spec §5): Table I processing times, delays, utility mixes, estimation
-errors and bursty release times. numpy only; every draw takes an explicit ``np.random.Generator``.
+"""Instance generation for the EdgeUtility family: Table I processing times, delays, utility mixes, estimation
+errors and bursty release times.
+
+The experiment setup is that of Zhang et al., "Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in
+Edge Computing", IEEE/ACM ToN 2023, §V-A (Table I, utility functions in §V-A.3, delays in §V-A.4); where the paper gives
+no value (simulation delays, processing-time distributions, error distribution) the defaults are ours. numpy only; every
+draw takes an explicit ``np.random.Generator``.
 
 Trace release times are read by :mod:`edgegym.envs.edge_utility` (which may use pandas) and passed in
 as an array; :func:`bursty_release_times` is the offline stand-in calibrated to the Google 2011 trace.
@@ -53,7 +58,7 @@ GOOGLE_BURST_QUANTILES = np.array(
 
 
 def sample_utility(rng: np.random.Generator, family: str, aon_inclusive: bool = False) -> UtilityFn:
-    """One utility function with the paper's experiment parameters (spec §2.3; uniform draws)."""
+    """One utility function with the paper's experiment parameters (§V-A.3; uniform draws)."""
     if family == "linear":
         return linear(rng.uniform(10, 20), rng.uniform(20, 100))
     if family == "aon":
@@ -64,7 +69,8 @@ def sample_utility(rng: np.random.Generator, family: str, aon_inclusive: bool = 
 
 
 def rescale_release_times(times_s: np.ndarray, rate_per_s: float) -> np.ndarray:
-    """Shift to start at 0 and rescale so the mean rate ``(n − 1)/span`` equals ``rate_per_s`` (spec A18)."""
+    """Shift to start at 0 and rescale so the mean rate ``(n − 1)/span`` equals ``rate_per_s`` (the paper gives
+    only the mean rate, §V-A.2)."""
     t = np.sort(np.asarray(times_s, dtype=float))
     t = t - t[0]
     span = t[-1] if t.size else 0.0
@@ -75,7 +81,7 @@ def rescale_release_times(times_s: np.ndarray, rate_per_s: float) -> np.ndarray:
 
 def bursty_release_times(rng: np.random.Generator, n: int, rate_per_s: float,
                          burst_quantiles: np.ndarray = GOOGLE_BURST_QUANTILES) -> np.ndarray:
-    """Compound-Poisson release times (spec A18's offline generator): bursts of simultaneous releases whose
+    """Compound-Poisson release times (an offline stand-in for the trace): bursts of simultaneous releases whose
     sizes follow the Google trace's task-burst distribution (inverse CDF through ``burst_quantiles``),
     burst epochs Poisson; rescaled so that the mean rate is ``rate_per_s``."""
     q = np.asarray(burst_quantiles, dtype=float)
@@ -109,7 +115,7 @@ def build_utility_jobs(
     estimate: str = "exact",
     delay_scale: float = 1.0,
 ) -> UtilityJobs:
-    """Draw one episode's jobs (spec §5.2, A16, A17, A20).
+    """Draw one episode's jobs (§V-A; the paper gives no simulation delays, processing-time or error distributions).
 
     Per job: a Table I model (uniform), a utility family (uniform over ``families``) and its parameters.
     Per (job, edge server): processing time ~ Normal(mean, std) of the server's device type, truncated below at

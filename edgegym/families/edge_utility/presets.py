@@ -1,4 +1,7 @@
-"""Preset schema of the ``EdgeUtility`` family (paper 003): frozen dataclasses per section, validated eagerly.
+"""Preset schema of the ``EdgeUtility`` family: frozen dataclasses per section, validated eagerly.
+
+The family models Zhang et al., "Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in Edge
+Computing", IEEE/ACM ToN 2023.
 
 A preset file (``envs_config/edge_utility/<name>.yaml``) has the sections ``servers``, ``network``,
 ``workload``, ``estimation``, ``scheduler`` and ``env`` plus the top-level keys ``name``, ``version``,
@@ -56,7 +59,8 @@ class ServersConfig:
 
 @dataclass(frozen=True, slots=True)
 class NetworkConfig:
-    """Δ↑ = Δ↓ ranges in ms (uniform per job and server) and the cloud's processing-time factor (A16)."""
+    """Δ↑ = Δ↓ ranges in ms (uniform per job and server) and the cloud's processing-time factor (the paper gives
+    neither for its simulations: our defaults)."""
 
     edge_delay_ms: tuple = (5.0, 50.0)
     cloud_delay_ms: tuple = (100.0, 200.0)
@@ -71,7 +75,7 @@ MAX_NUM_JOBS = 1_000_000
 
 @dataclass(frozen=True, slots=True)
 class WorkloadConfig:
-    """Release times and job draws (spec §5, A17, A18).
+    """Release times and job draws (the paper's §V-A; load calibration and simulation draws are ours).
 
     ``source``: ``google2011`` (task-level SUBMIT bursts of the Google 2011 window table, each job's tasks
     capped at ``max_burst``, a seeded random window of ``num_jobs`` tasks), ``bursty`` (compound Poisson with
@@ -111,7 +115,7 @@ class WorkloadConfig:
 @dataclass(frozen=True, slots=True)
 class EstimationConfig:
     """Estimation error bound δ (truth = estimate × U(1−δ, 1+δ)) and the conservative variant (plan with
-    (1+δ)·estimates), spec §3.7."""
+    (1+δ)·estimates), as in the paper's §V-D.3."""
 
     delta: float = 0.0
     conservative: bool = False
@@ -120,7 +124,7 @@ class EstimationConfig:
 
 @dataclass(frozen=True, slots=True)
 class SchedulerConfig:
-    """Per-server discipline and O4A's knobs (spec §3.1, §8.1)."""
+    """Per-server discipline and O4A's knobs (the paper's §IV-B and Algorithm 1; EDF's soft deadline is ours)."""
 
     discipline: str = "o4a"
     cloud: str = "infinite"
@@ -133,7 +137,7 @@ class SchedulerConfig:
 
 @dataclass(frozen=True, slots=True)
 class UEnvConfig:
-    """Gym-side options (spec §8.2–§8.4)."""
+    """Gym-side options (the Gymnasium mapping: one step per job release)."""
 
     allow_reject: bool = False
     max_edge_servers: int | None = None
@@ -344,7 +348,7 @@ def capacity_jobs_per_s(preset: UtilityPreset) -> float:
     """Servers' capacity in jobs/s: Σ over edge servers of 1 / (mean Table I time of the server's device over the
     9 models × ``time_scale`` / speed), plus a finite cloud's (``scheduler.cloud: same``: one processor at
     ``cloud_time_factor`` × the faster device's mean). An infinite cloud (``scheduler.cloud: infinite``) is left
-    out: the load is then the edge's. Models are uniform over Table I, as in the job draws (spec A17)."""
+    out: the load is then the edge's. Models are uniform over Table I, as in the job draws."""
     from .instance import DEVICE_TYPES, TABLE_I_MEAN_MS
 
     sv = preset.servers

@@ -1,5 +1,5 @@
 """The model of Zhang et al., "Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in Edge
-Computing", IEEE/ACM ToN 2023 (implementation notes §2, §3.5, §8.1): heterogeneous-utility jobs
+Computing", IEEE/ACM ToN 2023 (§III; run-time scheduling of §IV-D): heterogeneous-utility jobs
 dispatched online to edge servers or the cloud, each server running a pluggable scheduling discipline.
 
 numpy only, no gymnasium. Continuous time, event-driven: each server advances its own state between the
@@ -15,12 +15,13 @@ identical completions, estimates, plans and preemption counts (``tests/speed/tes
 Units: seconds (``_s``); utility in points. Server indices: edge servers ``0..S-1``, then the cloud
 (index ``S``) when it exists.
 
-Disciplines (:data:`DISCIPLINES`): ``o4a`` (executable sets + densities fixed at dispatch, spec §3.3/§3.5),
+Disciplines (:data:`DISCIPLINES`): ``o4a`` (executable sets + densities fixed at dispatch, Algorithms 1-2),
 ``fifo``, ``srpt``, ``edf``, ``hpu`` (highest potential utility, the Random baseline's server rule) and
 ``hrdf`` (highest g/remaining); the cloud is ``infinite`` (a pure delay server, every job starts when
-ready, spec A14) or runs the edge discipline on one processor.
+ready; the paper gives no cloud capacity) or runs the edge discipline on one processor.
 
-Estimation errors (spec §3.7, A20): a job carries true ``p, Δ↑, Δ↓`` (used for execution and utility) and
+Estimation errors (§V-D.3; the error distribution within ±δ is ours, independent per job, server
+and quantity): a job carries true ``p, Δ↑, Δ↓`` (used for execution and utility) and
 planned ones (the estimates, possibly inflated by ``1 + δ`` for the conservative variant) used by every
 ``estimate``/``plan`` call.
 """
@@ -61,7 +62,8 @@ def _frozen(a, dtype=np.float64) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class UtilityJobs:
-    """The jobs of one episode (struct of arrays), sorted by release time (trace order breaks ties, A19).
+    """The jobs of one episode (struct of arrays), sorted by release time (trace order breaks ties: O4A's
+    result depends on the order of simultaneous releases, which the paper leaves open).
 
     ``M`` = number of servers including the cloud (last column) when there is one.
 
@@ -125,7 +127,7 @@ class UtilityJobs:
 
 
 def upper_bound(jobs: UtilityJobs, speed: float = 1.0, servers: np.ndarray | None = None) -> np.ndarray:
-    """The paper's Upper Bound per job: ``max_j g_i(p_ij/s + Δ↑_ij + Δ↓_ij)`` (no queueing; spec §5.4).
+    """The paper's Upper Bound per job: ``max_j g_i(p_ij/s + Δ↑_ij + Δ↓_ij)`` (no queueing; §V-A.5).
 
     ``servers``: boolean mask of usable columns (default all). Returns the per-job bound (J,).
     """
@@ -506,7 +508,8 @@ class UtilitySimulator:
         self._push(server)
 
     def dispatch(self, job: int, server: int, latency_s: float = 0.0) -> None:
-        """Send ``job`` to ``server`` now (``latency_s > 0``: commit at ``now + latency``, spec §3.6)."""
+        """Send ``job`` to ``server`` now (``latency_s > 0``: commit at ``now + latency``, DO4A's query
+        latency of the paper's Fig. 12)."""
         if latency_s > 0:
             self._seq += 1
             heapq.heappush(self._pending, (self.now + latency_s, self._seq, job, server))

@@ -1,11 +1,16 @@
-"""Utility functions of the job response time (spec 003 §2.3) and O4A's pure helpers (spec §3.1).
+"""Utility functions of the job response time and O4A's pure helpers.
+
+Both follow Zhang et al., "Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in Edge Computing",
+IEEE/ACM ToN 2023: the utility families of its §V-A.3, the tentative execution time of §IV-B and the helpers of
+Algorithm 1 (§IV-C).
 
 numpy only. A utility function ``g`` maps a job response time (JRT, seconds) to a non-negative,
 non-increasing number of utility points. Families (codes in :data:`FAMILY_CODES`):
 
-* ``linear``: ``g(t) = max(0, b - a·t)`` (clipped at 0, spec A12).
-* ``aon`` (all-or-nothing, hard deadline): ``g(t) = a`` if ``t < c`` (or ``t <= c`` when ``inclusive``,
-  spec A13), else 0.
+* ``linear``: ``g(t) = max(0, b - a·t)`` (clipped at 0: the paper's ``b − a·t`` turns negative
+  after ``b/a`` seconds, while utilities must be non-negative).
+* ``aon`` (all-or-nothing, hard deadline): ``g(t) = a`` if ``t < c`` (or ``t <= c`` when ``inclusive``:
+  §V-A.3 writes "<", Fig. 2 and Theorem 1 use "≤"), else 0.
 * ``sigmoid``: ``g(t) = b / (exp(a·(t − c)) + 1)``.
 * ``constant``: ``g(t) = b``.
 * ``step`` (general non-increasing piecewise constant): ``g(t) = values[k]`` for
@@ -47,7 +52,8 @@ class UtilityFn:
     Attributes:
         family: one of :data:`FAMILIES`.
         a, b, c: the family's parameters (unused ones are 0).
-        inclusive: AoN boundary (``t <= c`` counts as met) — spec A13; experiments use ``False``.
+        inclusive: AoN boundary (``t <= c`` counts as met), as in the paper's Fig. 2 and
+            Theorem 1; its experiments (§V-A.3) use ``False``.
         breaks, values: the ``step`` family's breakpoints (increasing) and values (non-increasing).
     """
 
@@ -115,7 +121,7 @@ class UtilityFn:
         return self(0.0)
 
     def soft_deadline(self, theta: float = 0.5) -> float:
-        """First JRT where ``g <= theta·g(0)`` (EDF's deadline, spec §8.1); ``inf`` if never."""
+        """First JRT where ``g <= theta·g(0)`` (the soft deadline of our EDF discipline); ``inf`` if never."""
         g0 = self.g_max
         f = self.family
         if g0 <= 0:
@@ -168,9 +174,11 @@ def step(breaks, values) -> UtilityFn:
 
 # ------------------------------------------------------------------------------------------ O4A helpers
 def tentative_time(p: float, speed: float, eps: float, beta: float, mode: str = "speed_consistent") -> float:
-    """Length ``p†`` of a job's executable set (spec §3.1, A1).
+    """Length ``p†`` of a job's executable set (the tentative execution time of the paper's §IV-B).
 
-    ``speed_consistent`` (default): ``(1 + βε)·p / s``; ``paper_literal``: ``(1 + βε)/(1 + ε)·p``.
+    ``speed_consistent`` (default): ``(1 + βε)·p / s``; ``paper_literal``: ``(1 + βε)/(1 + ε)·p``. The two agree
+    at the analysed speed ``s = 1 + ε``; on a speed-1 server the paper's formula gives ``p† < p``, so no job could
+    finish inside its executable set, hence the speed-consistent default.
     """
     if mode == "speed_consistent":
         return (1.0 + beta * eps) * p / speed
@@ -195,7 +203,7 @@ def discretize(v: float, p: float) -> float:
 
 
 def fill(a: float, need: float, b_starts, b_ends) -> tuple[float, list[float], list[float]]:
-    """Earliest ``d`` with ``|[a, d) \\ B| = need`` (spec §3.1 FILL).
+    """Earliest ``d`` with ``|[a, d) \\ B| = need`` (the interval filling of Algorithm 1).
 
     ``B`` is a sorted list of disjoint half-open intervals given as two lists. Returns ``(d, starts, ends)``,
     the intervals of ``[a, d) \\ B`` (total length ``need``).
