@@ -1,7 +1,7 @@
 """Episode metrics shared by every scheduling discipline, as pure functions.
 
 The metrics are those of Wang et al., "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud
-Networks", IEEE JSAC 2022, §V-A ("Metrics"): JCT rate, preemption frequency, communication time, utilisation
+Networks", IEEE JSAC 2022, §V: JCT rate, preemption frequency, communication time rate, cluster utilisation
 and makespan.
 """
 

@@ -36,7 +36,7 @@ class Cluster:
         ps_type: type index of each edge PS.                                     # (P,) int
         worker_type_bandwidth_mbps: reserved worker-PS bandwidth of each worker type (Wang et al.,
             "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 2022,
-            §V-A give b_j as "the bandwidth of workers of the specified type": one value per type here).
+            §V-A give b_j as "the bandwidth of workers of specified type": one value per type here).
         num_ps_types: number of PS types (worker types are ``len(worker_type_bandwidth_mbps)``).
         server_capacity: multi-resource capacity of each edge server (e.g. GPU, CPU, memory);
             not used by Wang et al.'s (JSAC 2022) model, kept for the multi-resource families.   # (S, R) float

@@ -76,7 +76,8 @@ class JobModelParams:
 def arrival_slots_from_times(
     submit_time_s, slot_s: float = 3600.0, horizon_slots: float | None = None
 ) -> np.ndarray:
-    """Integer arrival slots of a window of submission times (the paper only says "scaled submission times").
+    """Integer arrival slots of a window of submission times (the paper, §V-A, only says it scales the
+    trace's submission times).
 
     The times are shifted so the first is 0; with ``horizon_slots`` they are rescaled so the window
     spans exactly ``[0, horizon_slots]`` (a window whose times are all equal maps to 0), otherwise
@@ -128,7 +129,7 @@ def build_jobset(
         num_ps_types: number of PS types; each job's PS type is uniform in ``[0, num_ps_types)`` (the paper gives
             no distribution).
         worker_type_bandwidth_mbps: bandwidth of each worker type; b_j = this[worker_type_j] (one
-            bandwidth per worker type, the paper's "bandwidth of workers of the specified type").
+            bandwidth per worker type, the paper's "bandwidth of workers of specified type").
             # (num_worker_types,)
         rng: the only source of randomness.
         params: sampling ranges; default :class:`JobModelParams()` (the paper's values).

@@ -19,7 +19,7 @@ with the fitting functions of this module, and ``tests/workloads`` recomputes th
   Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 2022, also shows.
 
 Arrivals are a non-homogeneous Poisson process conditioned on the number of jobs (the paper's
-§V-A says only "scaling up the trace's submission times"; the two-peak process is our synthetic stand-in):
+§V-A says only "scaling up the submission times"; the two-peak process is our synthetic stand-in):
 given ``num_jobs`` events in ``[0, horizon_s)``, the times are i.i.d. with density proportional to the
 intensity, sorted. The intensity repeats the two-peak profile with period ``period_s``; by default the
 period is the horizon, so one episode is one compressed "day" with both peaks, as in Fig. 11.
