@@ -1,7 +1,7 @@
-"""Baselines of paper 004 (HeteroML family) and trivial policies.
+"""Baselines of Zhou et al. (HeteroML family) and trivial policies.
 
 Paper: R. Zhou et al., "Online Scheduling Algorithm for Heterogeneous Distributed Machine Learning Jobs", IEEE
-Transactions on Cloud Computing, 2023. Its baselines (spec 004 §5.4), all weight-agnostic and using each job's
+Transactions on Cloud Computing, 2023. Its baselines, all weight-agnostic and using each job's
 ideal types (m*, p*) and the PLACE routine (best-fit co-location, else spread):
 
 * ``fifo``: non-preemptive, commit at arrival; N_j = min(D_j, U{1..30}) (seeded per episode); start at the
@@ -45,7 +45,7 @@ def _earliest_place(env, v, j, m, p, n, t0):
 
 
 class FIFO(Policy):
-    """FIFO with head-of-line blocking (spec §5.4)."""
+    """FIFO with head-of-line blocking."""
 
     def __init__(self, env, seed: int = 0) -> None:
         super().__init__(env)
@@ -70,7 +70,7 @@ class FIFO(Policy):
 
 
 class DRFStatic(Policy):
-    """DRF-static: N fixed at start to the job's DRF share, earliest feasible start (spec §5.4 option)."""
+    """DRF-static: N fixed at start to the job's DRF share, earliest feasible start (option)."""
 
     def act(self, obs):
         v = self.unwrapped.view()
@@ -117,8 +117,8 @@ class Earliest(Policy):
 
 _FAM = ("HeteroML",)
 POLICY_SPECS = (
-    PolicySpec("fifo", lambda env, seed: FIFO(env, seed), _FAM, "FIFO, N ~ U{1..30}, head-of-line blocking (spec §5.4)"),
-    PolicySpec("drf", lambda env, seed: NoOpPolicy(env), _FAM, "DRF, elastic, slot driver (spec §5.4)",
+    PolicySpec("fifo", lambda env, seed: FIFO(env, seed), _FAM, "FIFO, N ~ U{1..30}, head-of-line blocking"),
+    PolicySpec("drf", lambda env, seed: NoOpPolicy(env), _FAM, "DRF, elastic, slot driver",
                {"env": {"discipline": "drf"}}),
     PolicySpec("drf-static", lambda env, seed: DRFStatic(env), _FAM, "DRF-static: N = DRF share at start"),
     PolicySpec("antman", lambda env, seed: NoOpPolicy(env), _FAM, "AntMan: RG/opportunistic classes, slot driver",

@@ -1,4 +1,4 @@
-"""Paper 004's ``A_online`` for heterogeneous distributed ML jobs (the HeteroML env family).
+"""Zhou et al.'s ``A_online`` for heterogeneous distributed ML jobs (the HeteroML env family).
 
 Paper: R. Zhou, J. Pang, Q. Zhang, C. Wu, L. Jiao, Y. Zhong, Z. Li, "Online Scheduling Algorithm for Heterogeneous
 Distributed Machine Learning Jobs", IEEE Transactions on Cloud Computing 11(2), 2023 (preprint version used for the
@@ -15,27 +15,27 @@ Guarantee (paper Thm. 5 with Lemma 1/2): 4 alpha-competitive for total weighted 
 alpha = floor((log w(J) - log w_min) / (1 + log log lambda - log(2 log lambda - 1))) + 1 and assumptions (A1)
 (weights proportional to resource use, ratio in [1, F]) and (A2) (every job small on every server) hold;
 ``A_maxweight`` is a 2 log lambda approximation of the maximum weighted schedule (Thm. 3). In the evaluation regime
-(A2) is violated and alpha = 4 is used, so the bound is not guaranteed there (spec E16); the schedule is always
+(A2) is violated and alpha = 4 is used, so the bound is not guaranteed there; the schedule is always
 feasible (Thm. 2).
 
-Forms implemented (spec §3.11): the faithful batch form :func:`aonline_batch` (``mode="faithful"``), the exact
+Forms implemented: the faithful batch form :func:`aonline_batch` (``mode="faithful"``), the exact
 per-arrival form :class:`AOnlinePerArrival` (identical schedules for fixed alpha; tested), and the eager variant
 (``mode="eager"``: sub-round offsets tau_i instead of alpha tau_i, prices and residuals initialised from the global
 ledger) in batch form and in commit-at-arrival form ("A_online-eager-arrival").
 
 Deviations:
     * alpha is a fixed integer (default 4, the paper's "typical value") with early termination, not the theoretical
-      value (which needs w(J) in advance and is about 250; spec E2).
-    * F = 10 (not given by the paper); lambda = 2 T H R F + 1 with T the preset's horizon (spec E3).
-    * Costs are measured with every resource in units of max_h C^r_h (spec E4); weight scale s_w = 1.
-    * Tie-breaking "earliest_completion" (spec E9; "paper_order" available); jobs are processed in arrival order.
+      value (which needs w(J) in advance and is about 250).
+    * F = 10 (not given by the paper); lambda = 2 T H R F + 1 with T the preset's horizon.
+    * Costs are measured with every resource in units of max_h C^r_h; weight scale s_w = 1.
+    * Tie-breaking "earliest_completion" ("paper_order" available); jobs are processed in arrival order.
     * Alg. 4 FIX 1 (the worker count is reset for every PS server), resource types with e = 0 or z = 0 are skipped
-      in the floor divisions, the largest feasible g wins (spec E5); Alg. 5 made precise (one PS, spec E6); Alg. 7
-      FIX 2 and single-server "spread" RA placements skipped (spec E7).
-    * Only the smallest window length per worker count is enumerated ("dedupe_L", spec §3.10 item 4), so the
+      in the floor divisions, the largest feasible g wins; Alg. 5 made precise (one PS); Alg. 7
+      FIX 2 and single-server "spread" RA placements skipped.
+    * Only the smallest window length per worker count is enumerated ("dedupe_L"), so the
       reserved window equals the exact duration; the threshold s_w w_j prunes candidates that would be rejected
       anyway (identical accept/reject decisions and schedules).
-    * Unschedulable jobs do not exist: every job fits with one worker on an empty server (spec E13), so a job is
+    * Unschedulable jobs do not exist: every job fits with one worker on an empty server, so a job is
       always accepted in the first fresh sub-round whose window is long enough.
 """
 
@@ -55,6 +55,8 @@ __all__ = [
     "AOnlinePerArrival",
     "AOnlineHetero",
     "AOnlineHeteroEager",
+    "AOnlineHeteroNow",
+    "AOnlineNowCore",
     "BatchResult",
     "a_maxweight",
     "aonline_batch",
@@ -66,7 +68,7 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class AOnlineParams:
-    """The knobs of spec §3.2 (taken from a preset's ``aonline`` section by :meth:`from_preset`)."""
+    """The knobs (taken from a preset's ``aonline`` section by :meth:`from_preset`)."""
 
     alpha: int = 4
     F: float = 10.0
@@ -104,7 +106,7 @@ class AOnlineParams:
         return i
 
     def offset(self, i: int, iota: int, mode: str) -> int:
-        """Absolute slot of relative slot 1 of sub-round iota of round i (spec §3.3)."""
+        """Absolute slot of relative slot 1 of sub-round iota of round i."""
         t = self.tau_of(i)
         return (self.alpha * t if mode == "faithful" else t) + (iota - 1) * t
 
@@ -116,12 +118,15 @@ def _to_placement(cluster: HeteroCluster, cand: Candidate, offset: int) -> Place
     )
 
 
-def a_maxweight(S: SubRound, jobs: HeteroJobs, order, params: AOnlineParams, duals: dict | None = None):
-    """Alg. 3 on the jobs ``order`` (processed in that order) in sub-round S; mutates S. Returns [(j, cand)]."""
+def a_maxweight(S: SubRound, jobs: HeteroJobs, order, params: AOnlineParams, duals: dict | None = None,
+                min_completion: int = 0):
+    """Alg. 3 on the jobs ``order`` (processed in that order) in sub-round S; mutates S. Returns [(j, cand)].
+    ``min_completion``: see :func:`~edgegym.families.hetero_ml.mincost.mincost` (0 = every candidate)."""
     accepted = []
     for j in order:
         thr = params.weight_scale * float(jobs.weight[j])
-        cand = mincost(S, jobs, j, thr, params.tie_break, _allow(params, S.cluster), params.max_workers)
+        cand = mincost(S, jobs, j, thr, params.tie_break, _allow(params, S.cluster), params.max_workers,
+                       min_completion)
         if cand is not None:  # u_j = s_w w_j - cost > 0
             S.commit(cand)
             accepted.append((j, cand))
@@ -149,7 +154,7 @@ class BatchResult:
 
 
 def aonline_batch(cluster: HeteroCluster, jobs: HeteroJobs, params: AOnlineParams, mode: str = "faithful") -> BatchResult:
-    """Alg. 1 in batch form (spec §3.3-§3.4): rounds at tau_i, A_dual with up to alpha sub-rounds, roll-over."""
+    """Alg. 1 in batch form: rounds at tau_i, A_dual with up to alpha sub-rounds, roll-over."""
     lam = params.lam(cluster)
     J = jobs.num_jobs
     ledger = Ledger(cluster.capacity) if mode == "eager" else None
@@ -194,7 +199,7 @@ def aonline_batch(cluster: HeteroCluster, jobs: HeteroJobs, params: AOnlineParam
 
 
 class AOnlinePerArrival:
-    """The exact per-arrival form of spec §3.11 (faithful, fixed alpha), or eager commit-at-arrival.
+    """The exact per-arrival form (faithful, fixed alpha), or eager commit-at-arrival.
 
     ``decide(jobs, j)`` returns job j's placement; the jobs must be decided in (arrival, id) order.
     """
@@ -254,7 +259,7 @@ def _window_max_table(U: np.ndarray) -> list:
 
 
 def jain_greedy(cluster: HeteroCluster, jobs: HeteroJobs, ideal, tau: int) -> tuple[float, list]:
-    """Jain et al.'s greedy (spec §5.4) on one batch, deadline tau, empty cluster: total accepted weight.
+    """Jain et al.'s greedy on one batch, deadline tau, empty cluster: total accepted weight.
 
     Jobs by w_j / (ideal worker-slots · Σ_r ê) descending; types (m*, p*); N from D_j down to 1, co-located then
     spread; latest start first (GreedyRTL); the first fitting (N, t^-) is accepted. Placement: PLACE (best-fit
@@ -333,9 +338,96 @@ class AOnlineHetero(Policy):
 
 
 class AOnlineHeteroEager(AOnlineHetero):
-    """A_online-eager-arrival: offsets tau_i, prices from the global ledger, commit at arrival (spec §3.11, E1)."""
+    """A_online-eager-arrival: offsets tau_i, prices from the global ledger, commit at arrival."""
 
     mode = "eager"
+
+
+class AOnlineNowCore:
+    """The practical variant's decision rule (see :class:`AOnlineHeteroNow`), independent of the env.
+
+    ``decide(jobs, j, now)``: windows [now, now + tau), tau from the job's shortest possible duration + 1, growing
+    by a quarter (``completion_first``; doubling otherwise) up to ``horizon_cap``; in each,
+    one ``A_maxweight`` step for job j alone (``mincost`` with prices delta = lambda^(beta/C) - 1 of the committed
+    schedule, threshold s_w w_j, the ``params.tie_break`` predicate); the first window with an accepted candidate
+    gives the placement."""
+
+    def __init__(self, cluster: HeteroCluster, params: AOnlineParams) -> None:
+        self.cluster, self.params = cluster, params
+        self.lam = params.lam(cluster)
+        self.ledger = Ledger(cluster.capacity)
+
+    def decide(self, jobs: HeteroJobs, j: int, now: int) -> Placement:
+        p = self.params
+        # no schedule is shorter than E_j K_j mini-batch iterations of the fastest type (N <= D_j workers)
+        it = float(np.min(jobs.v[j])) + (float(np.min(jobs.ps_update[j])) if self.cluster.arch == "ps" else 0.0)
+        d_lb = int(np.ceil(float(jobs.epochs[j]) * float(jobs.batches[j]) * it - 1e-9))
+        tau, seen = max(2, d_lb + 1), 0
+        while tau <= p.horizon_cap:
+            S = SubRound(self.cluster, tau, now, self.lam, init_used=self.ledger.window(now, now + tau))
+            # completion first: a candidate of the previous (nested) window would have been taken there
+            nested = p.tie_break == "completion_first"
+            got = a_maxweight(S, jobs, [j], p, min_completion=seen if nested else 0)
+            seen = tau
+            if got:
+                pl = _to_placement(self.cluster, got[0][1], now)
+                f = footprint(self.cluster, pl.worker_type, pl.ps_type, pl.workers, pl.ps)
+                self.ledger.commit(f, pl.start, pl.start + pl.duration)
+                return pl
+            tau = tau + max(2, tau // 4) if nested else tau * 2
+        raise RuntimeError(f"job {j} unschedulable before horizon_cap {p.horizon_cap}")
+
+
+class AOnlineHeteroNow(Policy):
+    """``aonline-hetero-now``: the practical variant of A_online, the family's default policy.
+
+    Paper: R. Zhou, J. Pang, Q. Zhang, C. Wu, L. Jiao, Y. Zhong, Z. Li, "Online Scheduling Algorithm for
+    Heterogeneous Distributed Machine Learning Jobs", IEEE Transactions on Cloud Computing 11(2), 2023.
+
+    What it keeps of the paper: the per-job decision of A_maxweight (Sec. 4.2, Alg. 3) with its price function
+    (eq. (11), delta = lambda^(beta/C) - 1, lambda = 2 T H R F + 1), the acceptance test u_j = w_j - min cost > 0
+    (eq. (10)) and the minimum-cost subroutines A_mincost1/2 (Algs. 4-5, PS) and A_RAmincost1/2 (Algs. 6-7, RA),
+    i.e. the choice of worker type, PS type, number of workers, co-location and start inside a window.
+
+    Deviations from A_online (Alg. 1, Sec. 4.1) and A_dual (Alg. 2):
+
+    * no batching and no start offset: a job is decided at its arrival, and its window starts at the arrival slot
+      a_j, not at alpha tau_i of the round i with tau_i >= a_j (the faithful form starts every job no earlier
+      than alpha tau_i, so c_j >= alpha max(tau(a_j), L_j + 1) + L_j: its ratio to the lower bound follows alpha);
+    * no fresh sub-rounds: prices and residual capacities come from the whole committed schedule (as in the
+      eager variant), not from a fresh, empty window per sub-round;
+    * the window [a_j, a_j + tau) grows (from the job's shortest possible duration + 1, by a quarter each time)
+      until the job is accepted, instead of alpha sub-rounds of length tau_i followed by the next round;
+    * among the schedules that pass the acceptance test (cost < w_j), the one that completes first is taken
+      (ties: the cheaper), where A_maxweight takes the cheapest (``tie_break: completion_first`` of
+      :func:`~edgegym.families.hetero_ml.mincost.mincost`; the price still decides admission). With nested
+      windows from a_j this equals one unbounded window: the growth only bounds the work;
+    * the deviations of :mod:`this module <edgegym.agents.reference.hetero_ml>` (fixed F, cost units, tie-break,
+      Alg. 4/5/7 fixes) apply unchanged.
+
+    Guarantee: none. The 4 alpha competitive ratio (Thm. 5) rests on Hall et al.'s interval framework (the batch
+    of round i completes inside [alpha tau_i, alpha tau_{i+1}), and each A_dual is run on an empty window); both
+    are gone here, so no competitive ratio is claimed. What remains: every placement is feasible against the
+    committed schedule (capacity in every slot, at most D_j workers, PS bandwidth (2i)) and starts no earlier than
+    the job's arrival.
+    """
+
+    tie_break = "completion_first"
+
+    def __init__(self, env, **overrides) -> None:
+        super().__init__(env)
+        self.overrides = overrides
+        self.core: AOnlineNowCore | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        self.core = None
+
+    def act(self, obs):
+        v = self.unwrapped.view()
+        if self.core is None or v.step == 0:
+            kw = {"tie_break": self.tie_break, **self.overrides}
+            self.core = AOnlineNowCore(v.cluster, AOnlineParams.from_view(v, **kw))
+        return self.core.decide(v.jobs, v.step, int(v.decision_time))
 
 
 _FAM = ("HeteroML",)
@@ -344,12 +436,19 @@ POLICY_SPECS = (
         "aonline-hetero",
         lambda env, seed: AOnlineHetero(env),
         _FAM,
-        "Paper 004's A_online (A_dual + A_maxweight + A_mincost*), faithful per-arrival form",
+        "Zhou et al.'s A_online (A_dual + A_maxweight + A_mincost*), faithful per-arrival form",
+    ),
+    PolicySpec(
+        "aonline-hetero-now",
+        lambda env, seed: AOnlineHeteroNow(env),
+        _FAM,
+        "practical A_online: A_maxweight's priced min-cost choice at each arrival, windows from the arrival "
+        "(no alpha tau_i offset, no batching; no competitive guarantee)",
     ),
     PolicySpec(
         "aonline-hetero-eager",
         lambda env, seed: AOnlineHeteroEager(env),
         _FAM,
-        "Paper 004's A_online, eager variant (offset tau_i, ledger prices), commit at arrival",
+        "Zhou et al.'s A_online, eager variant (offset tau_i, ledger prices), commit at arrival",
     ),
 )

@@ -1,4 +1,4 @@
-"""HeteroML: paper 004's heterogeneous distributed ML jobs (worker/PS types, PS or Ring-AllReduce) as env family."""
+"""HeteroML: Zhou et al.'s heterogeneous distributed ML jobs (worker/PS types, PS or Ring-AllReduce) as env family."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ FAMILY = Family(
         "Online Scheduling Algorithm for Heterogeneous Distributed Machine Learning Jobs, R. Zhou, J. Pang, "
         "Q. Zhang, C. Wu, L. Jiao, Y. Zhong, Z. Li, IEEE Transactions on Cloud Computing, 2023"
     ),
-    default_policy="aonline-hetero",
+    default_policy="aonline-hetero-now",
     objective="total weighted completion time Σ_j w_j c_j (return = -(objective - Σ_j w_j a_j) / Z with reward 'flow')",
     extra={"time unit": "1 slot = 1 hour", "architectures": "PS, Ring-AllReduce"},
 )

@@ -1,4 +1,4 @@
-"""Lower bounds on the optimal total weighted completion time Σ_j w_j c_j (spec 004 §4.3).
+"""Lower bounds on the optimal total weighted completion time Σ_j w_j c_j.
 
 * :func:`simple_lower_bound`: Σ_j w_j (a_j + d_j^min), d^min the shortest standalone duration (co-located rate,
   capacity ignored). Valid for any instance, O(J·M·D).

@@ -1,4 +1,4 @@
-"""Slot-driven scheduling disciplines of the HeteroML family: the elastic / preemptive baselines (spec 004 §5.4).
+"""Slot-driven scheduling disciplines of the HeteroML family: the elastic / preemptive baselines.
 
 The slot driver (:func:`run_slot_driver`) advances slot by slot; at every slot the discipline re-plans the
 allocation of every active (arrived, unfinished) job from scratch; a job with N workers (type m*, PS type p*,
@@ -84,6 +84,9 @@ def run_slot_driver(cluster: HeteroCluster, jobs: HeteroJobs, ideal, env_cfg, di
             f += np.outer(s, cluster.ps_res[p_star[j]])
         return f
 
+    # what any placement of j needs on some server: one worker, and (PS architecture) one PS
+    room = {j: (cluster.worker_res[m_star[j]],) + ((cluster.ps_res[p_star[j]],) if cluster.arch == "ps" else ())
+            for j in range(J)}
     t = 1
     nxt = 0
     active: list[int] = []
@@ -118,6 +121,9 @@ def run_slot_driver(cluster: HeteroCluster, jobs: HeteroJobs, ideal, env_cfg, di
                 heapq.heappush(heap, (n_of[j] * share[j], int(jobs.arrival[j]), j))
             for j in sorted(active, key=lambda j: (jobs.arrival[j], j)):
                 n = n_of[j]
+                if n >= 1 and not all(np.all(free + 1e-9 >= x, axis=1).any() for x in room[j]):
+                    continue  # no server has room for one worker (or for one PS): no N fits, PLACE would fail
+                    # for every N (a necessary condition only: the result is that of the loop below)
                 while n >= 1:
                     got = place(cluster, free, int(m_star[j]), int(p_star[j]), n)
                     if got is not None:
@@ -172,6 +178,12 @@ def run_slot_driver(cluster: HeteroCluster, jobs: HeteroJobs, ideal, env_cfg, di
                 if got is not None:
                     alloc[j] = got
                     free -= foot(j, *got)
+        if not alloc and not held:
+            # the cluster stayed empty: no active job fits even alone (cannot happen for ideal configurations built
+            # by instance.build_instance, which fit one worker + PS on an empty server); stop instead of looping
+            raise RuntimeError(
+                f"slot driver ({discipline}): jobs {sorted(active)[:10]} cannot run even on an empty cluster"
+            )
         # progress
         done = []
         for j in active:

@@ -1,6 +1,6 @@
-"""``HeteroML``: paper 004's heterogeneous distributed-ML cluster as a Gymnasium env (one step per arriving job).
+"""``HeteroML``: Zhou et al.'s heterogeneous distributed-ML cluster as a Gymnasium env (one step per arriving job).
 
-Each step commits the arriving job irrevocably (spec 004 §8): a worker type, a number of workers, co-located or
+Each step commits the arriving job irrevocably: a worker type, a number of workers, co-located or
 spread, and a start delay (the masked grid action, ``Discrete(M · levels · 2 · delays)``), or a structured
 :class:`~edgegym.families.hetero_ml.simulator.Placement` (the reference policies' API; validated by T1). The env
 derives the PS type and the placement (A_mincost-style greedy over servers priced by lambda^(util) - 1) and starts
@@ -24,6 +24,14 @@ placement rule relative to the best action's, its duration, workers, spread, del
 action mask moves into the rows; :meth:`HeteroMLEnv.obs_layout` describes the blocks for the per-row shared policy
 of ``edgegym.agents.rl.shared``) and ``reward_scale`` 1e5 (per-step rewards O(1): under ``earliest`` on the default preset,
 seed 100, mean −0.67, sd 0.67); dynamics and objective unchanged.
+
+Preset history (same ids, new default): ``HeteroML-v0`` (= ``HeteroML-ps-v0``), ``HeteroML-ra-v0`` and
+``HeteroML-rl-v0`` moved to the calibrated reading (``cluster.load: 2.0``, the offered load over the horizon, instead
+of ``kappa: 0.35`` of the per-slot demand of all jobs at once, an offered load of ~0.4; ``workload.minibatch_model:
+by_type``, mini-batch times tied to the worker type's GPUs); the earlier defaults stay as
+``HeteroML-ps-paper-literal-v0`` and ``HeteroML-ra-paper-literal-v0`` (v0 only). The ``-v1`` files were regenerated
+from the new v0 presets. ``episode_metrics`` gained ``offered_load``; ``workload.weights: proportional`` now makes
+w_j proportional to the ideal resource-time (it was an affine map onto the weight range).
 """
 
 from __future__ import annotations
@@ -169,7 +177,7 @@ class HeteroView:
     tau_rule: str
     horizon_cap: int
     fifo_workers: tuple
-    ideal_worker_type: np.ndarray  # (step+1,) ideal configuration (spec §5.3) of the visible jobs
+    ideal_worker_type: np.ndarray  # (step+1,) ideal configuration of the visible jobs
     ideal_ps_type: np.ndarray
     ideal_workers: np.ndarray
 
@@ -182,7 +190,7 @@ def _jobs_prefix(jobs: HeteroJobs, n: int) -> HeteroJobs:
 
 
 class HeteroMLEnv(gym.Env):
-    """Paper 004's model: one step per arriving job; see the module docstring."""
+    """Zhou et al.'s model (IEEE TCC 2023): one step per arriving job; see the module docstring."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
 
@@ -268,7 +276,7 @@ class HeteroMLEnv(gym.Env):
             else:
                 act = self._check_discrete(action)
                 mask = self.action_masks()
-                if not mask[act]:  # spec §8: an unmasked invalid action maps to the earliest-completion valid one
+                if not mask[act]:  # an unmasked invalid action maps to the earliest-completion valid one
                     self._illegal += 1
                     act = self._earliest_valid(k, now, mask)
                 pl = self.sim.commit(k, self._decode(k, act, now), earliest=now)
@@ -350,7 +358,10 @@ class HeteroMLEnv(gym.Env):
         return best
 
     def action_masks(self) -> np.ndarray:
-        """Valid grid actions for the current job: feasible on an empty cluster (spec §8)."""
+        """Valid grid actions for the current job: feasible on an empty cluster. ``RuntimeError`` before
+        :meth:`reset` (there is no job yet)."""
+        if self._inst is None:
+            raise RuntimeError("call reset() before action_masks()")
         if self.slot_driven:
             return np.ones(1, dtype=bool)
         return self._grid_mask()
@@ -617,7 +628,7 @@ class HeteroMLEnv(gym.Env):
 
     def lower_bound(self) -> float:
         """LB = Σ_j w_j (a_j + d_j^min), d^min the shortest standalone duration over all types, PS types and
-        N <= D_j with the co-located rate, ignoring capacity (spec §4.3): LB <= OPT."""
+        N <= D_j with the co-located rate, ignoring capacity: LB <= OPT."""
         jb, c = self.jobs, self.cluster
         lb = 0.0
         for j in range(jb.num_jobs):
@@ -646,6 +657,7 @@ class HeteroMLEnv(gym.Env):
             "objective_offset": offset,
             "reward_scale": float(self.reward_scale),
             "num_jobs": int(jb.num_jobs),
+            "offered_load": float(self._inst.offered_load),
             "lower_bound": lb,
             "ratio_lb": obj / lb if lb > 0 else float("nan"),
             "avg_jct": float(flow.mean()),

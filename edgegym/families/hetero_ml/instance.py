@@ -1,10 +1,24 @@
 """Instance building for HeteroML: the cluster and the jobs of an episode from a preset and one RNG.
 
-All randomness comes from the ``np.random.Generator`` passed in (spec 004 §5.2: uniform draws on the paper's
-ranges, i.i.d. per job; v_jm i.i.d. per (j, m); U^p_j i.i.d. per (j, p); arrivals uniform on {1..T}, sorted).
-Capacity calibration (spec §5.2, E12): per resource r the server shapes are scaled so that the total capacity is
-``kappa * calibration_jobs * mean_j dem^r_j`` with dem_j the per-slot demand of job j's ideal configuration (§5.3);
-the total is therefore fixed in expectation across job-count sweeps and across server-count sweeps.
+All randomness comes from the ``np.random.Generator`` passed in (uniform draws on the paper's ranges, i.i.d. per
+job; U^p_j i.i.d. per (j, p); arrivals uniform on {1..T}, sorted). Mini-batch times v_jm: i.i.d. per (j, m)
+(``workload.minibatch_model: independent``, the literal reading) or tied to the worker type (``by_type``:
+v_jm = v_j · g_m^(-x) · u_jm, g_m the type's GPUs, x = ``gpu_speedup_exponent``).
+
+Capacity calibration, per resource r (the server shapes are scaled; the total is fixed in expectation across
+job-count and server-count sweeps):
+
+* ``cluster.kappa`` (literal): total capacity ``kappa * calibration_jobs * mean_j dem^r_j``, dem_j the per-slot
+  demand of job j's ideal configuration (fastest types, fewest workers reaching the shortest duration d*_j);
+* ``cluster.load`` (calibrated): total capacity ``calibration_jobs * mean_j (dem^r_j d*_j) / (load * T)``.
+
+:func:`offered_load` is Σ_j dem^r_j d*_j / (Σ_h C^r_h · T), the largest over the resources (reported by the env's
+episode metrics for every preset).
+
+A job whose ideal worker type (with its ideal PS type) cannot be placed on the empty cluster even with one worker
+(PLACE of :mod:`.placement`; only at extreme capacity settings) gets, as its ideal configuration, the fastest
+(worker type, PS type) pair that can; one always exists (a pair fitting co-located on one server is checked at build
+time, else ``ValueError``). The baselines (FIFO, DRF, AntMan, Tiresias) use these configurations.
 """
 
 from __future__ import annotations
@@ -16,12 +30,15 @@ import numpy as np
 from .presets import PS_TYPES, SERVER_SHAPES, WORKER_TYPES, HeteroPreset
 from .simulator import MS_PER_SLOT, HeteroCluster, HeteroJobs, comm_slots, duration_slots
 
-__all__ = ["Instance", "IdealConfig", "build_instance", "draw_jobs", "ideal_configs", "type_tables"]
+__all__ = [
+    "Instance", "IdealConfig", "build_instance", "draw_jobs", "ideal_configs", "ideal_area", "offered_load",
+    "type_tables",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class IdealConfig:
-    """Per-job "ideal configuration" (spec §5.3): fastest types, the fewest workers reaching the minimal duration.
+    """Per-job "ideal configuration": fastest types, the fewest workers reaching the minimal duration.
 
     worker_type m*, ps_type p* (-1 for RA), workers N*, PSs s* (spread count), duration d* (spread), demand
     dem_j = N* e_m* + s* z_p* per slot.                                          # (J,), (J,), ..., (J, R)
@@ -37,9 +54,12 @@ class IdealConfig:
 
 @dataclass(frozen=True, slots=True)
 class Instance:
+    """One episode's cluster, jobs, ideal configurations and offered load (:func:`offered_load`)."""
+
     cluster: HeteroCluster
     jobs: HeteroJobs
     ideal: IdealConfig
+    offered_load: float = float("nan")
 
 
 def type_tables(preset: HeteroPreset) -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +70,7 @@ def type_tables(preset: HeteroPreset) -> tuple[np.ndarray, np.ndarray]:
 
 
 def draw_jobs(preset: HeteroPreset, rng: np.random.Generator, M: int, P: int) -> HeteroJobs:
-    """Jobs of one episode (spec §5.2 defaults), sorted by (arrival, draw order)."""
+    """Jobs of one episode (defaults), sorted by (arrival, draw order)."""
     w = preset.workload
     J = w.num_jobs
     arrival = np.sort(rng.integers(1, w.horizon_slots + 1, size=J))
@@ -58,7 +78,13 @@ def draw_jobs(preset: HeteroPreset, rng: np.random.Generator, M: int, P: int) ->
     epochs = rng.integers(w.epochs[0], w.epochs[1] + 1, size=J)
     chunks = rng.integers(w.chunks[0], w.chunks[1] + 1, size=J)
     batches = rng.integers(w.batches[0], w.batches[1] + 1, size=J)
-    v = rng.uniform(*w.minibatch_time_slots, size=(J, M))
+    if w.minibatch_model == "by_type":
+        gpus = np.array([WORKER_TYPES[n][0] for n in preset.cluster.worker_types], dtype=np.float64)[:M]
+        base = rng.uniform(*w.minibatch_time_slots, size=J)
+        jit = rng.uniform(1.0 - w.type_jitter, 1.0 + w.type_jitter, size=(J, M))
+        v = base[:, None] * np.power(gpus, -w.gpu_speedup_exponent)[None, :] * jit
+    else:
+        v = rng.uniform(*w.minibatch_time_slots, size=(J, M))
     ps_update = rng.uniform(*w.ps_update_ms, size=(J, P)) / MS_PER_SLOT
     ra_update = rng.uniform(*w.ra_update_ms, size=J) / MS_PER_SLOT
     grad = rng.uniform(*w.grad_size_mb, size=J)
@@ -66,9 +92,11 @@ def draw_jobs(preset: HeteroPreset, rng: np.random.Generator, M: int, P: int) ->
 
 
 def ideal_configs(
-    arch: str, worker_res: np.ndarray, ps_res: np.ndarray, bw_index: int, jobs: HeteroJobs
+    arch: str, worker_res: np.ndarray, ps_res: np.ndarray, bw_index: int, jobs: HeteroJobs,
+    fit: np.ndarray | None = None,
 ) -> IdealConfig:
-    """Spec §5.3 on an empty cluster (spread rate, so independent of the capacities)."""
+    """Spec §5.3 on an empty cluster (spread rate, so independent of the capacities). ``fit`` (M, P) restricts
+    the (worker type, PS type) pairs to those marked True (RA: any column True marks the worker type)."""
     J = jobs.num_jobs
     gpus = worker_res[:, 0]
     foot_z = ps_res.sum(axis=1)
@@ -77,11 +105,17 @@ def ideal_configs(
     dem = np.zeros((J, worker_res.shape[1]))
     W = jobs.work.astype(np.float64)
     for j in range(J):
-        m = int(np.lexsort((np.arange(len(gpus)), gpus, jobs.v[j]))[0])
+        order = np.lexsort((np.arange(len(gpus)), gpus, jobs.v[j]))
+        if fit is not None:
+            order = order[fit[order].any(axis=1)]
+        m = int(order[0])
         comm = float(comm_slots(jobs.grad_mb[j], b[m]))
         D = int(jobs.chunks[j])
         if arch == "ps":
-            p = int(np.lexsort((np.arange(len(foot_z)), foot_z, jobs.ps_update[j]))[0])
+            porder = np.lexsort((np.arange(len(foot_z)), foot_z, jobs.ps_update[j]))
+            if fit is not None:
+                porder = porder[fit[m, porder]]
+            p = int(porder[0])
             durs = [duration_slots(W[j], n, jobs.v[j, m] + jobs.ps_update[j, p] + comm) for n in range(1, D + 1)]
         else:
             p = -1
@@ -96,6 +130,18 @@ def ideal_configs(
     return IdealConfig(out["m"], out["p"], out["n"], out["s"], out["d"], dem)
 
 
+def ideal_area(ideal: IdealConfig) -> np.ndarray:
+    """Ideal resource-time dem^r_j · d*_j of every job.                                              # (J, R)"""
+    return ideal.demand * ideal.duration[:, None]
+
+
+def offered_load(capacity: np.ndarray, ideal: IdealConfig, horizon: int) -> float:
+    """max_r Σ_j dem^r_j d*_j / (Σ_h C^r_h · T): the jobs' ideal resource-time over the capacity of the horizon."""
+    tot = capacity.sum(axis=0) * float(horizon)
+    area = ideal_area(ideal).sum(axis=0)
+    return float(np.max(np.where(tot > 0, area / np.where(tot > 0, tot, 1.0), 0.0)))
+
+
 def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
     """Cluster + jobs + ideal configurations of one episode."""
     c = preset.cluster
@@ -103,19 +149,22 @@ def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
     M, P = e.shape[0], z.shape[0]
     bw = 3
     jobs = draw_jobs(preset, rng, M, P)
-    ideal = ideal_configs(c.arch, e, z if c.arch == "ps" else np.zeros_like(z), bw, jobs)
-    if preset.workload.weights == "proportional":  # spec §5.2 option: w_j ∝ ideal resource-time, in range
+    zz = z if c.arch == "ps" else np.zeros_like(z)
+    ideal = ideal_configs(c.arch, e, zz, bw, jobs)
+    if preset.workload.weights == "proportional":  # (A1): w_j / (ideal resource-time) constant, mean weight kept
         cbar = np.array([16, 64, 732, 25.0])
         rt = (ideal.demand / cbar).sum(axis=1) * ideal.duration
         lo, hi = preset.workload.weight
-        span = max(rt.max() - rt.min(), 1e-12)
         jobs = HeteroJobs(
-            jobs.arrival, lo + (hi - lo) * (rt - rt.min()) / span, jobs.epochs, jobs.chunks, jobs.batches, jobs.v,
-            jobs.ps_update, jobs.ra_update, jobs.grad_mb,
+            jobs.arrival, rt * (0.5 * (lo + hi)) / max(float(rt.mean()), 1e-12), jobs.epochs, jobs.chunks,
+            jobs.batches, jobs.v, jobs.ps_update, jobs.ra_update, jobs.grad_mb,
         )
     shapes = np.array([SERVER_SHAPES[c.server_shapes[h % len(c.server_shapes)]] for h in range(c.num_servers)])
-    if c.kappa is not None:
-        target = c.kappa * c.calibration_jobs * ideal.demand.mean(axis=0)
+    if c.kappa is not None or c.load is not None:
+        if c.kappa is not None:
+            target = c.kappa * c.calibration_jobs * ideal.demand.mean(axis=0)
+        else:
+            target = c.calibration_jobs * ideal_area(ideal).mean(axis=0) / (c.load * preset.workload.horizon_slots)
         sigma = target / shapes.sum(axis=0)
         cap = shapes * sigma
         cap[:, 0] = np.maximum(1.0, np.round(cap[:, 0]))
@@ -124,15 +173,23 @@ def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
         cap = shapes.astype(np.float64)
     labels = tuple(c.server_shapes[h % len(c.server_shapes)] for h in range(c.num_servers))
     cluster = HeteroCluster(
-        capacity=cap, worker_res=e, ps_res=z if c.arch == "ps" else np.zeros_like(z), bw_index=bw, arch=c.arch,
+        capacity=cap, worker_res=e, ps_res=zz, bw_index=bw, arch=c.arch,
         worker_labels=tuple(c.worker_types), ps_labels=tuple(c.ps_types), server_labels=labels,
     )
-    # spec E13: every job must be runnable with one worker (+ one PS) on some empty server
+    load = offered_load(cap, ideal, preset.workload.horizon_slots)
+    # every job must be runnable with one worker (+ one PS) on some empty server
     need = e[:, None, :] + (z[None, :, :] if c.arch == "ps" else 0.0)  # (M, P, R)
     fits = np.all(need[None] <= cap[:, None, None, :] + 1e-9, axis=-1)
     if not fits.any():
         raise ValueError(
-            f"{preset.source_file}: no worker type (+ PS type) fits on any server: raise cluster.kappa "
-            f"(capacity {cap.max(axis=0).tolist()})"
+            f"{preset.source_file}: no worker type (+ PS type) fits on any server: raise the capacity "
+            f"(cluster.kappa, or lower cluster.load) (capacity {cap.max(axis=0).tolist()})"
         )
-    return Instance(cluster, jobs, ideal)
+    from .placement import place
+
+    # (M, P): PLACE (the baselines' placement) finds room for one worker (+ PS) of the pair on the empty cluster
+    fit = np.array([[place(cluster, cap, m, q, 1) is not None for q in range(P)] for m in range(M)])
+    pi = np.maximum(ideal.ps_type, 0)
+    if not fit[ideal.worker_type, pi].all():  # the documented rule (module docstring): fastest pair that fits
+        ideal = ideal_configs(c.arch, e, zz, bw, jobs, fit=fit)
+    return Instance(cluster, jobs, ideal, load)

@@ -1,15 +1,15 @@
-"""Paper 004's per-job minimum-cost subroutines on one sub-round state (spec 004 §3.5-§3.9).
+"""Zhou et al.'s per-job minimum-cost subroutines on one sub-round state.
 
 ``SubRound`` holds one sub-round's window state (relative slots 1..tau-1, stored at indices 0..tau-2): the
 allocated amounts beta[h, r, t], the prices delta = lambda^(beta/C) - 1 (eq. 11) and the residuals omega = C - beta,
 plus derived arrays for speed (prefix sums over t of the per-worker / per-PS prices, a sparse table for window
-minima of omega). :func:`mincost` enumerates, exactly as the spec's pseudo-code, A_mincost2 (PS, co-located),
+minima of omega). :func:`mincost` enumerates, exactly as the pseudo-code of the paper's Algs. 4-7 (made precise), A_mincost2 (PS, co-located),
 A_mincost1 (PS, spread), A_RAmincost1 (RA, co-located) and A_RAmincost2 (RA, spread) and returns the best candidate
-under the ``better`` predicate (spec §3.9) among those whose cost is below the acceptance threshold s_w·w_j (a job
+under the ``better`` predicate among those whose cost is below the acceptance threshold s_w·w_j (a job
 whose minimum cost is >= s_w·w_j is rejected either way, eq. 10). It runs as a Numba kernel when Numba is available;
 :func:`mincost_reference` is the literal pure-Python reading of the pseudo-code, kept as the test oracle.
 
-Speed-ups that do not change results (spec §3.10): prefix sums (1), sparse-table window minima (2), pruning by the
+Speed-ups that do not change results: prefix sums (1), sparse-table window minima (2), pruning by the
 threshold / a lower bound / the earliest completion (3), ``dedupe_L`` (4: for a fixed N only the smallest window
 length can win). The spread greedy for every PS-server position uses cumulative sums over the sorted order
 (O(log H) per position instead of O(H)).
@@ -35,7 +35,7 @@ TOL = 1e-9
 
 
 def price_base(T: int, H: int, R: int, F: float, override: float | None = None) -> float:
-    """lambda = 2 T H R F + 1 (spec §3.2, E3)."""
+    """lambda = 2 T H R F + 1."""
     return float(override) if override is not None else 2.0 * T * H * R * F + 1.0
 
 
@@ -58,7 +58,7 @@ class Candidate:
 
 
 class SubRound:
-    """A sub-round state (spec §3.2): window length tau, absolute offset, beta / delta / omega and derived arrays."""
+    """A sub-round state: window length tau, absolute offset, beta / delta / omega and derived arrays."""
 
     def __init__(self, cluster, tau: int, offset: int, lam: float, init_used: np.ndarray | None = None) -> None:
         self.cluster, self.tau, self.offset, self.lam = cluster, int(tau), int(offset), float(lam)
@@ -138,6 +138,8 @@ def _wmin(st, logt, h, r, a, L):
 def _better(c, comp, bc, bcomp, mode):
     if mode == 1:
         return c < bc
+    if mode == 2:  # completion first (the practical variant), then cost
+        return comp < bcomp or (comp == bcomp and c < bc - TOL * max(1.0, abs(bc)))
     if c < bc - TOL * max(1.0, abs(bc)):
         return True
     return abs(c - bc) <= TOL * max(1.0, c) and comp < bcomp
@@ -148,6 +150,8 @@ def _can_win(lb, comp, bc, bcomp, mode):
     """Whether any candidate with cost >= lb and completion comp could beat the incumbent."""
     if mode == 1:
         return lb < bc
+    if mode == 2:
+        return comp < bcomp or (comp == bcomp and lb < bc)
     if lb < bc - TOL * max(1.0, abs(bc)):
         return True
     return lb <= bc + TOL * max(1.0, bc) and comp < bcomp
@@ -171,9 +175,10 @@ def _fill_cost(X, cumcap, cumcost, omo, H):
 @njit(cache=True)
 def _kernel(
     arch_ps, mode, thr, H, R, M, P, tau, W, EK, D, v, U, comm, u_ra, e, z, e_hat, z_hat, b, B, st, logt, Aw, Ap,
-    out_y, out_s, allow_m, max_workers,
+    out_y, out_s, allow_m, max_workers, min_comp,
 ):
-    # returns (found, cost, coloc, m, p, L, N, a); writes y and s of the best into out_y / out_s
+    # returns (found, cost, coloc, m, p, L, N, a); writes y and s of the best into out_y / out_s; only candidates
+    # completing after relative slot min_comp (comp = a + 1 + L > min_comp) are enumerated
     best_c = thr
     best_comp = 1 << 60
     found = False
@@ -207,7 +212,7 @@ def _kernel(
                         break
                     if not _can_win(0.0, 1 + L, best_c, best_comp, mode):
                         break
-                    for a in range(0, tau - L):
+                    for a in range(max(0, min_comp - L), tau - L):
                         comp = a + 1 + L
                         if not _can_win(0.0, comp, best_c, best_comp, mode):
                             break
@@ -239,7 +244,7 @@ def _kernel(
                     break
                 if not _can_win(0.0, 1 + L, best_c, best_comp, mode):
                     continue
-                for a in range(0, tau - L):
+                for a in range(max(0, min_comp - L), tau - L):
                     comp = a + 1 + L
                     if not _can_win(0.0, comp, best_c, best_comp, mode):
                         break
@@ -295,7 +300,7 @@ def _kernel(
                     if arch_ps:
                         break
                     continue
-                for a in range(0, tau - L):
+                for a in range(max(0, min_comp - L), tau - L):
                     comp = a + 1 + L
                     if not _can_win(0.0, comp, best_c, best_comp, mode):
                         break
@@ -423,13 +428,20 @@ def _job_arrays(cluster, jobs, j):
     )
 
 
+#: the ``better`` predicates: cost then completion (default), cost only in the paper's order, or
+#: completion then cost (``completion_first``: the practical variant ``aonline-hetero-now``, not the paper's)
+_MODES = {"earliest_completion": 0, "paper_order": 1, "completion_first": 2}
+
+
 def mincost(
     S: SubRound, jobs, j: int, threshold: float, tie_break: str = "earliest_completion",
-    allow_types: np.ndarray | None = None, max_workers: int | None = None,
+    allow_types: np.ndarray | None = None, max_workers: int | None = None, min_completion: int = 0,
 ) -> Candidate | None:
     """The best schedule of job j in sub-round S with cost < threshold (None if there is none).
 
-    ``allow_types`` (bool per worker type) and ``max_workers`` restrict the enumeration (Figs. 9 and 10)."""
+    ``allow_types`` (bool per worker type) and ``max_workers`` restrict the enumeration (Figs. 9 and 10);
+    ``min_completion`` skips the candidates completing at relative slot <= min_completion (the practical variant's
+    growing windows: those were enumerated, and rejected, in the previous window)."""
     c = S.cluster
     H, R = c.capacity.shape
     M, P = c.num_worker_types, c.num_ps_types
@@ -438,9 +450,9 @@ def mincost(
     s = np.zeros(H, dtype=np.int64)
     allow = np.ones(M, dtype=np.bool_) if allow_types is None else np.asarray(allow_types, dtype=np.bool_)
     found, cost, col, m, p, L, N, a = _kernel(
-        c.arch == "ps", 1 if tie_break == "paper_order" else 0, float(threshold), H, R, M, P, S.tau, W, EK, D,
+        c.arch == "ps", _MODES[tie_break], float(threshold), H, R, M, P, S.tau, W, EK, D,
         v, U, comm, u_ra, c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw, S.st, S.logt, S.Aw, S.Ap,
-        y, s, allow, int(max_workers) if max_workers is not None else 1 << 30,
+        y, s, allow, int(max_workers) if max_workers is not None else 1 << 30, int(min_completion),
     )
     if not found:
         return None
@@ -448,7 +460,7 @@ def mincost(
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# literal pure-Python reference (the spec's pseudo-code, no pruning, no prefix sums): the test oracle
+# literal pure-Python reference (the pseudo-code read literally, no pruning, no prefix sums): the test oracle
 
 
 def mincost_reference(S: SubRound, jobs, j: int, threshold: float, tie_break: str = "earliest_completion"):
@@ -463,6 +475,8 @@ def mincost_reference(S: SubRound, jobs, j: int, threshold: float, tie_break: st
         bc, bcomp = best[0], best[1]
         if tie_break == "paper_order":
             return cost < bc
+        if tie_break == "completion_first":
+            return comp < bcomp or (comp == bcomp and cost < bc - TOL * max(1.0, abs(bc)))
         return cost < bc - TOL * max(1.0, abs(bc)) or (abs(cost - bc) <= TOL * max(1.0, cost) and comp < bcomp)
 
     def consider(cost, L, t_minus, cand):
@@ -483,7 +497,7 @@ def mincost_reference(S: SubRound, jobs, j: int, threshold: float, tie_break: st
                 prevN = -1
                 for L in range(max(1, math.ceil(EK * it - 1e-9)), min(math.ceil(W * it - 1e-9), tau - 1) + 1):
                     N = math.ceil(W * it / L - 1e-9)
-                    if N > D or N == prevN:  # dedupe_L (spec §3.10 item 4)
+                    if N > D or N == prevN:  # dedupe_L
                         continue
                     prevN = N
                     for a in range(0, tau - L):

@@ -1,9 +1,9 @@
 """Placement primitives of the HeteroML family (numpy only).
 
-* :func:`place`: the baselines' PLACE(config) of spec 004 §5.4: co-locate on the feasible server with the fewest
+* :func:`place`: the baselines' PLACE(config) of co-locate on the feasible server with the fewest
   remaining GPUs (best fit); otherwise spread the workers over servers in decreasing free-GPU order and put the PSs on
   the server with the most free bandwidth, s = ceil(remote · b / B).
-* :func:`grid_place`: the env's placement for a grid action (spec §8): A_mincost-style greedy over servers ordered
+* :func:`grid_place`: the env's placement for a grid action: A_mincost-style greedy over servers ordered
   by their current price lambda^(utilisation) - 1 over the window, PS type derived deterministically.
 """
 
@@ -43,7 +43,7 @@ def place(
     cluster: HeteroCluster, free: np.ndarray, m: int, p: int, n: int, colocate_only: bool = False,
     spread_only: bool = False,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """PLACE (spec §5.4) of n type-m workers (+ PSs of type p in the PS architecture) on residuals ``free`` (H, R).
+    """PLACE of n type-m workers (+ PSs of type p in the PS architecture) on residuals ``free`` (H, R).
 
     Returns (workers (H,), ps (H,)) or None."""
     H = cluster.num_servers
@@ -105,7 +105,7 @@ def ps_types_for(cluster: HeteroCluster, n: np.ndarray, m: np.ndarray, spread: b
 
 
 def ps_type_for(cluster: HeteroCluster, n: int, m: int, spread: bool, ps_update: np.ndarray) -> int:
-    """The env's derived PS type (spec §8): co-located: the smallest footprint Σ_r ẑ; spread: the type minimising
+    """The env's derived PS type: co-located: the smallest footprint Σ_r ẑ; spread: the type minimising
     s · Σ_r ẑ with s = max(1, ceil(n b_m / B_p)); ties by the lower U^p_j, then index."""
     return int(ps_types_for(cluster, np.array(n), np.array(m), spread, ps_update))
 

@@ -1,9 +1,9 @@
 """HeteroML presets: YAML files in ``envs_config/hetero_ml/`` -> validated, frozen configuration objects.
 
 A preset has the top-level keys ``name``, ``family``, ``version``, ``description`` and four sections:
-``cluster`` (servers, types, architecture, capacity calibration), ``workload`` (the job generator, spec 004 §5.2),
+``cluster`` (servers, types, architecture, capacity calibration), ``workload`` (the job generator),
 ``env`` (reward, decision time, action grid, baseline disciplines) and ``aonline`` (the reference policy's
-parameters, spec §3.2). Every key is checked eagerly: an unknown key, a wrong type or an out-of-range value raises
+parameters). Every key is checked eagerly: an unknown key, a wrong type or an out-of-range value raises
 :class:`ValueError` naming the file and the key.
 """
 
@@ -35,7 +35,7 @@ __all__ = [
 KEY = "hetero_ml"
 DEFAULT_PRESET = "ps"
 
-#: EC2 GPU server shapes (spec §5.2): GPUs, vCPU, memory GiB, network Gbps
+#: EC2 GPU server shapes: GPUs, vCPU, memory GiB, network Gbps
 SERVER_SHAPES: dict[str, tuple[float, float, float, float]] = {
     "p3.2xlarge": (1, 8, 61, 10),
     "p3.8xlarge": (4, 32, 244, 10),
@@ -47,7 +47,7 @@ SERVER_SHAPES: dict[str, tuple[float, float, float, float]] = {
     "g3.8xlarge": (2, 32, 244, 10),
     "g3.16xlarge": (4, 64, 488, 20),
 }
-#: synthetic worker types (spec §5.2 table; * = not an EC2 type): GPU, vCPU, memory GiB, b_m Gbps
+#: synthetic worker types (table; * = not an EC2 type): GPU, vCPU, memory GiB, b_m Gbps
 WORKER_TYPES: dict[str, tuple[float, float, float, float]] = {
     "p2.xlarge": (1, 4, 61, 1.25),
     "p2.2xlarge": (2, 8, 122, 2.5),
@@ -60,7 +60,7 @@ WORKER_TYPES: dict[str, tuple[float, float, float, float]] = {
 }
 _PS_VCPU = (1, 2, 2, 4, 4, 8, 8, 12, 16, 16)
 _PS_BW = (5, 5, 8, 8, 10, 10, 12, 15, 18, 20)
-#: PS types (spec §5.2): 0 GPU, vCPU, 4 GiB per vCPU, B_p Gbps
+#: PS types: 0 GPU, vCPU, 4 GiB per vCPU, B_p Gbps
 PS_TYPES: dict[str, tuple[float, float, float, float]] = {
     f"ps{i + 1}": (0, c, 4 * c, b) for i, (c, b) in enumerate(zip(_PS_VCPU, _PS_BW, strict=True))
 }
@@ -69,9 +69,16 @@ DISCIPLINES = ("reservation", "drf", "antman", "tiresias", "tiresias_las")
 
 @dataclass(frozen=True, slots=True)
 class ClusterConfig:
-    """Servers and types (spec §5.2). Capacity: per resource r, the server shapes are scaled so that
-    Σ_h C^r_h = kappa · calibration_jobs · mean_j dem^r_j (ideal-config demand, spec §5.3), GPU and vCPU rounded
-    to integers (>= 1 GPU). ``kappa: null`` keeps the raw EC2 shapes."""
+    """Servers and types. Capacity, two alternative calibrations (per resource r the server shapes are
+    scaled, GPU and vCPU then rounded to integers >= 1):
+
+    * ``kappa`` (the paper-literal reading): Σ_h C^r_h = kappa · calibration_jobs · mean_j dem^r_j, the per-slot
+      demand of the jobs' ideal configurations all at once;
+    * ``load`` (the calibrated reading): Σ_h C^r_h = calibration_jobs · mean_j (dem^r_j d*_j) / (load · T), the
+      ideal resource-time of the jobs spread over the horizon T, so that the offered load
+      Σ_j dem^r_j d*_j / (Σ_h C^r_h · T) equals ``load`` when J = calibration_jobs.
+
+    Set one and leave the other null; both null keeps the raw EC2 shapes."""
 
     arch: str = "ps"
     num_servers: int = 150
@@ -80,11 +87,12 @@ class ClusterConfig:
     ps_types: tuple[str, ...] = tuple(PS_TYPES)
     kappa: float | None = 0.35
     calibration_jobs: int = 150
+    load: float | None = None  # offered load over the horizon (alternative to kappa)
 
 
 @dataclass(frozen=True, slots=True)
 class WorkloadConfig:
-    """Job generator (spec §5.1-5.2): uniform draws on the paper's ranges; arrivals uniform on {1..horizon}."""
+    """Job generator: uniform draws on the paper's ranges; arrivals uniform on {1..horizon}."""
 
     num_jobs: int = 150
     horizon_slots: int = 150
@@ -96,32 +104,38 @@ class WorkloadConfig:
     ps_update_ms: tuple[float, float] = (10.0, 100.0)
     ra_update_ms: tuple[float, float] = (10.0, 100.0)
     grad_size_mb: tuple[float, float] = (30.0, 575.0)
-    weights: str = "uniform"  # or "proportional" (spec §5.2 option)
+    weights: str = "uniform"  # or "proportional": w_j ∝ ideal resource-time (the paper's assumption (A1))
+    # v_jm: "independent" (i.i.d. per (j, m) on minibatch_time_slots, the literal reading) or "by_type":
+    # v_jm = v_j · g_m^(-gpu_speedup_exponent) · u_jm, v_j on minibatch_time_slots (one GPU), g_m the type's GPUs,
+    # u_jm ~ U[1 - type_jitter, 1 + type_jitter]
+    minibatch_model: str = "independent"
+    gpu_speedup_exponent: float = 0.5849625007211562  # log2(1.5): 15 ms on one GPU, 10 ms on two (paper Sec. 1)
+    type_jitter: float = 0.1
 
 
 @dataclass(frozen=True, slots=True)
 class EnvConfig:
-    """Env knobs (spec §8)."""
+    """Env knobs."""
 
     reward: str = "flow"  # "flow": r = -w_j(c_j - a_j)/Z ; "completion": r = -w_j c_j / Z
-    reward_scale: float | None = None  # Z; null = 5000 * horizon_slots (spec §8)
+    reward_scale: float | None = None  # Z; null = 5000 * horizon_slots
     decision_time: str = "arrival"  # or "boundary" (next tau_i >= a_j)
     discipline: str = "reservation"  # slot-driver baselines: drf, antman, tiresias, tiresias_las
     worker_fractions: tuple[float, ...] = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 1.0)
     delays: tuple[int, ...] = (0, 4, 16)
     max_servers: int | None = None  # observation padding; default = num_servers
-    price_F: float = 10.0  # F of the placement price lambda = 2 T H R F + 1 (spec E3)
-    preempt_overhead_slots: float = 0.25  # o_pre (spec §5.4)
-    antman_threshold_slots: int = 2  # Theta (spec §5.4)
+    price_F: float = 10.0  # F of the placement price lambda = 2 T H R F + 1
+    preempt_overhead_slots: float = 0.25  # o_pre
+    antman_threshold_slots: int = 2  # Theta
     las_threshold_gpu_slots: float = 3200.0 / 3600.0  # Tiresias-L queue threshold, 3200 GPU-s in slots
-    fifo_workers: tuple[int, int] = (1, 30)  # FIFO's N ~ U{lo..hi} (spec §5.4)
+    fifo_workers: tuple[int, int] = (1, 30)  # FIFO's N ~ U{lo..hi}
     obs_relative: bool = False  # v1: no absolute-time / episode-position features (jobs in system per server)
     obs_actions: bool = False  # v1: one feature row per grid action (its completion estimate, wait, cost, ...)
 
 
 @dataclass(frozen=True, slots=True)
 class AOnlineConfig:
-    """A_online parameters (spec §3.2, E1-E4, E9)."""
+    """A_online parameters."""
 
     alpha: int = 4
     F: float = 10.0
@@ -153,6 +167,14 @@ class HeteroPreset(PresetBase):
 
     def _sections(self) -> dict:
         return _SECTIONS
+
+    def _override_base(self, section: str, base: dict, overrides: dict) -> dict:
+        """``cluster.kappa`` and ``cluster.load`` are alternatives: overriding one drops the other."""
+        if section == "cluster":
+            for a, b in (("kappa", "load"), ("load", "kappa")):
+                if overrides.get(a) is not None and b not in overrides:
+                    base = {**base, b: None}
+        return base
 
     def _from_dict(self, data: dict, source: str) -> HeteroPreset:
         return preset_from_dict(data, source=source)
@@ -207,7 +229,10 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> HeteroPreset:
 
     c = _section(data, "cluster", src)
     d = ClusterConfig()
-    kappa = c.get("kappa", d.kappa)
+    load = c.get("load", d.load)
+    kappa = c.get("kappa", None if load is not None else d.kappa)
+    if kappa is not None and load is not None:
+        fail(src, "cluster.load", "cluster.kappa and cluster.load are alternative calibrations: set the other to null")
     cluster = ClusterConfig(
         arch=choice(src, "cluster.arch", c.get("arch", d.arch), ("ps", "ra")),
         num_servers=number(src, "cluster.num_servers", c.get("num_servers", d.num_servers), lo=1, hi=4096, integer=True),
@@ -218,6 +243,7 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> HeteroPreset:
         calibration_jobs=number(
             src, "cluster.calibration_jobs", c.get("calibration_jobs", d.calibration_jobs), lo=1, integer=True
         ),
+        load=None if load is None else number(src, "cluster.load", load, lo=0, strict_lo=True, hi=1000),
     )
 
     w = _section(data, "workload", src)
@@ -240,6 +266,13 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> HeteroPreset:
         ra_update_ms=rng_("ra_update_ms", 0),
         grad_size_mb=rng_("grad_size_mb", 0),
         weights=choice(src, "workload.weights", w.get("weights", d.weights), ("uniform", "proportional")),
+        minibatch_model=choice(
+            src, "workload.minibatch_model", w.get("minibatch_model", d.minibatch_model), ("independent", "by_type")
+        ),
+        gpu_speedup_exponent=number(
+            src, "workload.gpu_speedup_exponent", w.get("gpu_speedup_exponent", d.gpu_speedup_exponent), lo=0, hi=1
+        ),
+        type_jitter=number(src, "workload.type_jitter", w.get("type_jitter", d.type_jitter), lo=0, hi=0.9),
     )
 
     e = _section(data, "env", src)

@@ -1,18 +1,18 @@
-"""HeteroML simulator (paper 004): heterogeneous worker/PS types, PS and Ring-AllReduce, a resource ledger.
+"""HeteroML simulator (Zhou et al., IEEE TCC 2023): heterogeneous worker/PS types, PS and Ring-AllReduce, a resource ledger.
 
-Numpy only (never gymnasium). Conventions (spec 004 §2.1, §2.3):
+Numpy only (never gymnasium). Conventions:
 
 * Time is slotted, 1 slot = 1 hour; slots are numbered from 1. Slot ``t`` covers ``[t, t+1)``. A job started at
   slot ``t`` with duration ``d`` occupies slots ``t .. t+d-1`` and completes at ``c = t + d``.
 * Resources ``r`` are the columns of ``HeteroCluster.capacity`` (default GPU, vCPU, memory GiB, bandwidth Gbps).
   Workers and PSs consume their type's resource vector on their server for the whole run, bandwidth included
-  (spec E15), even when co-located.
-* Durations (spec §2.3): ``d = ceil(W_j / (N·rho) - 1e-9)`` with the per-iteration time
+ , even when co-located.
+* Durations: ``d = ceil(W_j / (N·rho) - 1e-9)`` with the per-iteration time
   ``iter_PS = v_jm + U^p_j + (1-q)·2π_j/b_m`` (eq. 1) or
   ``iter_RA = v_jm + U_j(N-1)/N + (1-q)·2π_j(N-1)/(N b_m)`` (eq. 14), all in slots; ``q`` is computed from the
   actual placement (1 iff every worker and PS of the job is on one server).
 
-The ledger ``usage[h, r, t]`` grows on demand (completions may exceed the horizon, spec E13). Two drivers share
+The ledger ``usage[h, r, t]`` grows on demand (completions may exceed the horizon). Two drivers share
 it: the reservation driver (:class:`ReservationSim`, commit at arrival, non-preemptive; the Gymnasium env) and
 the slot driver (:func:`edgegym.families.hetero_ml.disciplines.run_slot_driver`, elastic/preemptive baselines).
 """
@@ -53,14 +53,14 @@ def _frozen(a, dtype) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class HeteroCluster:
-    """Servers with multi-resource capacities and the worker/PS type tables (spec §2.1, §5.2).
+    """Servers with multi-resource capacities and the worker/PS type tables.
 
     Attributes:
         capacity: C^r_h.                                                         # (H, R) float64
         worker_res: e^r_m, resource use of one worker of type m.                 # (M, R) float64
         ps_res: z^r_p, resource use of one PS of type p (zeros if arch is "ra"). # (P, R) float64
         bw_index: column of ``capacity`` that is bandwidth (Gbps): b_m = e[m, bw], B_p = z[p, bw].
-        arch: "ps" (parameter servers) or "ra" (Ring-AllReduce): a cluster-wide choice (spec §1).
+        arch: "ps" (parameter servers) or "ra" (Ring-AllReduce): a cluster-wide choice.
         resource_names, worker_labels, ps_labels, server_labels: names for reports.
     """
 
@@ -73,7 +73,7 @@ class HeteroCluster:
     worker_labels: tuple[str, ...] = ()
     ps_labels: tuple[str, ...] = ()
     server_labels: tuple[str, ...] = ()
-    cbar: np.ndarray = field(default=None)  # (R,) max_h C^r_h: the cost unit (spec E4)
+    cbar: np.ndarray = field(default=None)  # (R,) max_h C^r_h: the cost unit
 
     def __post_init__(self) -> None:
         for name in ("capacity", "worker_res", "ps_res"):
@@ -124,7 +124,7 @@ class HeteroCluster:
 
 @dataclass(frozen=True, slots=True)
 class HeteroJobs:
-    """The jobs of one episode, sorted by (arrival, id) (spec §2.1). Times are already in slots.
+    """The jobs of one episode, sorted by (arrival, id). Times are already in slots.
 
     Attributes:
         arrival: a_j, integer slot >= 1.                                          # (J,) int64
@@ -177,11 +177,11 @@ class HeteroJobs:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# pure functions: times, rates, durations (spec §2.3)
+# pure functions: times, rates, durations
 
 
 def comm_slots(grad_mb, bw_gbps):
-    """2π/b in slots: push + pull of π MB over b Gbps (spec §2.3 / E10)."""
+    """2π/b in slots: push + pull of π MB over b Gbps."""
     return 2.0 * np.asarray(grad_mb) * 8.0 / (np.asarray(bw_gbps) * 1000.0) / S_PER_SLOT
 
 
@@ -196,7 +196,7 @@ def iteration_slots(cluster: HeteroCluster, jobs: HeteroJobs, j: int, m: int, p:
 
 
 def duration_slots(work: float, n: int, iter_slots: float) -> int:
-    """d = ceil(W / (n·rho)) with rho = 1/iter, epsilon-guarded (spec §2.3)."""
+    """d = ceil(W / (n·rho)) with rho = 1/iter, epsilon-guarded."""
     return int(math.ceil(work * iter_slots / n - EPS))
 
 
@@ -215,7 +215,7 @@ def is_colocated(workers: np.ndarray, ps: np.ndarray) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """A job's irrevocable plan (spec §8's structured action): start slot, duration, types, per-server counts.
+    """A job's irrevocable plan (the structured action): start slot, duration, types, per-server counts.
 
     ``ps_type`` is -1 and ``ps`` all zeros in the RA architecture. ``duration`` may be 0 to let the simulator
     compute it; otherwise it must equal the exact duration of the placement.
@@ -286,7 +286,7 @@ def check_structure(cluster: HeteroCluster, jobs: HeteroJobs, j: int, pl: Placem
 
 
 class Ledger:
-    """usage[h, r, t] for absolute slots t (index t; slot 0 unused), grown on demand (spec E13)."""
+    """usage[h, r, t] for absolute slots t (index t; slot 0 unused), grown on demand."""
 
     def __init__(self, capacity: np.ndarray, horizon: int = 64) -> None:
         self.capacity = np.asarray(capacity, dtype=np.float64)
@@ -349,7 +349,7 @@ def check_placement(
 
 
 class ReservationSim:
-    """The reservation driver: each job is committed once, irrevocably, non-preemptively (spec §8)."""
+    """The reservation driver: each job is committed once, irrevocably, non-preemptively."""
 
     def __init__(self, cluster: HeteroCluster, jobs: HeteroJobs, horizon: int = 64) -> None:
         self.cluster, self.jobs = cluster, jobs

@@ -1,4 +1,4 @@
-"""Hand-made HeteroML instances for tests (spec 004 §4.3 "hand-computed small instances")."""
+"""Hand-made HeteroML instances for tests (hand-computed small instances)."""
 
 from __future__ import annotations
 
