@@ -1,4 +1,5 @@
-"""Trivial placement baselines for ``EdgeCloudML`` (spec 000 §8.6): all-cloud, all-edge least-loaded."""
+"""Trivial placement baselines for ``EdgeCloudML`` (not in the paper; simple reference points): all-cloud, all-edge
+least-loaded."""
 
 from __future__ import annotations
 

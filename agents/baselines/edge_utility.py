@@ -1,14 +1,15 @@
-"""Paper 003's baselines for ``EdgeUtility`` (spec §5.4): ``OnDisc``, ``Random`` (re-exported) and the
-offline Upper Bound on total utility.
+"""The baselines of Zhang et al., "Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in Edge
+Computing", IEEE/ACM ToN 2023, §V-A.5, for ``EdgeUtility``: ``OnDisc``, ``Random`` (re-exported) and the offline
+Upper Bound on total utility.
 
-* ``OnDisc`` (paper refs [4]/[28]): dispatch to the server whose planned total JRT increases least when the
-  job is added (``env.jrt_increase()``: what-if preemptive SRPT with the current remaining work and no
-  future arrivals; the cloud: Δ̂↑ + p̂ + Δ̂↓); servers run preemptive SRPT — the env's ``srpt`` discipline,
-  which the policy's registry entry sets. Unit weights (spec A32). Ties → smaller row index.
+* ``OnDisc`` (paper refs [4]/[28]): dispatch to the server whose planned total JRT increases least when the job is added
+  (``env.jrt_increase()``: what-if preemptive SRPT with the current remaining work and no future arrivals; the cloud:
+  Δ̂↑ + p̂ + Δ̂↓); servers run preemptive SRPT — the env's ``srpt`` discipline, which the policy's registry entry sets.
+  Unit weights (the paper does not give OnDisc's weights). Ties → smaller row index.
 * ``Random``: :class:`edgegym.agents.policy.RandomPolicy` (uniform over the legal rows, i.e. all edge servers and the
   cloud if present); the paper's server rule "highest potential utility" is the env's ``hpu`` discipline.
 * Upper Bound: ``Σ_i max_j g_i(p_ij/s + Δ↑_ij + Δ↓_ij)`` with the true values (no queueing), which bounds the
-  offline optimum at the same speed (spec A30).
+  offline optimum at the same speed (not a speed-augmented run's: compare at equal speed).
 """
 
 from __future__ import annotations

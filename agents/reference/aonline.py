@@ -1,11 +1,10 @@
-"""Paper 000's online algorithm ``A_online`` = ``A_greedy`` + ``A_ps``, and its edge-only variant ``A_online-E``.
+"""Wang et al.'s online algorithm ``A_online`` = ``A_greedy`` + ``A_ps``, and its edge-only variant ``A_online-E``.
 
-Paper: N. Wang, R. Zhou, L. Jiao, R. Zhang, B. Li, Z. Li, "Preemptive Scheduling for Distributed Machine
-Learning Jobs in Edge-Cloud Networks", IEEE JSAC 40(8), 2022, Algorithms 1-5; restated with corrections in
-edgegym's implementation notes ("spec") §3.
+Paper: N. Wang, R. Zhou, L. Jiao, R. Zhang, B. Li, Z. Li, "Preemptive Scheduling for Distributed Machine Learning Jobs
+in Edge-Cloud Networks", IEEE JSAC 40(8), 2022, §IV-C–§IV-D, Algorithms 1-5, with the corrections listed below.
 
 What this policy decides, per arriving job (the env step): where each of its D_j chunks goes, by
-``A_greedy`` (spec §3.3): CALCULATEQ (Eq. (5)) on every qualified edge worker, the whole job to the
+``A_greedy`` (Alg. 2): CALCULATEQ (Alg. 3, Eq. (5)) on every qualified edge worker, the whole job to the
 cloud if ``Qc1 < min_w Q_w``, otherwise chunk-by-chunk water-filling on ``Q_w + k_w·p/D_j`` against the
 cloud's ``Qc0``. It reads the env's read-only view (the Q table is computed by the simulator from the
 projected HAPRF plans) and acts **through the env's action space**: its placement is encoded as the
@@ -14,20 +13,24 @@ decoder (within-server Q-min water-filling, the same tie-breaks) reproduces it e
 HAPRF execution, preemption (postponement of A2 chunks) and ``A_ps`` are deterministic rules the
 simulator runs between arrivals, whoever decides the placement.
 
-Deviations from the paper (all from the spec's resolutions, §7):
+Deviations from the paper (where it is ambiguous or wrong):
 
-* A1: a chunk is committed with the selected candidate's (Q, t*, A2), then the candidate's Q is updated
-  by the exact O(1) rule Q += p/D_j (the paper's line order would use the next chunk's values).
-* A2: ζ is passed explicitly: Qc1 decides only the first chunk; after that the cloud candidate is Qc0.
-* A3: A_ps runs over all arrived, unfinished jobs, not only the new arrivals.
-* A4: remaining times at t0 = r_j + Δ_js come from projecting the current plan forward with no new
-  arrivals; "pending" includes dispatched chunks not yet released.
-* A5: continuous, event-driven time (arrivals and Δ on integer slots); c_jd is the end of service.
-* A6: HAPRF simulation is the ground truth for execution; the paper's slot-plan shifting is not stored.
-* A8: ties are broken lexicographically by (Q, server index, worker index); the cloud loses exact ties.
-* A10 (A_online-E): a job with no qualified edge worker falls back to the whole-job cloud (ζ = 1),
-  counted in the env's ``fallbacks`` metric.
-* A11: when no qualified PS is free, the job gets a cloud PS (never changes timing).
+* Alg. 2, lines 21-24: a chunk is committed with the selected candidate's (Q, t*, A2), then the candidate's Q
+  is updated by the exact O(1) rule Q += p/D_j (the paper's line order would use the next chunk's values).
+* Algs. 2-3, ζ handling: ζ is passed explicitly (Alg. 3 sets ζ_j = 1 where Alg. 2 calls it to reset it):
+  Qc1 decides only the first chunk; after that the cloud candidate is Qc0.
+* Alg. 1, line 4: A_ps runs over all arrived, unfinished jobs, not only the new arrivals.
+* "Pending" chunks of Eq. (5): remaining times at t0 = r_j + Δ_js come from projecting the current plan
+  forward with no new arrivals; "pending" includes dispatched chunks not yet released.
+* Slot granularity: continuous, event-driven time (arrivals and Δ on integer slots); c_jd is the end of
+  service.
+* Alg. 4 (plan shifting): HAPRF simulation is the ground truth for execution; the paper's slot-plan shifting
+  is not stored.
+* Tie-breaking (unspecified in the paper): ties are broken lexicographically by (Q, server index, worker
+  index); the cloud loses exact ties.
+* A_online-E with no qualified edge worker (unspecified in the paper): the job falls back to the whole-job
+  cloud (ζ = 1), counted in the env's ``fallbacks`` metric.
+* Alg. 5 with no free qualified PS: the job gets a cloud PS (never changes timing).
 * A_ps runs as one sweep over the executed trace at the end of the episode, since a PS never changes
   a processing time in this model (see ``edgegym.core.engine``).
 """
@@ -47,7 +50,7 @@ __all__ = ["AOnline", "a_greedy", "encode_action"]
 
 
 def a_greedy(view: EdgeCloudView, edge_only: bool = False) -> tuple[np.ndarray, int]:
-    """A_greedy's placement of the pending job: ``(worker_counts (W,), num_cloud)`` (spec §3.3)."""
+    """A_greedy's placement of the pending job: ``(worker_counts (W,), num_cloud)`` (Alg. 2)."""
     cloud_on = view.has_cloud and view.use_cloud and not edge_only
     qc0, qc1 = (view.qc0, view.qc1) if cloud_on else (math.inf, math.inf)
     if not np.isfinite(view.q).any():  # no qualified edge worker: whole job to the cloud (A10)

@@ -1,37 +1,41 @@
-"""Offline lower bound on paper 000's total JCT, Σ_j (c_j − r_j), for SMALL instances.
+"""Offline lower bound on the total JCT of Wang et al.'s model, Σ_j (c_j − r_j), for SMALL instances.
 
-The bound is the optimum of the time-indexed relaxation of ILP (4) of paper 000 (Wang et al., "Preemptive
-Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 40(8), 2022, "Problem
-Reformulation", Eq. (3), ILP (4), Lemma 1 and its proof in Appendix B), as prescribed by the implementation
-notes (§2.5, §4.2 "LB for T9", §7 A5, A9, B13). It is the denominator of the empirical competitive ratio (T9):
+The bound is the optimum of the time-indexed relaxation of ILP (4) of Wang et al., "Preemptive Scheduling for
+Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 40(8), 2022 (§IV-B "Problem Reformulation",
+Eq. (3), ILP (4), Lemma 1 and its proof in Appendix B), the bound the paper's "actual competitive ratio"
+experiment (§V-C, Figs. 12-13) divides by. The paper's Lemma 2 (dual feasibility), on which its competitive-ratio
+proof rests, fails as written (an idle qualified worker at t = r_j would need α_jd <= 0), so the ratio is measured,
+not asserted. It is the denominator of the empirical competitive ratio:
 ``ratio = Σ JCT(A_online at speed 1+ε) / LB``. The LP is solved with SciPy's HiGHS
 (``scipy.optimize.linprog(method="highs")``); ``integer=True`` solves the 0/1 version with
 ``scipy.optimize.milp`` and returns HiGHS's proven dual bound.
 
-Model (slotted, spec A5)
-------------------------
+Model (slotted)
+---------------
 * Slot ``t`` covers ``[t, t+1)``. A chunk that is processed in slots ``t_1 < ... < t_p`` completes at
-  ``c_jd = t_p + 1`` (the END of its last processing slot, spec A5).
+  ``c_jd = t_p + 1`` (the END of its last processing slot; the paper's "argmax t" in (2j) is the START of
+  that slot, off by one).
 * Chunk times are whole slots: ``p = chunk_time_slots(E, B, τ, speed=1.0, slotted=True)`` (speed 1: speed
-  augmentation belongs to the online side only, spec 3.9). ``p0`` uses τ^(0) = m + G + 2q/b (b = the job's
+  augmentation belongs to the online side only, Definition 1). ``p0`` uses τ^(0) = m + G + 2q/b (b = the job's
   ``bandwidth_mbps``), ``p1`` uses τ^(1) = m + G.
 * Chunk ``c = (j, d)`` may use every qualified edge worker ``w`` (``cluster.worker_type[w] ==
   jobs.worker_type[j]``) from slot ``R_{j,w} = ceil(r_j + Δ_{j,s(w)})`` on, and, if ``cluster.has_cloud``,
   its own dedicated cloud worker (no capacity constraint) from slot ``ceil(r_j + Δ_{j,c})`` on.
 * Processing times in the relaxation:
-    - ``zeta_one=True`` (the paper's simplification for its CR experiment, spec T9): every option uses
-      ``p1`` (ζ_j = 1 everywhere, n = 1/(m+G)).
+    - ``zeta_one=True`` (the paper's simplification for its competitive-ratio experiment, §V-C): every option
+      uses ``p1`` (ζ_j = 1 everywhere, n = 1/(m+G)).
     - ``zeta_one=False`` (default, tighter): edge workers use ``p0`` and the cloud uses ``p1``.
   Both are relaxations of the simulator: a real edge chunk always runs at ``p0`` (any edge part forces
   ζ_j = 0) and ``p1 <= p0``; a real cloud chunk runs at ``p1`` (ζ_j = 1) or at ``p0 >= p1`` (split job,
-  spec A13). Any ``p`` real slots of service contain ``p' <= p`` slots, all ending by ``c_jd``, and the
-  argument below only needs ``p'`` distinct slots ending by ``c_jd``.
+  which the paper runs at once in the cloud). Any ``p`` real slots of service contain ``p' <= p`` slots, all
+  ending by ``c_jd``, and the argument below only needs ``p'`` distinct slots ending by ``c_jd``.
 * Variables ``y[c, w, t] ∈ [0, 1]`` (``{0, 1}`` with ``integer=True``) for ``t ∈ [R_{c,w}, T)``.
 * Constraints (ILP (4) without the PS/ζ constraints (4c, 4d, 4f, 4g), which only restrict schedules):
     - (4a) cover:        Σ_{w,t} y[c,w,t] / p_{c,w} >= 1                per chunk;
     - (4b) capacity:     Σ_c y[c,w,t] <= 1                            per edge worker and slot;
     - (4e) one place:    Σ_w y[c,w,t] <= 1                            per chunk and slot.
-  As in ILP (4), a chunk may migrate between workers (spec B13); this only weakens the bound.
+  As in ILP (4), a chunk may migrate between workers ((4e) is per slot);
+  this only weakens the bound.
 
 Objective and why it is a lower bound
 -------------------------------------
@@ -40,7 +44,7 @@ Each variable gets the per-chunk completion weight (a "mean busy time" form of E
     a[c,w,t] = (t − r̂_j + (p_{c,w} + 1)/2) / p_{c,w},     r̂_j = ceil(r_j),
 
 and the LP minimises Σ_{c,w,t} a[c,w,t] y[c,w,t] / D_j (``objective="chunk_average"``, default: the
-paper's Σ_jd f_jd, Eq. (4), with the slot-end correction of spec A5).
+paper's Σ_jd f_jd, Eq. (4), with the slot-end correction above).
 
 *Claim.* For every feasible slot-aligned non-migrating schedule of the simulator (each chunk runs on one
 worker for p slots, no service before ``r_j + Δ``, a worker runs one chunk per slot),
@@ -55,7 +59,7 @@ so Σ t <= p·c_jd − p(p+1)/2 and
     Σ_t a[c,w,t] = (Σ t)/p − r̂_j + (p+1)/2 <= c_jd − r̂_j <= c_jd − r_j.                        (*)
 
 This is Lemma 1's per-chunk step f_jd <= (c_jd − r_j)/D_j, made exact for slots ending at c_jd (the paper's
-proof uses slot starts, off by one, spec A5). Hence OPT(LP) <= Σ_jd (c_jd − r_j)/D_j <= Σ_j (c_j − r_j),
+proof uses slot starts, off by one). Hence OPT(LP) <= Σ_jd (c_jd − r_j)/D_j <= Σ_j (c_j − r_j),
 the second step being Lemma 1's c_jd <= c_j. The 0/1 version is a restriction of the LP that still holds the
 mapped schedule, so LP <= MILP <= Σ_j (c_j − r_j). □
 
@@ -80,20 +84,20 @@ nor c is saturated, strictly lowering Σ a·y; each saturated slot carries one u
 the bound holds against every schedule, however late. A user ``horizon_slots`` shorter than that makes the
 bound valid only against schedules that finish by it (or infeasible).
 
-Deviations from the paper / spec (all keep the bound valid)
-------------------------------------------------------------
+Deviations from the paper (all keep the bound valid)
+----------------------------------------------------
 * Completion weight ``(t − r̂ + (p+1)/2)/p`` instead of Eq. (3)'s ``(t − r)/p``: measures from the END of
-  each slot (A5) and adds the mean-busy-time correction; the paper's proof shows its own form loses p/2.
+  each slot and adds the mean-busy-time correction; the paper's proof shows its own form loses p/2.
   With it the bound is exact on a lone chunk (Δ + p) and on a cloud-only instance (Σ_j (Δ_c + p1)).
 * Non-integer data: release slot ``ceil(r_j + Δ)`` (the earliest integer slot a slot-aligned simulator can
   use, whether it rounds r and Δ separately or not) and ``r̂_j = ceil(r_j)`` in the weights, which is valid
-  whether JCT is measured from r_j or from ceil(r_j). With integer r and Δ (the spec's setting) these are
+  whether JCT is measured from r_j or from ceil(r_j). With integer r and Δ (the paper's setting) these are
   exactly r_j and r_j + Δ.
 * ``zeta_one=False`` (default) keeps the edge's communication term; ``zeta_one=True`` is the paper's
-  ζ_j = 1 simplification (weaker, what T9 names).
+  ζ_j = 1 simplification (weaker, what the paper's §V-C uses).
 * PS constraints (4c)/(4d) and ζ consistency (4f)/(4g) are dropped (relaxation).
-* The bound is for slot-aligned schedules with whole-slot chunk times (spec A5: run the online side in
-  slotted mode for T9). It is not a bound for the continuous-time simulator with fractional p.
+* The bound is for slot-aligned schedules with whole-slot chunk times (run the online side in
+  slotted mode for the competitive ratio). It is not a bound for the continuous-time simulator with fractional p.
 * LP status other than optimal: with ``integer=True`` and a time limit, HiGHS's proven MIP dual bound is
   used; for the LP, only the trivial bound is returned (``status="time_limit"``, ``lp_value=nan``).
 """
@@ -223,13 +227,13 @@ def lp_lower_bound(
     objective: Literal["chunk_average", "job_max"] = "chunk_average",
     max_variables: int = DEFAULT_MAX_VARIABLES,
 ) -> LowerBoundResult:
-    """Lower bound on Σ_j (c_j − r_j) from the time-indexed relaxation of paper 000's ILP (4).
+    """Lower bound on Σ_j (c_j − r_j) from the time-indexed relaxation of Wang et al.'s ILP (4).
 
     See the module docstring for the model, the proof of validity and the deviations.
 
     Args:
         cluster: edge workers (typed) and whether the cloud exists.
-        jobs: the jobs; arrivals and upload delays in slots (integers in the spec's setting).
+        jobs: the jobs; arrivals and upload delays in slots (integers in the paper's setting).
         zeta_one: use the all-in-cloud rate ``p1`` on every worker (paper's simplification, weaker); by
             default edge workers use ``p0`` and the cloud ``p1``.
         integer: solve the 0/1 program with ``scipy.optimize.milp`` (tighter, slower).
@@ -409,7 +413,8 @@ def lp_lower_bound(
 
 
 def empirical_competitive_ratio(online_total_jct: float, bound: float | LowerBoundResult) -> float:
-    """Spec T9: Σ JCT of the online algorithm (at speed 1+ε, slotted mode) divided by the offline bound.
+    """Empirical competitive ratio (the paper's §V-C): Σ JCT of the online algorithm (at speed 1+ε, slotted mode)
+    divided by the offline bound.
 
     ``bound`` may be a number or a :class:`LowerBoundResult` (its ``value`` is used). The result is an
     upper bound on the true ratio to the offline optimum (the denominator is <= OPT).

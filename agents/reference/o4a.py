@@ -1,8 +1,8 @@
-"""Paper 003's ``O4A`` (Algorithms 1–2) and ``DO4A`` (Algorithm 3) as dispatch policies of ``EdgeUtility``.
+"""Zhang et al.'s ``O4A`` (Algorithms 1–2) and ``DO4A`` (Algorithm 3) as dispatch policies of ``EdgeUtility``.
 
 Paper: C. Zhang, H. Tan, H. Huang, Z. Han, S. H.-C. Jiang, G. Li, X.-Y. Li, "Online Approximation Scheme for
-Scheduling Heterogeneous Utility Jobs in Edge Computing", IEEE/ACM ToN 2023, Sec. IV; restated with
-corrections in edgegym's implementation notes ("spec") §3.
+Scheduling Heterogeneous Utility Jobs in Edge Computing", IEEE/ACM ToN 2023, Sec. IV, with the corrections
+listed below.
 
 Split of responsibilities: the per-server half of O4A (PLAN at commit, fixed executable sets and
 power-of-two densities, highest-density-in-set run rule with the practical fallback) is the env's ``o4a``
@@ -12,28 +12,35 @@ estimate, which is *not* the paper's algorithm). The dispatch half is here: it r
 ``query_finish(rows)`` (the tentative finish time f† that PLAN gives on each queried server, without
 committing) and acts **through the env's action space** (a ``Discrete`` row index).
 
-Deviations from the paper (spec §7 resolutions; defaults first, the literal reading as an option):
+Deviations from the paper (where it is ambiguous or wrong; defaults first, the literal reading as an option):
 
-* A1: the executable-set length is ``p† = (1+βε)·p/s`` (``scheduler.tentative_mode: speed_consistent``,
-  default); the paper's ``(1+βε)/(1+ε)·p`` is ``tentative_mode: paper_literal``. Equal at s = 1+ε.
-* A2: when no job is inside its executable set the server runs the highest-density ready job (then earliest
-  d†, then id) — ``scheduler.fallback: density`` (default); ``none`` is the theory-literal idle rule,
-  ``potential_density`` the alternative of spec §3.5.
-* A3/A4/A7/A8: upload delay before, download delay after; existing jobs keep their own densities; the set
-  is ``[a, d†) \\ B`` (bounded).
-* A5/A6/A9: γ enumerates distinct density levels; γ = 0 is always feasible; feasibility ``u > α·u_γ``; among
-  feasible γ the earliest d† wins, ties to the smaller γ.
-* A10: dispatch = argmin tentative finish f† = d† + Δ↓; ties → smaller planned p, then smaller row index.
-* A11: λ ranges over all integers; g = 0 gives density 0; times in seconds; floating guard on log2.
-* A13: AoN uses ``t < c`` (``workload.aon_inclusive`` switches to ``<=``).
-* A14: the cloud is an infinite-capacity delay server estimated by ``r + Δ̂↑ + p̂/s + Δ̂↓`` for both O4A
-  and DO4A (``scheduler.cloud: same`` makes it a single processor planned with PLAN by O4A).
-* A19: jobs with equal release times are dispatched in trace order (one env step each).
-* A20: estimation errors are independent uniform per (job, server, quantity); the conservative variant
-  (``estimation.conservative``) plans with ``(1+δ)×`` every estimate (PLAN, cloud estimate, DO4A's ranking).
-* A21: DO4A's query latency ℓ is ``env.dispatch_latency_s``: candidates are evaluated on the state at
-  r_i, the chosen server commits (re-plans) at r_i + ℓ with ready time r_i + ℓ + Δ↑.
-* A28: a completed job's future intervals are freed at once (no lazy timeline scrolling).
+* Tentative execution time (§IV-B): the executable-set length is ``p† = (1+βε)·p/s``
+  (``scheduler.tentative_mode: speed_consistent``, default); the paper's ``(1+βε)/(1+ε)·p`` is
+  ``tentative_mode: paper_literal``. Equal at s = 1+ε; on a speed-1 server the literal formula gives p† < p.
+* Fallback (described in prose only, §V-B.2): when no job is inside its executable set the server runs the
+  highest-density ready job (then earliest d†, then id) — ``scheduler.fallback: density`` (default); ``none``
+  is the theory-literal idle rule, ``potential_density`` runs the highest ``g(now + rem/s + Δ↓ − r)/rem``.
+* Algorithm 1, garbled or inconsistent lines: upload delay before, download delay after; existing jobs keep
+  their own densities; the set is ``[a, d†) \\ B`` (bounded).
+* Algorithm 1, levels: γ enumerates distinct density levels; γ = 0 is always feasible; feasibility
+  ``u > α·u_γ``; among feasible γ the earliest d† wins, ties to the smaller γ.
+* Algorithm 2, dispatch = argmin tentative finish f† = d† + Δ↓; ties → smaller planned p, then smaller row
+  index.
+* Discretisation (Algorithm 1, lines 3-4): λ ranges over all integers; g = 0 gives density 0; times in
+  seconds; floating guard on log2.
+* AoN boundary: ``t < c`` as in §V-A.3 (``workload.aon_inclusive`` switches to the ``<=`` of Fig. 2 and
+  Theorem 1).
+* Cloud (capacity and estimator unspecified): an infinite-capacity delay server estimated by
+  ``r + Δ̂↑ + p̂/s + Δ̂↓`` for both O4A and DO4A (``scheduler.cloud: same`` makes it a single processor
+  planned with PLAN by O4A).
+* Simultaneous releases (order unspecified): dispatched in trace order (one env step each).
+* Estimation errors (§V-D.3, distribution unspecified): independent uniform per (job, server, quantity); the
+  conservative variant (``estimation.conservative``) plans with ``(1+δ)×`` every estimate (PLAN, cloud
+  estimate, DO4A's ranking).
+* DO4A's query latency (Fig. 12, semantics unspecified): ℓ is ``env.dispatch_latency_s``: candidates are
+  evaluated on the state at r_i, the chosen server commits (re-plans) at r_i + ℓ with ready time
+  r_i + ℓ + Δ↑.
+* Timeline scrolling: a completed job's future intervals are freed at once (no lazy scrolling).
 """
 
 from __future__ import annotations

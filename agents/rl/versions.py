@@ -11,7 +11,7 @@ Per family:
 * ``EdgeUtility``: ``reward_credit: dispatch`` (planned utility at dispatch, actual − planned at completion),
   ``obs_relative: true``, ``reward_scale: 100`` (per-job utilities are 0-100; with the o4a discipline the
   per-step reward then has mean ≈ 0.5 and sd ≈ 0.3 on the testbed, measured in the agents page).
-* ``EdgeCloudML``: the reward was already credited at the decision (potential-based projected JCT, spec §8.4),
+* ``EdgeCloudML``: the reward was already credited at the decision (potential-based projected JCT),
   so only ``obs_relative: true`` (no absolute-time feature, jobs in the system relative to the worker count);
   the reward scales of v0 already give per-step rewards of mean ≈ −0.7 (testbed, sim100 at scale 100).
 * ``WirelessUDL``: the commit mode's reward is already the job's exact cost at its decision (plans are
