@@ -4,13 +4,15 @@ Usage::
 
     python benchmarks/replay_philly.py [--jobs N] [--cluster VC] [--servers 100] [--load 1.0] [--seed 0]
 
-Every job of the trace (all virtual clusters merged, or one with ``--cluster``; the first ``--jobs`` with
-``--jobs``) arrives in trace order at one env step, and ``A_online`` (``A_greedy`` + ``A_ps``) places it through the
-env's action space, exactly as ``edgegym run`` would; the episode then drains. The cluster is paper 000's
-``sim100`` cluster (``--preset``: another EdgeCloudML preset's cluster and job model) (``--servers`` edge servers, Philly-like GPU counts, 8-10 worker types, a cloud); fields the
-trace lacks are sampled from the paper's ranges as in the shipped presets. The trace's arrival pattern is kept
-and its time axis is scaled so that the offered edge load (the jobs' edge work Σ D_j·p_j over the edge workers'
-capacity) is ``--load``: at the trace's own time scale a cluster sized to 82k jobs would need ~10^5 GPUs.
+Every job of the trace (all virtual clusters merged, or one with ``--cluster``; the first ``--jobs`` with ``--jobs``)
+arrives in trace order at one env step, and ``A_online`` (``A_greedy`` + ``A_ps``) places it through the env's action
+space, exactly as ``edgegym run`` would; the episode then drains. The cluster is the ``sim100`` cluster of Wang et al.,
+"Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 2022 (§V-A)
+(``--preset``: another EdgeCloudML preset's cluster and job model) (``--servers`` edge servers, Philly-like GPU counts,
+8-10 worker types, a cloud); fields the trace lacks are sampled from the paper's ranges as in the shipped presets. The
+trace's arrival pattern is kept and its time axis is scaled so that the offered edge load (the jobs' edge work Σ D_j·p_j
+over the edge workers' capacity) is ``--load``: at the trace's own time scale a cluster sized to 82k jobs would need
+~10^5 GPUs.
 
 Prints the build time, the replay time (every step + the drain; wall and CPU time of the process, which differ
 when the machine is shared), jobs per second (wall), per-job microseconds, the

@@ -245,7 +245,7 @@ def main() -> None:
             ap.error(f"--replot needs the records of an earlier run under --out: missing {', '.join(missing)}")
         t = time.perf_counter()
         plot_figures(pd.read_csv(need[0]), pd.read_csv(need[1]), utilisation_runs(0, None, 10.0), out_dir)
-        print(f"[paper000] figures redrawn in {time.perf_counter() - t:.0f} s -> {out_dir.name}/*.png")
+        print(f"[reproduce_000] figures redrawn in {time.perf_counter() - t:.0f} s -> {out_dir.name}/*.png")
         return
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = list(range(2 if args.quick else args.seeds))
@@ -278,7 +278,7 @@ def main() -> None:
     for s in sw_seeds:  # the literal gang size on the calibrated preset
         for p in ["srtf", "tiresias-l"]:
             grid.append((ENV, p, s, {"baselines": {"gang_size": "trace_gpus"}}, {"sweep": "gang"}))
-    print(f"[paper000] {len(grid)} episodes on {args.workers} workers", flush=True)
+    print(f"[reproduce_000] {len(grid)} episodes on {args.workers} workers", flush=True)
     df = pd.DataFrame(sweep(grid, args.workers))
     df.to_csv(out_dir / "episodes.csv", index=False)
 
@@ -286,7 +286,7 @@ def main() -> None:
 
     eps_list = [0.1, 0.2, 0.3, 0.4, 0.5]
     cr_J = [5, 10] if args.quick else [5, 10, 15, 20, 25]
-    print(f"[paper000] competitive ratio: {len(cr_J) * len(sw_seeds)} LP instances", flush=True)
+    print(f"[reproduce_000] competitive ratio: {len(cr_J) * len(sw_seeds)} LP instances", flush=True)
     with ProcessPoolExecutor(max_workers=max(1, args.workers)) as ex:
         cr_rows = [r for rows in ex.map(cr_point, [(J, s, eps_list) for J in cr_J for s in sw_seeds]) for r in rows]
     cr = pd.DataFrame(cr_rows)
@@ -296,7 +296,7 @@ def main() -> None:
 
     elapsed = time.perf_counter() - t_start
     write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_seeds)
-    print(f"[paper000] done in {elapsed:.0f} s -> {args.out / 'paper000.md'}")
+    print(f"[reproduce_000] done in {elapsed:.0f} s -> {args.out / 'paper000.md'}")
 
 
 def _plot_util(util, path):

@@ -348,7 +348,7 @@ def main(argv=None) -> int:
         report(df, out / "paper003.md", fig_dir, cmd, args.report_only, args.workers)
         return 0
     tasks = _tasks(args.quick, args.seeds)
-    print(f"[paper003] {len(tasks)} episodes on {args.workers} workers", flush=True)
+    print(f"[reproduce_003] {len(tasks)} episodes on {args.workers} workers", flush=True)
     t0 = time.perf_counter()
     if args.workers <= 1:
         recs = [run_one(t) for t in tasks]
@@ -359,7 +359,7 @@ def main(argv=None) -> int:
     df = pd.DataFrame(recs)
     df.to_csv(fig_dir / "results.csv", index=False)
     report(df, out / "paper003.md", fig_dir, cmd, wall, args.workers)
-    print(f"[paper003] done in {wall:.0f} s -> {out / 'paper003.md'}")
+    print(f"[reproduce_003] done in {wall:.0f} s -> {out / 'paper003.md'}")
     return 0
 
 
