@@ -7,6 +7,11 @@ presets (``envs_config/**``) and the output of ``edgegym list`` and ``edgegym li
 (``spec §``) and the internal paper numbers (``paper 000`` … ``paper 009``). Papers are cited by authors, title,
 venue, year and the paper's own section numbers; paths are relative (``runs/...``). A failure names every
 offending file and line.
+
+The Python source of ``edgegym/`` and ``agents/`` is scanned too (its docstrings are rendered by the API docs, its
+comments ship and its strings are printed), one test per file, for the same labels plus the other spellings of
+them (``spec E4``, ``spec 000 §2.3``, ``paper-000``, ``paper000``, ``paper_000``); a ``paper000`` followed by a
+file extension, a ``/`` or a closing quote is a file or folder name (``docs/results/paper000.md``), not a label.
 """
 
 from __future__ import annotations
@@ -59,6 +64,24 @@ GROUPS = {
 }
 
 
+#: Labels (and absolute paths) in Python source. ``paper000`` directly followed by a digit, an extension, a slash or a
+#: quote is part of a file or folder name (``docs/results/paper000.md``, ``out / "paper000"``) and is allowed.
+PY_LEAK = re.compile(
+    r"/tmp/|/work/|spec §|spec E[0-9]|spec 00[0-9]|paper[ _-]00[0-9]"
+    r"|paper00[0-9](?![0-9]|\.(?:md|png|csv|json)\b|/|[\"'`])",
+    re.IGNORECASE,
+)
+PY_ROOTS = ("edgegym", "agents")
+
+
+def _python_files() -> list[str]:
+    """Tracked (or new, not ignored) ``.py`` files under ``edgegym/`` and ``agents/``, relative to the root."""
+    return [str(p.relative_to(ROOT)) for p in _tracked(*PY_ROOTS) if p.suffix == ".py"]
+
+
+PY_FILES = _python_files()
+
+
 def test_the_pattern_catches_what_it_should():
     for bad in ("--out /tmp/runs/x", "/work/main/docs", "(spec §5.4)", "Paper 000 simulation", "paper 003's Random"):
         assert LEAK.search(bad), bad
@@ -91,3 +114,28 @@ def test_edgegym_list_has_no_leaks(argv):
         out = out.replace("}, {", "},\n{")
     bad = _leaks("edgegym " + " ".join(argv), out)
     assert not bad, "\n".join(bad)
+
+
+def test_the_python_pattern_tells_labels_from_paths():
+    for bad in ('"""Paper 000\'s simulator."""', "(spec §3.2)", "# spec E4: every job fits", "(spec 000 §5.4)",
+                "sampled from spec 000's ranges", 'print(f"[paper000] done")', "paper-003 baselines",
+                "paper_004 defaults", "--out /tmp/x"):
+        assert PY_LEAK.search(bad), bad
+    for good in ('w("![load sweep](paper000/load_sweep.png)")', "docs/results/paper003.md", 'out / "paper000"',
+                 "`paper003/results.csv`", "Wang et al. (JSAC 2022), §IV-C", "the paper's Alg. 2",
+                 "specification", "PolicySpec(", "spec = PolicySpec", "reproduce_000.py"):
+        assert not PY_LEAK.search(good), good
+
+
+def test_python_sources_are_found():
+    assert "edgegym/__init__.py" in PY_FILES and "agents/policy.py" in PY_FILES, PY_FILES[:5]
+
+
+@pytest.mark.parametrize("path", PY_FILES)
+def test_python_source_has_no_leaks(path):
+    """Docstrings, comments and strings of every ``.py`` file under ``edgegym/`` and ``agents/``: no internal label
+    (``paper 000``, ``spec §5.4``, ``spec E4``, ...) and no absolute work path; a failure names file:line."""
+    text = _text(ROOT / path)
+    assert text is not None, f"{path} is not UTF-8 text"
+    bad = [f"{path}:{i}: {line.strip()[:160]}" for i, line in enumerate(text.splitlines(), 1) if PY_LEAK.search(line)]
+    assert not bad, f"{len(bad)} leaking line(s):\n" + "\n".join(bad)
