@@ -53,7 +53,7 @@ def a_greedy(view: EdgeCloudView, edge_only: bool = False) -> tuple[np.ndarray, 
     """A_greedy's placement of the pending job: ``(worker_counts (W,), num_cloud)`` (Alg. 2)."""
     cloud_on = view.has_cloud and view.use_cloud and not edge_only
     qc0, qc1 = (view.qc0, view.qc1) if cloud_on else (math.inf, math.inf)
-    if not np.isfinite(view.q).any():  # no qualified edge worker: whole job to the cloud (A10)
+    if not np.isfinite(view.q).any():  # no qualified edge worker: whole job to the cloud (paper: unspecified)
         return np.zeros(view.q.size, dtype=np.int64), view.num_chunks
     return greedy_placement(view.q, view.worker_order, view.num_chunks, view.p_edge, qc0, qc1)
 

@@ -523,7 +523,7 @@ def simulate_batchsche(
     max_deferrals: int = 8,
     max_interval_slots: float | None = None,
 ) -> ScheduleOutcome:
-    """BatchSche [Zhang et al., MobiHoc'20, ref 11]: non-preemptive batch scheduling on edge + cloud (§5.3.4).
+    """BatchSche [Zhang et al., MobiHoc'20, ref 11]: non-preemptive batch scheduling on edge + cloud (paper Sec. V-A).
 
     Paper (Wang et al., IEEE JSAC 2022, Sec. V-A/V-C): "first groups the uncompleted jobs
     into multiple batches, then schedules batches one by one to minimize the overall resource cost";
