@@ -4,7 +4,9 @@
 Policy names: ``ppo:PATH`` (stable-baselines3 PPO) and ``maskable-ppo:PATH`` (sb3-contrib MaskablePPO,
 which is given ``action_masks()`` at every step). ``PATH`` is a ``model.zip`` written by ``edgegym train``
 (or any SB3 ``save``); its sidecar ``<stem>.edgegym.json``, when present, gives the env config it was
-trained with (e.g. ``{"env": {"action_mode": "cloud_split"}}``).
+trained with (e.g. ``{"env": {"action_mode": "cloud_split"}}``). ``rllib:DIR`` is the folder of
+``edgegym train --backend rllib`` (an RLlib checkpoint and its sidecar ``DIR/model.edgegym.json``;
+:mod:`edgegym.agents.rl.rllib`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..policy import Policy
 
 __all__ = [
     "ALGOS",
+    "PREFIXES",
     "LearnedPolicy",
     "LearnedPolicyError",
     "is_learned",
@@ -36,6 +39,10 @@ ALGOS = {
     "ppo": ("stable_baselines3", "PPO"),
     "maskable-ppo": ("sb3_contrib", "MaskablePPO"),
 }
+#: the policy-name prefix of a folder written by ``edgegym train --backend rllib`` (not an ``--algo`` choice)
+RLLIB = "rllib"
+#: every learned-policy prefix
+PREFIXES = (*ALGOS, RLLIB)
 
 
 class LearnedPolicyError(ValueError):
@@ -44,22 +51,25 @@ class LearnedPolicyError(ValueError):
 
 def is_learned(name: str) -> bool:
     """Whether ``name`` is a learned-policy name (``<algo>:PATH``)."""
-    return isinstance(name, str) and any(name.startswith(a + ":") for a in ALGOS)
+    return isinstance(name, str) and any(name.startswith(a + ":") for a in PREFIXES)
 
 
 def split_name(name: str) -> tuple[str, Path]:
     """``"maskable-ppo:runs/a/model.zip"`` -> ``("maskable-ppo", Path("runs/a/model.zip"))``."""
     algo, _, path = name.partition(":")
-    if algo not in ALGOS or not path:
+    if algo not in PREFIXES or not path:
         raise LearnedPolicyError(
-            f"bad learned policy {name!r}: expected <algo>:PATH with algo in {', '.join(ALGOS)}"
+            f"bad learned policy {name!r}: expected <algo>:PATH with algo in {', '.join(PREFIXES)}"
         )
     return algo, Path(path)
 
 
 def sidecar_path(model_path: Path) -> Path:
-    """``DIR/model.zip`` -> ``DIR/model.edgegym.json`` (the env id and env config of the training run)."""
+    """``DIR/model.zip`` -> ``DIR/model.edgegym.json`` (the env id and env config of the training run); a folder
+    ``DIR`` (an RLlib run's) -> ``DIR/model.edgegym.json``."""
     p = Path(model_path)
+    if p.is_dir():
+        return p / "model.edgegym.json"
     stem = p.name[: -len(".zip")] if p.name.endswith(".zip") else p.name
     return p.with_name(stem + ".edgegym.json")
 
@@ -71,6 +81,10 @@ def _resolve(path: Path) -> Path:
         return path.with_suffix(path.suffix + ".zip")
     if path.is_dir() and (path / "model.zip").is_file():
         return path / "model.zip"
+    from .rllib import is_rllib_checkpoint
+
+    if is_rllib_checkpoint(path):
+        return path
     raise LearnedPolicyError(f"model file {str(path)!r} does not exist")
 
 
@@ -93,7 +107,17 @@ def learned_env_config(name: str) -> dict:
     """The env config the model of ``name`` was trained with (``{}`` without a sidecar); validates the file."""
     algo, path = split_name(name)
     path = _resolve(path)
-    _check_zip(path)
+    from .rllib import is_rllib_checkpoint
+
+    if algo == RLLIB:
+        if not is_rllib_checkpoint(path):
+            raise LearnedPolicyError(f"{str(path)!r} is not a folder written by edgegym train --backend rllib "
+                                     "(no model.edgegym.json with algo 'rllib' inside)")
+    else:
+        if is_rllib_checkpoint(path):
+            raise LearnedPolicyError(f"{str(path)!r} was trained with edgegym train --backend rllib; load it as "
+                                     f"rllib:{path}")
+        _check_zip(path)
     side = sidecar_path(path)
     if not side.is_file():
         return {}
@@ -192,11 +216,17 @@ class LearnedPolicy(Policy):
         return action, state
 
 
-def load_learned_policy(name: str, env) -> LearnedPolicy:
-    """Load ``<algo>:PATH`` and bind it to ``env`` (whose spaces must match the model's)."""
+def load_learned_policy(name: str, env) -> Policy:
+    """Load ``<algo>:PATH`` (an SB3 model: :class:`LearnedPolicy`; ``rllib:DIR``:
+    :class:`~edgegym.agents.rl.rllib.RllibPolicy`) and bind it to ``env`` (whose spaces must match the model's)."""
     import torch
 
     torch.set_num_threads(1)
-    algo, _ = split_name(name)
+    algo, path = split_name(name)
+    if algo == RLLIB:
+        from .rllib import load_rllib_policy
+
+        learned_env_config(name)  # validates the folder
+        return load_rllib_policy(_resolve(path), env)
     model = load_model(name)
     return LearnedPolicy(env, model, masked=algo == "maskable-ppo")

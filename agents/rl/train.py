@@ -448,7 +448,17 @@ def _cmd_train(args) -> int:
         raise _cli_error(f"--hyperparams {args.hyperparams!r} does not exist")
     cfg = parse_env_config(args.env_config)
     _notice_yaml_env_config(args, cfg)
+    if args.address and args.backend != "rllib":
+        raise _cli_error("--address needs --backend rllib")
+    sb3_only = [flag for flag, v in (("--subproc", args.subproc), ("--tensorboard", args.tensorboard),
+                                     ("--keep-last", args.keep_last), ("--eval-freq", args.eval_freq),
+                                     ("--checkpoint-freq", args.checkpoint_freq),
+                                     ("--collapse-share", args.collapse_share)) if v is not None and v is not False]
+    if args.backend == "rllib" and sb3_only:
+        raise _cli_error(f"{', '.join(sb3_only)}: not supported with --backend rllib (options of the sb3 backend)")
     out = ensure_writable_dir(args.out)
+    if args.backend == "rllib":
+        return _cmd_train_rllib(args, cfg, out)
     try:
         s = train(
             args.env, args.algo, args.timesteps, args.seed, out,
@@ -471,6 +481,27 @@ def _cmd_train(args) -> int:
             + (f"saved {s['model']} ({'restored best' if s['restored_best'] else 'final'} weights, evaluation at "
                f"{kept['timesteps']} steps: mean return {kept['mean_return']:.4g})" if kept else f"saved {s['model']}")
         )
+    return 0
+
+
+def _cmd_train_rllib(args, cfg: dict, out: Path) -> int:
+    """``edgegym train --backend rllib`` (:mod:`edgegym.agents.rl.rllib`)."""
+    from .rllib import train_rllib
+
+    try:
+        s = train_rllib(args.env, args.algo, args.timesteps, args.seed, out, hyperparams=args.hyperparams,
+                        env_config=cfg, n_env_runners=args.n_envs, address=args.address,
+                        progress=not args.no_progress, torch_threads=args.torch_threads)
+    except (ValueError, yaml.YAMLError) as e:
+        raise _cli_error(str(e)) from None
+    if args.json:
+        print(json.dumps(s, default=str))
+    else:
+        ev = s["saved_eval"]
+        print(f"[{s['env_id']} | rllib PPO | seed {s['seed']}] {s['num_timesteps']} steps in {s['wall_s']:.1f} s "
+              f"({s['env_steps_per_s']:.0f} env steps/s while training, {s['overall_env_steps_per_s']:.0f} overall; "
+              + ", ".join(f"{k[:-2]} {v:.1f} s" for k, v in s["phases_s"].items()) + f"); saved {s['model']}"
+              + (f" (evaluation: mean return {ev['mean_return']:.4g})" if ev else ""))
     return 0
 
 
@@ -507,7 +538,8 @@ def add_train_parser(sub) -> None:
     p.add_argument("--hyperparams", help="YAML file read instead of agents/rl/<algo>.yaml")
     p.add_argument("--env-config", help="preset overrides: inline JSON/YAML or a file, e.g. "
                    '\'{"env": {"action_mode": "cloud_split"}}\' (applied after the YAML\'s env_config)')
-    p.add_argument("--n-envs", type=int, help="parallel envs (default: from the YAML)")
+    p.add_argument("--n-envs", type=int, help="parallel envs (default: from the YAML); with --backend rllib: env "
+                   "runners, one env each (default 2)")
     p.add_argument("--subproc", action="store_true", help="SubprocVecEnv instead of DummyVecEnv")
     p.add_argument("--eval-freq", type=_eval_freq, help="evaluate every N env steps on the YAML's eval seeds and keep the "
                    "best model (0: only at the start and the end; default: the YAML's, 'auto': ~10 per run)")
@@ -522,14 +554,24 @@ def add_train_parser(sub) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--verbose", type=int, default=0, help="SB3 verbosity: 0 quiet, 1 training logs, 2 debug")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--backend", choices=("sb3", "rllib"), default="sb3", help="sb3: stable-baselines3 / "
+                   "sb3-contrib (default); rllib: PPO from Ray RLlib with env runners on a Ray cluster (writes "
+                   "DIR/checkpoint; needs the [rllib] extra; see docs/training_on_a_cluster.md)")
+    p.add_argument("--address", help="with --backend rllib: the Ray cluster to join ('auto' or HOST:PORT of "
+                   "`ray start --head`; default: a local cluster started and stopped by this run)")
     p.set_defaults(func=_cmd_train)
 
 
 def _model_name(args) -> str:
     model = args.model
-    if ":" in model and model.split(":", 1)[0] in ALGOS:
+    from .learned import is_learned
+    from .rllib import is_rllib_checkpoint
+
+    if is_learned(model):
         return model
     path = Path(model)
+    if is_rllib_checkpoint(path) and not (path / "model.zip").is_file():
+        return f"rllib:{path}"
     if path.is_dir():
         path = path / "model.zip"
     algo = args.algo
@@ -610,7 +652,7 @@ def add_eval_parser(sub) -> None:
                        description="Evaluate a saved agent on held-out seeds: one line (or JSON object) per "
                        "episode, then mean ± std over the episodes.")
     p.add_argument("--model", required=True, help="DIR, DIR/model.zip or <algo>:PATH (the algorithm and the env "
-                   "are read from the sidecar DIR/model.edgegym.json)")
+                   "are read from the sidecar DIR/model.edgegym.json; rllib:DIR for --backend rllib)")
     p.add_argument("--algo", choices=list(ALGOS), help="the model's algorithm (default: from its sidecar)")
     p.add_argument("--env", help="env id (default: the one it was trained on)")
     add_seed_flags(p, seed=100, episodes=5)
