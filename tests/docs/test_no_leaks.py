@@ -4,13 +4,14 @@ Scanned: the documentation pages (``docs/**/*.md``), every tracked text file und
 (reports, CSV and JSON records, the shipped models' JSON under ``docs/results/agents/models``), the shipped
 presets (``envs_config/**``) and the output of ``edgegym list`` and ``edgegym list --json``. Forbidden
 (case-insensitive): absolute temporary or work paths (``/tmp/``, ``/work/``), the internal spec's section numbers
-(``spec §``) and the internal paper numbers (``paper 000`` … ``paper 009``). Papers are cited by authors, title,
-venue, year and the paper's own section numbers; paths are relative (``runs/...``). A failure names every
-offending file and line.
+(``spec §``), its labels for gaps, errors and recommendations (``spec B5``, ``spec A18``, ``spec E4``, ``spec Rec``),
+the internal spec numbers (``spec 004 §6``) and the internal paper numbers (``paper 000`` … ``paper 009``). Papers
+are cited by authors, title, venue, year and the paper's own section numbers; the project's own resolution of a gap
+is said in words; paths are relative (``runs/...``). A failure names every offending file and line.
 
 The Python source of ``edgegym/`` and ``agents/`` is scanned too (its docstrings are rendered by the API docs, its
 comments ship and its strings are printed), one test per file, for the same labels plus the other spellings of
-them (``spec E4``, ``spec 000 §2.3``, ``paper-000``, ``paper000``, ``paper_000``); a ``paper000`` followed by a
+them (``spec E4``, ``spec A18``, ``spec Rec``, ``spec 000 §2.3``, ``paper-000``, ``paper000``, ``paper_000``); a ``paper000`` followed by a
 file extension, a ``/`` or a closing quote is a file or folder name (``docs/results/paper000.md``), not a label.
 """
 
@@ -25,7 +26,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LEAK = re.compile(r"/tmp/|/work/|spec §|paper 00[0-9]", re.IGNORECASE)
+#: A spec label is "spec" and a letter with a digit (``spec B5``, ``spec A18``, ``spec E4``), ``spec Rec`` or a spec
+#: number (``spec 004``); "Rec" must end there (``spec records`` is prose). Bare labels like ``(A17)`` are not
+#: matched: the papers' own symbols look the same (the assumptions ``(A1)``/``(A2)`` of Zhou et al.).
+SPEC_LABEL = r"spec (?:[A-Z][0-9]|Rec\b|00[0-9])"
+LEAK = re.compile(r"/tmp/|/work/|spec §|" + SPEC_LABEL + r"|paper 00[0-9]", re.IGNORECASE)
 
 
 def _tracked(*patterns: str) -> list[Path]:
@@ -67,7 +72,7 @@ GROUPS = {
 #: Labels (and absolute paths) in Python source. ``paper000`` directly followed by a digit, an extension, a slash or a
 #: quote is part of a file or folder name (``docs/results/paper000.md``, ``out / "paper000"``) and is allowed.
 PY_LEAK = re.compile(
-    r"/tmp/|/work/|spec §|spec E[0-9]|spec 00[0-9]|paper[ _-]00[0-9]"
+    r"/tmp/|/work/|spec §|" + SPEC_LABEL + r"|paper[ _-]00[0-9]"
     r"|paper00[0-9](?![0-9]|\.(?:md|png|csv|json)\b|/|[\"'`])",
     re.IGNORECASE,
 )
@@ -87,6 +92,22 @@ def test_the_pattern_catches_what_it_should():
         assert LEAK.search(bad), bad
     for good in ("runs/x", "Wang et al. (JSAC 2022), Sec. V-C", "the paper's Random", "docs/results/paper003.md"):
         assert not LEAK.search(good), good
+
+
+def test_the_pattern_catches_spec_labels_in_yaml_and_docs():
+    # the preset comments and docs lines these labels were found in (before they were rewritten)
+    for bad in ("# P_s = W_s (spec B5); 8-10 worker types", "# (spec Rec: fills the 16 GB of RAM).",
+                "# so that Random misses ~52% of AoN deadlines (spec A18), see below.",
+                "  num_jobs: 3000  # 10 per server (spec A38 suggests 10 000; run time)",
+                "Regenerate: ... (spec E1).", "## Claims (spec 004 §6)", "spec e4", "(Spec B7; no scale)"):
+        assert LEAK.search(bad), bad
+        assert PY_LEAK.search(bad), bad
+    for good in ("the paper gives no job sizes for the simulation, so", "Wang et al. (JSAC 2022), Sec. V-A",
+                 "Zhang et al. (ToN 2023), Fig. 7, Sec. V-C", "under (A1)/(A2) with the theoretical alpha",
+                 "the spec records every key", "specification A1", "EnvSpec(", "spec = PolicySpec",
+                 "see docs/results/paper003.md"):
+        assert not LEAK.search(good), good
+        assert not PY_LEAK.search(good), good
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))
