@@ -180,7 +180,7 @@ def collapse_warnings(history: list[dict], collapse_share: float = COLLAPSE_SHAR
     if collapsed:
         h = max(collapsed, key=lambda r: r["max_action_share"])
         out.append(f"argmax collapse: at {h['timesteps']} steps action {h['top_action']} took "
-                   f"{h['max_action_share']:.0%} of an evaluation episode's decisions (limit {collapse_share:.0%}; "
+                   f"{h['max_action_share']:.1%} of an evaluation episode's decisions (limit {collapse_share:.0%}; "
                    f"the starting policy: {start['max_action_share']:.0%}) in {len(collapsed)} of "
                    f"{len(history) - 1} evaluations")
     tol = 1e-9 * max(abs(start["mean_return"]), 1.0)
