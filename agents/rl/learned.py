@@ -24,6 +24,7 @@ from ..policy import Policy
 __all__ = [
     "ALGOS",
     "PREFIXES",
+    "is_rllib_checkpoint",
     "LearnedPolicy",
     "LearnedPolicyError",
     "is_learned",
@@ -41,6 +42,11 @@ ALGOS = {
 }
 #: the policy-name prefix of a folder written by ``edgegym train --backend rllib`` (not an ``--algo`` choice)
 RLLIB = "rllib"
+#: an RLlib run's folder: ``checkpoint/`` (RLlib's algorithm checkpoint, the trained RLModule in
+#: ``checkpoint/learner_group/learner/rl_module/default_policy``) and the sidecar ``model.edgegym.json``
+RLLIB_CHECKPOINT_DIR = "checkpoint"
+RLLIB_MODULE_SUBDIR = ("learner_group", "learner", "rl_module", "default_policy")
+RLLIB_SIDECAR = "model.edgegym.json"
 #: every learned-policy prefix
 PREFIXES = (*ALGOS, RLLIB)
 
@@ -52,6 +58,18 @@ class LearnedPolicyError(ValueError):
 def is_learned(name: str) -> bool:
     """Whether ``name`` is a learned-policy name (``<algo>:PATH``)."""
     return isinstance(name, str) and any(name.startswith(a + ":") for a in PREFIXES)
+
+
+def is_rllib_checkpoint(path: str | Path) -> bool:
+    """Whether ``path`` is a folder written by ``edgegym train --backend rllib`` (its sidecar says ``rllib``)."""
+    p = Path(path)
+    side = p / RLLIB_SIDECAR
+    if not (p.is_dir() and side.is_file()):
+        return False
+    try:
+        return json.loads(side.read_text()).get("algo") == RLLIB
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def split_name(name: str) -> tuple[str, Path]:
@@ -81,8 +99,6 @@ def _resolve(path: Path) -> Path:
         return path.with_suffix(path.suffix + ".zip")
     if path.is_dir() and (path / "model.zip").is_file():
         return path / "model.zip"
-    from .rllib import is_rllib_checkpoint
-
     if is_rllib_checkpoint(path):
         return path
     raise LearnedPolicyError(f"model file {str(path)!r} does not exist")
@@ -107,8 +123,6 @@ def learned_env_config(name: str) -> dict:
     """The env config the model of ``name`` was trained with (``{}`` without a sidecar); validates the file."""
     algo, path = split_name(name)
     path = _resolve(path)
-    from .rllib import is_rllib_checkpoint
-
     if algo == RLLIB:
         if not is_rllib_checkpoint(path):
             raise LearnedPolicyError(f"{str(path)!r} is not a folder written by edgegym train --backend rllib "
@@ -177,6 +191,26 @@ def load_model(name: str, device: str = "cpu"):
         ) from None
 
 
+def _load_rllib_policy(name: str, env) -> Policy:
+    """``rllib:DIR`` bound to ``env``: the RLModule alone (no Ray cluster), acting by the argmax of its masked
+    logits (:class:`edgegym.agents.rl.rllib_model.RllibPolicy`)."""
+    learned_env_config(name)  # validates the folder
+    folder = _resolve(split_name(name)[1])
+    meta = json.loads((folder / RLLIB_SIDECAR).read_text())
+    mod = folder / (meta.get("module") or Path(RLLIB_CHECKPOINT_DIR, *RLLIB_MODULE_SUBDIR))
+    if not mod.is_dir():
+        raise LearnedPolicyError(f"{str(folder)!r} has no RLlib module ({mod.relative_to(folder).as_posix()} is "
+                                 "missing)")
+    try:
+        from .rllib_model import RllibPolicy, load_rllib_module
+    except ImportError as e:
+        raise LearnedPolicyError(f"{name} needs Ray RLlib: pip install 'edgegym[rllib]' ({e})") from None
+    try:
+        return RllibPolicy(env, load_rllib_module(mod), masked=bool(meta.get("masked", True)))
+    except ValueError as e:
+        raise LearnedPolicyError(str(e)) from None
+
+
 class LearnedPolicy(Policy):
     """A trained SB3 model behind the common ``predict`` interface.
 
@@ -224,9 +258,6 @@ def load_learned_policy(name: str, env) -> Policy:
     torch.set_num_threads(1)
     algo, path = split_name(name)
     if algo == RLLIB:
-        from .rllib import load_rllib_policy
-
-        learned_env_config(name)  # validates the folder
-        return load_rllib_policy(_resolve(path), env)
+        return _load_rllib_policy(name, env)
     model = load_model(name)
     return LearnedPolicy(env, model, masked=algo == "maskable-ppo")

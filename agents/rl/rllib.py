@@ -33,15 +33,13 @@ Output ``DIR/``: ``checkpoint/`` (RLlib's algorithm checkpoint, ``Algorithm.from
 trained RLModule alone is ``checkpoint/learner_group/learner/rl_module/default_policy``), ``model.edgegym.json``
 (env id, ``algo: rllib``, env config, seed, the module's path), ``train.json`` (every iteration, phase times, env
 steps/s, the final evaluation). ``edgegym eval --model DIR`` (or the policy name ``rllib:DIR`` anywhere a policy is
-accepted) loads only the RLModule, without Ray, and runs it through :func:`edgegym.agents.runner.run_episode` like
+accepted) loads only the RLModule, without a Ray cluster, and runs it through :func:`edgegym.agents.runner.run_episode` like
 every policy: argmax of the masked logits.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import os
 import sys
 import time
@@ -49,17 +47,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..policy import Policy
+from .learned import ALGOS, RLLIB_CHECKPOINT_DIR, RLLIB_MODULE_SUBDIR, RLLIB_SIDECAR
 
-__all__ = ["ENV_NAME", "MODULE_SUBDIR", "RllibPolicy", "is_rllib_checkpoint", "load_rllib_module", "make_env",
-           "rllib_available", "train_rllib"]
+__all__ = ["ENV_NAME", "make_env", "rllib_available", "train_rllib"]
 
 #: name under which the env creator is registered with Ray (one per process; the config travels in env_config)
 ENV_NAME = "edgegym-rllib"
-#: the trained RLModule inside ``DIR/checkpoint`` (RLlib's new-API-stack checkpoint layout)
-MODULE_SUBDIR = ("learner_group", "learner", "rl_module", "default_policy")
-CHECKPOINT_DIR = "checkpoint"
-SIDECAR = "model.edgegym.json"
 INSTALL_HINT = "pip install 'edgegym[rllib]'"
 
 
@@ -94,98 +87,6 @@ def make_env(ctx):
     return MaskedObservation(env, masked=bool(ctx.get("masked", True)))
 
 
-def is_rllib_checkpoint(path: str | Path) -> bool:
-    """Whether ``path`` is a folder written by ``edgegym train --backend rllib`` (its sidecar says ``rllib``)."""
-    p = Path(path)
-    side = p / SIDECAR
-    if not (p.is_dir() and side.is_file()):
-        return False
-    try:
-        return json.loads(side.read_text()).get("algo") == "rllib"
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def _module_path(path: Path) -> Path:
-    try:
-        meta = json.loads((path / SIDECAR).read_text())
-    except (OSError, ValueError):
-        meta = {}
-    rel = meta.get("module") if isinstance(meta, dict) else None
-    return path / (rel or Path(CHECKPOINT_DIR, *MODULE_SUBDIR))
-
-
-def load_rllib_module(path: str | Path):
-    """The trained RLModule of the folder ``path`` (``DIR`` of ``edgegym train --backend rllib``); no Ray cluster.
-
-    Raises ``ValueError`` (:class:`~edgegym.agents.rl.learned.LearnedPolicyError`) for a missing or corrupt folder.
-    """
-    from .learned import LearnedPolicyError
-
-    p = Path(path)
-    mod = _module_path(p)
-    if not mod.is_dir():
-        raise LearnedPolicyError(f"{str(p)!r} has no RLlib module ({mod.relative_to(p).as_posix()} is missing)")
-    try:
-        _need_rllib()
-    except ValueError as e:
-        raise LearnedPolicyError(str(e)) from None
-    from ray.rllib.core.rl_module.rl_module import RLModule
-
-    try:
-        with _quiet_rllib():
-            module = RLModule.from_checkpoint(str(mod.resolve()))
-    except Exception as e:  # RLlib raises many types for a truncated or foreign checkpoint
-        raise LearnedPolicyError(f"{str(p)!r}: the RLlib module could not be loaded ({type(e).__name__}: {e})") \
-            from None
-    module.eval()
-    return module
-
-
-class RllibPolicy(Policy):
-    """A trained RLlib module behind the common ``predict`` interface: argmax of the masked logits (the mask is the
-    env's ``action_masks()`` when the module was trained with masks)."""
-
-    def __init__(self, env, module, masked: bool = True) -> None:
-        super().__init__(env)
-        from .learned import LearnedPolicyError
-        from .rllib_model import MASK_KEY, OBS_KEY
-
-        self.module = module
-        self.masked = bool(masked)
-        space = module.observation_space
-        mine, n = env.observation_space, getattr(env.action_space, "n", None)
-        theirs = space[OBS_KEY] if hasattr(space, "spaces") else space
-        if n is None or mine.shape != theirs.shape or int(module.action_space.n) != int(n) or \
-                space[MASK_KEY].shape != (int(n),):
-            raise LearnedPolicyError(
-                f"the model's spaces ({theirs}, {module.action_space}) do not match the env's ({mine}, "
-                f"{env.action_space}): evaluate it on the env (and env config, e.g. action_mode) it was trained on")
-        self._n = int(n)
-
-    def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
-        """SB3-compatible ``(action, state)``; always the argmax (RLlib's inference forward pass)."""
-        if self.masked:
-            mask = np.asarray(self.unwrapped.action_masks(), dtype=np.float32).reshape(1, -1)
-        else:
-            mask = np.ones((1, self._n), np.float32)
-        logits = self.module.masked_logits(np.asarray(observation, np.float32).reshape(1, -1), mask)
-        return int(np.argmax(logits[0])), state
-
-
-def load_rllib_policy(path: str | Path, env) -> RllibPolicy:
-    """Load the RLlib folder ``path`` and bind it to ``env`` (whose spaces must match the module's)."""
-    import torch
-
-    torch.set_num_threads(1)
-    p = Path(path)
-    try:
-        masked = json.loads((p / SIDECAR).read_text()).get("masked", True)
-    except (OSError, ValueError, AttributeError):
-        masked = True
-    return RllibPolicy(env, load_rllib_module(p), masked=bool(masked))
-
-
 # --------------------------------------------------------------------------------------------- training
 def _rllib_hyperparams(hp: dict) -> dict:
     """RLlib PPO ``training(...)`` keys from the SB3 YAML's (see the module docstring)."""
@@ -214,21 +115,6 @@ USED_KEYS = ("learning_rate", "gamma", "gae_lambda", "clip_range", "ent_coef", "
              "n_eval_episodes", "eval_seed", "n_envs", "bc_teacher")
 
 
-@contextlib.contextmanager
-def _quiet_rllib():
-    """RLlib's warnings off while building (its 'new API stack is the default' notice and its deprecation notices
-    about its own internals); errors still show."""
-    loggers = [logging.getLogger(n) for n in ("ray.rllib", "ray.tune", "ray._common.deprecation")]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        for lg, lv in zip(loggers, levels, strict=True):
-            lg.setLevel(lv)
-
-
 def _get(d: dict, *path, default=None):
     for k in path:
         if not isinstance(d, dict) or k not in d:
@@ -243,8 +129,8 @@ def train_rllib(
     timesteps: int,
     seed: int,
     out: str | Path,
+    hp: dict,
     *,
-    hyperparams: str | Path | None = None,
     env_config: dict | None = None,
     n_env_runners: int | None = None,
     address: str | None = None,
@@ -254,7 +140,9 @@ def train_rllib(
 ) -> dict:
     """Train RLlib PPO on ``env_id`` until ``timesteps`` env steps are sampled; save ``out/checkpoint``.
 
-    ``algo`` picks the hyperparameter YAML (``maskable-ppo``: masked; ``ppo``: unmasked). ``n_env_runners``
+    ``hp``: the hyperparameters of ``algo`` for ``env_id`` (:func:`edgegym.agents.rl.train.load_hyperparams`, which
+    ``edgegym train`` passes); ``algo``: ``maskable-ppo`` (masked actions) or ``ppo`` (unmasked). ``torch_threads``:
+    the learner's PyTorch threads (default 1). ``n_env_runners``
     env runners (default 2), one env each, seeded from ``seed``. ``address``: join that Ray cluster (else a local
     one, shut down at the end). After training, the saved module is evaluated (argmax) on the YAML's evaluation seeds
     (10000…, disjoint from the 100-104 of ``edgegym eval``) through :func:`edgegym.agents.runner.run_episode`.
@@ -273,10 +161,8 @@ def train_rllib(
     from ray.tune.registry import register_env
 
     from ..runner import merge_config
-    from .learned import ALGOS
-    from .rllib_model import MaskedObservation, MaskedPPOModule
+    from .rllib_model import MaskedObservation, MaskedPPOModule, quiet_rllib
     from .shared import env_obs_layout
-    from .train import default_torch_threads, load_hyperparams
 
     t_start = time.perf_counter()
 
@@ -286,10 +172,10 @@ def train_rllib(
 
     if algo not in ALGOS:
         raise ValueError(f"unknown algorithm {algo!r} (valid: {', '.join(ALGOS)})")
-    threads = int(torch_threads) if torch_threads is not None else default_torch_threads()
+    threads = int(torch_threads) if torch_threads is not None else 1
     torch.set_num_threads(threads)
     out = Path(out)
-    hp = load_hyperparams(algo, env_id, hyperparams)
+    hp = dict(hp)
     cfg = merge_config(hp.pop("env_config", {}) or {}, env_config)
     train_cfg = merge_config(cfg, hp.pop("train_env_config", None) or {})
     runners = int(n_env_runners) if n_env_runners is not None else 2
@@ -343,8 +229,11 @@ def train_rllib(
         try:
             ray.init(address=address, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as e:
-            raise ValueError(f"--address {address}: cannot connect to a Ray cluster ({' '.join(str(e).split())})") \
-                from None
+            hint = "" if address == "auto" or os.environ.get("RAY_AUTH_MODE") else (
+                "; a cluster with token authentication (the default of Ray 2.60's clusters) needs RAY_AUTH_MODE=token "
+                "and its token (ray get-auth-token) in ~/.ray/auth_token or RAY_AUTH_TOKEN")
+            raise ValueError(f"--address {address}: cannot connect to a Ray cluster ({' '.join(str(e).split())})"
+                             f"{hint}") from None
         started_ray = True
     else:
         ncpu = max(os.cpu_count() or 1, runners)
@@ -372,7 +261,7 @@ def train_rllib(
         say(f"building PPO: {runners} env runner(s), {batch} env steps per iteration "
             f"({'SharedRowPolicy' if 'layout' in model_config else 'MLP'}, "
             f"{'masked' if masked else 'unmasked'} actions)")
-        with _quiet_rllib():
+        with quiet_rllib():
             algo_obj = config.build_algo()
         phases = {"setup_s": time.perf_counter() - t_start}
         iters: list[dict] = []
@@ -394,12 +283,12 @@ def train_rllib(
                 + (f", mean episode return {ret:.4g}" if iters[-1]["episode_return_mean"] is not None else ""))
         phases["training_s"] = time.perf_counter() - t_train
         t_save = time.perf_counter()
-        ckpt = out / CHECKPOINT_DIR
+        ckpt = out / RLLIB_CHECKPOINT_DIR
         algo_obj.save_to_path(str(ckpt.resolve()))
         meta = {"env_id": env_id, "algo": "rllib", "rllib_algo": "PPO", "hyperparams_of": algo, "masked": masked,
                 "env_config": cfg, "seed": int(seed), "timesteps": int(timesteps),
-                "module": Path(CHECKPOINT_DIR, *MODULE_SUBDIR).as_posix()}
-        (out / SIDECAR).write_text(json.dumps(meta, indent=2))
+                "module": Path(RLLIB_CHECKPOINT_DIR, *RLLIB_MODULE_SUBDIR).as_posix()}
+        (out / RLLIB_SIDECAR).write_text(json.dumps(meta, indent=2))
         phases["save_s"] = time.perf_counter() - t_save
     finally:
         if algo_obj is not None:

@@ -19,6 +19,9 @@ advantages. RLlib's old ModelV2 API is not used: Ray 2.40 and later build PPO on
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -29,7 +32,10 @@ from ray.rllib.core.rl_module.apis import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from torch import nn
 
-__all__ = ["MASK_KEY", "MASKED_LOGIT", "OBS_KEY", "MaskedObservation", "MaskedPPOModule"]
+from ..policy import Policy
+
+__all__ = ["MASK_KEY", "MASKED_LOGIT", "OBS_KEY", "MaskedObservation", "MaskedPPOModule", "RllibPolicy",
+           "load_rllib_module", "quiet_rllib"]
 
 #: keys of the ``Dict`` observation the env runners see
 OBS_KEY = "observations"
@@ -154,3 +160,62 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
             m = torch.as_tensor(np.asarray(mask, dtype=np.float32))
             logits, _ = self._logits_and_latent(o)
             return self._mask(logits, m).numpy()
+
+
+# ---------------------------------------------------------------------------------------------- evaluation
+@contextlib.contextmanager
+def quiet_rllib():
+    """RLlib's warnings off (its 'new API stack is the default' notice and deprecation notices about its own
+    internals, printed while building an algorithm or restoring a module); errors still show."""
+    loggers = [logging.getLogger(n) for n in ("ray.rllib", "ray.tune", "ray._common.deprecation")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for lg, lv in zip(loggers, levels, strict=True):
+            lg.setLevel(lv)
+
+
+def load_rllib_module(module_dir: str | Path) -> MaskedPPOModule:
+    """The RLModule saved in ``module_dir`` (``DIR/checkpoint/learner_group/learner/rl_module/default_policy``),
+    without a Ray cluster; ``ValueError`` for a checkpoint that cannot be loaded."""
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    try:
+        with quiet_rllib():
+            module = RLModule.from_checkpoint(str(Path(module_dir).resolve()))
+    except Exception as e:  # RLlib raises many types for a truncated or foreign checkpoint
+        raise ValueError(f"the RLlib module in {str(module_dir)!r} could not be loaded ({type(e).__name__}: {e})") \
+            from None
+    module.eval()
+    return module
+
+
+class RllibPolicy(Policy):
+    """A trained RLlib module behind the common ``predict`` interface: the argmax of the masked logits (the mask is
+    the env's ``action_masks()`` when the module was trained with masks). ``ValueError`` when the spaces differ."""
+
+    def __init__(self, env, module, masked: bool = True) -> None:
+        super().__init__(env)
+        self.module = module
+        self.masked = bool(masked)
+        space = module.observation_space
+        mine, n = env.observation_space, getattr(env.action_space, "n", None)
+        theirs = space[OBS_KEY] if hasattr(space, "spaces") else space
+        if n is None or mine.shape != theirs.shape or int(module.action_space.n) != int(n) or \
+                space[MASK_KEY].shape != (int(n),):
+            raise ValueError(
+                f"the model's spaces ({theirs}, {module.action_space}) do not match the env's ({mine}, "
+                f"{env.action_space}): evaluate it on the env (and env config, e.g. action_mode) it was trained on")
+        self._n = int(n)
+
+    def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
+        """SB3-compatible ``(action, state)``; always the argmax (deterministic)."""
+        if self.masked:
+            mask = np.asarray(self.unwrapped.action_masks(), dtype=np.float32).reshape(1, -1)
+        else:
+            mask = np.ones((1, self._n), np.float32)
+        logits = self.module.masked_logits(np.asarray(observation, np.float32).reshape(1, -1), mask)
+        return int(np.argmax(logits[0])), state

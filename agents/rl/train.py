@@ -489,9 +489,11 @@ def _cmd_train_rllib(args, cfg: dict, out: Path) -> int:
     from .rllib import train_rllib
 
     try:
-        s = train_rllib(args.env, args.algo, args.timesteps, args.seed, out, hyperparams=args.hyperparams,
-                        env_config=cfg, n_env_runners=args.n_envs, address=args.address,
-                        progress=not args.no_progress, torch_threads=args.torch_threads)
+        hp = load_hyperparams(args.algo, args.env, args.hyperparams)
+        threads = args.torch_threads if args.torch_threads is not None else default_torch_threads()
+        s = train_rllib(args.env, args.algo, args.timesteps, args.seed, out, hp, env_config=cfg,
+                        n_env_runners=args.n_envs, address=args.address, progress=not args.no_progress,
+                        torch_threads=threads)
     except (ValueError, yaml.YAMLError) as e:
         raise _cli_error(str(e)) from None
     if args.json:
@@ -564,8 +566,7 @@ def add_train_parser(sub) -> None:
 
 def _model_name(args) -> str:
     model = args.model
-    from .learned import is_learned
-    from .rllib import is_rllib_checkpoint
+    from .learned import is_learned, is_rllib_checkpoint
 
     if is_learned(model):
         return model

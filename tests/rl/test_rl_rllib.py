@@ -17,14 +17,14 @@ import pytest
 pytest.importorskip("ray.rllib")
 pytest.importorskip("sb3_contrib")  # the shared row network lives beside the SB3 policy
 
-from edgegym.agents.rl.learned import LearnedPolicyError, learned_env_config  # noqa: E402
-from edgegym.agents.rl.rllib import is_rllib_checkpoint, load_rllib_module  # noqa: E402
+from edgegym.agents.rl.learned import LearnedPolicyError, is_rllib_checkpoint, learned_env_config  # noqa: E402
 from edgegym.agents.rl.rllib_model import (  # noqa: E402
     MASK_KEY,
     MASKED_LOGIT,
     OBS_KEY,
     MaskedObservation,
     MaskedPPOModule,
+    load_rllib_module,
 )
 from edgegym.agents.rl.shared import SharedRowNet, env_obs_layout  # noqa: E402
 
@@ -136,7 +136,8 @@ def test_train_writes_a_checkpoint_with_two_env_runners(trained):
     meta = json.loads((run / "model.edgegym.json").read_text())
     assert meta["algo"] == "rllib" and meta["env_config"] == CFG and meta["masked"] is True
     assert is_rllib_checkpoint(run) and learned_env_config(f"rllib:{run}") == CFG
-    assert isinstance(load_rllib_module(run).shared, SharedRowNet)
+    assert meta["module"] == "checkpoint/learner_group/learner/rl_module/default_policy"
+    assert isinstance(load_rllib_module(run / meta["module"]).shared, SharedRowNet)
     assert "saved run" in p.stdout and "env steps/s" in p.stdout
     assert not (d / "checkpoints").exists() and sorted(x.name for x in d.iterdir()) == ["hp.yaml", "run"]
 
