@@ -1,5 +1,5 @@
 """Hot loops of the WirelessUDL simulator: SPLIT, DTA, PA, the unbiased per-slot quota, Okita's tentative
-enumeration (spec 001 §3.0-§3.4).
+enumeration (Alg. 1-3 of the paper).
 
 Every kernel is written once, in plain Python over numpy arrays, and compiled with Numba's
 ``@njit(cache=True)`` when Numba is installed (it is optional: without it the same source runs as Python).
@@ -174,7 +174,7 @@ def fill(U, order, m, n, N, ps):
 
 @njit
 def split(y, M, kappa, h, order):
-    """SPLIT (spec §3.0): chunks trained per site with ``h`` slots of capacity ``h·κ·y``: local data first,
+    """SPLIT: chunks trained per site with ``h`` slots of capacity ``h·κ·y``: local data first,
     then spare capacity in ``order`` (decreasing Q)."""
     R = y.shape[0]
     d = np.zeros(R, np.int64)

@@ -1,4 +1,4 @@
-"""Candidate plans of the commit mode (spec §8.4): the Discrete action's rows; numpy only.
+"""Candidate plans of the commit mode: the Discrete action's rows; numpy only.
 
 For the pending job ``i`` at its arrival slot ``t``, ``G`` worker counts ``𝒩_i`` (a geometric grid over
 ``[1, N_max]`` that always contains Okita's tentative optimum ``N_tent`` under full capacities and the
@@ -87,7 +87,7 @@ def _peak(dem, U, cap):
 
 
 def build_candidates(sim: Simulator, i: int, G: int, wait_max: int) -> Candidates:
-    """The 2·G candidate plans of pending job ``i`` at slot ``sim.t`` (spec §8.4)."""
+    """The 2·G candidate plans of pending job ``i`` at slot ``sim.t``."""
     inst, st = sim.inst, sim.static
     t, R = sim.t, inst.num_sites
     M = sim.M[i]

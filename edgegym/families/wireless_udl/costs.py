@@ -1,8 +1,9 @@
-"""Pure cost functions of paper 001 (spec §2.4, §5.2): latency cost shapes and bandwidth cost.
+"""Pure cost functions of WirelessUDL (eq. (1) and Sec. V-B of Han et al., ICPADS 2021): latency cost shapes and
+bandwidth cost.
 
 Latency cost kinds (codes in :data:`KIND_CODES`):
 
-* ``exp`` (the paper's "Sigmoid", spec E1): ``f(L) = τ·e^{rate·L}``, rate 0.25 (exponent capped at 700 so
+* ``exp`` (the paper's printed "Sigmoid"): ``f(L) = τ·e^{rate·L}``, rate 0.25 (exponent capped at 700 so
   that costs stay finite);
 * ``linear``: ``f(L) = τ·L + b``;
 * ``piecewise``: ``f(L) = τ1 if L < c else τ2``;
@@ -13,7 +14,7 @@ Latency cost kinds (codes in :data:`KIND_CODES`):
   ``τ·e^{aL} / (1 + τ·e^{aL}/b)``: the printed ``τ·e^{0.25 t}`` while it is small against ``b``, saturating at
   ``b`` (the instance stores ``b`` and ``c`` in the job's ``b`` and ``c``).
 
-``L`` is the job's latency in slots, ``t_last − a + latency_offset`` (spec §2.3 step 4; offset 1 by default,
+``L`` is the job's latency in slots, ``t_last − a + latency_offset`` (offset 1 by default,
 so a job finished in its arrival slot has latency 1).
 """
 

@@ -1,4 +1,4 @@
-"""Slot-level disciplines of the ``replan`` mode (spec §3.4, §5.3): chosen by preset ``env.discipline``.
+"""Slot-level disciplines of the ``replan`` mode: chosen by preset ``env.discipline``.
 
 A discipline is called by :meth:`.simulator.Simulator.run_slot` once per slot and returns the slot's
 allocations ``[(job, y (R,), ps), ...]``; the simulator executes them (SPLIT, sampling, DTA, costs).
@@ -40,7 +40,7 @@ class Discipline:
 
 # ============================================================================================ Okita
 def priority(inst, active: np.ndarray, M: np.ndarray, t: int, alpha=(1.0, 1.0), piecewise="rec") -> np.ndarray:
-    """O_i(t) (eq. 4; piecewise jobs per spec §3.5) for the jobs ``active`` (indices)."""
+    """O_i(t) (eq. 4; piecewise jobs by the repaired priority) for the jobs ``active`` (indices)."""
     a = inst.arrival[active]
     pw = inst.kind[active] == 2
     first = np.zeros(active.size)
@@ -55,7 +55,7 @@ def priority(inst, active: np.ndarray, M: np.ndarray, t: int, alpha=(1.0, 1.0), 
             p = np.where(ta + 1 < c, (ta + 1) / c, 0.0)
             P = p.max()
             first[pw] = p / P if P > 0 else 0.0
-        else:  # the paper's literal formula (spec E7)
+        else:  # the paper's literal formula (gives every job the same first term)
             num = ta - c
             den = num.max()
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -65,7 +65,7 @@ def priority(inst, active: np.ndarray, M: np.ndarray, t: int, alpha=(1.0, 1.0), 
 
 
 class OkitaDiscipline(Discipline):
-    """Okita (Alg 1, spec §3.4) as a slot hook: tentative optimum per job under full capacities, priority
+    """Okita (Alg 1) as a slot hook: tentative optimum per job under full capacities, priority
     order, then keep / migrate / delay on conflicts. The per-N bandwidth estimates are cached per job and
     recomputed only when the job's data changed (its latency term is re-scored every slot)."""
 
@@ -228,7 +228,7 @@ class FIFODiscipline(_FixedPlans):
 
 
 class DRFDiscipline(_FixedPlans):
-    """DRF (spec §5.3): per slot, progressive filling over waiting jobs by smallest dominant share."""
+    """DRF: per slot, progressive filling over waiting jobs by smallest dominant share."""
 
     name = "drf"
 

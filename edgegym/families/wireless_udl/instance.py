@@ -1,4 +1,5 @@
-"""Instance building for ``WirelessUDL``: sites + jobs of one episode from a preset and an RNG (spec §5.2).
+"""Instance building for ``WirelessUDL``: sites + jobs of one episode from a preset and an RNG
+(the paper's Sec. V-B draws).
 
 All randomness comes from the ``np.random.Generator`` passed in. :func:`make_instance` builds an instance
 from explicit arrays (the hand-computed tests and the MILP bound use it).
@@ -92,7 +93,7 @@ def make_instance(cap, q, arrival, kappa, chunk_mb, param_mb, m, n, data, kind="
 
 
 def build_instance(preset, rng: np.random.Generator) -> Instance:
-    """Sample one episode's instance from a :class:`~.presets.UDLPreset` (spec §5.2 draws)."""
+    """Sample one episode's instance from a :class:`~.presets.UDLPreset` (the paper's Sec. V-B draws)."""
     cl, jb = preset.cluster, preset.jobs
     R, K, n_jobs = cl.sites, len(cl.resources), jb.count
     types = np.asarray(cl.site_types, dtype=float)

@@ -87,8 +87,8 @@ class EnvConfig:
     worker_counts: int = 8  # G: worker-count candidates per job (actions = 2·G)
     calendar_slots: int = 8  # H: calendar slots shown in the observation
     wait_max_slots: int = 30  # "wait" candidates starting later than this are masked (unless none else)
-    cap_factor: int = 10  # hard cap on the run-off: cap_factor·T slots (spec A12)
-    latency_offset: int = 1  # latency = t_last − a + offset (spec A9)
+    cap_factor: int = 10  # hard cap on the run-off: cap_factor·T slots
+    latency_offset: int = 1  # latency = t_last − a + offset
     sampling: str = "complete"  # complete (the paper's Alg 3 on M) | proportional (per-slot quota, a variant)
     record_schedule: bool = False  # keep the per-slot schedule log (tests, rendering)
     cost_clip: float = 100.0  # candidate cost features: cost / reward_scale clipped to this
@@ -103,10 +103,10 @@ class OkitaConfig:
 
     alpha: tuple = (1.0, 1.0)
     beta: tuple = (1.0, 1.0, 1.0)
-    q_norm: str = "max"  # max (term in [0, 1], spec A5) | one (paper-literal)
+    q_norm: str = "max"  # max (term in [0, 1]) | one (paper-literal)
     pa_tie: str = "le"  # le (paper: last tied PS site wins) | lt
-    delay_rule: str = "max"  # Δ over blocking jobs: max | min | one (spec A3)
-    priority_piecewise: str = "rec"  # rec (spec §3.5) | paper_literal
+    delay_rule: str = "max"  # Δ over blocking jobs: max | min | one
+    priority_piecewise: str = "rec"  # rec (repaired) | paper_literal
     model_sampling: bool = True  # estimates model proportional sampling (false: OSF's window estimate, as before)
 
 
@@ -233,7 +233,7 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> UDLPreset:
             _fail(s, "jobs.tau", f"the logistic latency cost needs τ > 0, got {list(jobs.tau)}")
         if jobs.logistic_b[0] <= 0:
             _fail(s, "jobs.logistic_b", f"the logistic bound b must be > 0, got {list(jobs.logistic_b)}")
-    # one worker and the PS of any job must fit the empty cluster whatever the site draw (spec §4.1, Thm 1's
+    # one worker and the PS of any job must fit the empty cluster whatever the site draw (Thm 1's
     # implicit assumption): every site type holds the largest worker and the largest PS (together if R = 1)
     for cap in site_types:
         w_ok = all(wd[k][1] <= cap[k] for k in range(K))

@@ -1,4 +1,4 @@
-"""The WirelessUDL simulator (paper 001, spec §2.3 slot semantics, §8.1 execution modes); numpy only.
+"""The WirelessUDL simulator (slot semantics and execution modes of Han et al., ICPADS 2021); numpy only.
 
 Time is slotted (0-based slots). In every slot each running job trains ``d_r ≤ κ·y_r`` chunks at each site
 ``r`` (SPLIT: local data first, then spare capacity by decreasing site score Q), the chunks it trains
@@ -17,7 +17,7 @@ come from the origin sites in proportion to their share ``D_i^r / D_i`` (every o
 count stays within one chunk of its share, at every slot). Okita's estimates model the sampling in force
 (``tentative(..., prop=True)``: the slot-by-slot transfer cost of a constant plan).
 
-Two execution modes (spec §8.1):
+Two execution modes:
 
 * ``commit``: a job gets a full plan at arrival (:class:`Plan`: start slot, constant workers ``y`` per
   site, PS site; window ``l = ceil(D_i / (κ_i N))``), reserved in a per-slot calendar of free resources.
@@ -160,7 +160,7 @@ class Simulator:
         self.static = static if static is not None else make_static(inst)
         self.discipline = discipline
         R, K, n_jobs = inst.num_sites, inst.num_resources, inst.num_jobs
-        self.cap_slot = int(cap_factor * inst.horizon_slots)  # run-off cap (spec A12)
+        self.cap_slot = int(cap_factor * inst.horizon_slots)  # run-off cap
         max_l = int(np.max(-(-inst.data.sum(axis=1) // inst.kappa))) if n_jobs else 1
         self.calendar_len = int(calendar_len or (self.cap_slot + max_l + 1))
         self.t = 0  # next slot to execute (replan) / current decision slot (commit)
@@ -325,7 +325,7 @@ class Simulator:
         cost = 0.0
         while np.any(self.status != 2) and self.t < self.cap_slot:
             cost += self.run_slot()
-        if np.any(self.status != 2):  # spec A12 penalty for jobs unfinished at the cap
+        if np.any(self.status != 2):  # penalty for jobs unfinished at the cap
             qmax = float(self.inst.q.max())
             for i in np.flatnonzero(self.status != 2):
                 pen = float(job_latency_cost(self.inst, i, self.cap_slot - self.inst.arrival[i] + self.offset))

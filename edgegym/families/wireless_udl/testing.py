@@ -1,4 +1,4 @@
-"""Test helpers of the WirelessUDL family (used by ``tests/wireless_udl``): schedule invariants of spec 001 §4.2.
+"""Test helpers of the WirelessUDL family (used by ``tests/wireless_udl``): schedule invariants of program (2).
 
 :func:`check_schedule` re-derives everything from the simulator's schedule log (``record_schedule``) and
 raises ``AssertionError`` naming the broken invariant; it returns the cost recomputed by hand from eq. (1)
