@@ -82,10 +82,15 @@ def test_proportional_weights_are_proportional():
 
 
 def test_trivial_policies_not_within_two_percent_of_the_best_reference():
-    """A degenerate benchmark (a trivial policy as good as the reference ones) fails here (calibrated RL preset)."""
-    best = min(run_episode("HeteroML-rl-v0", p, 0)["objective"] for p in ("aonline-hetero-now", "fifo", "drf"))
+    """A degenerate benchmark (a trivial policy as good as the best reference or baseline policy) fails here
+    (calibrated RL-sized preset, seeds 0 and 1 summed; the 150-server default is measured by the reproduction)."""
+
+    def total(policy):
+        return sum(run_episode("HeteroML-rl-v0", policy, s)["objective"] for s in (0, 1))
+
+    best = min(total(p) for p in ("aonline-hetero-now", "tiresias", "drf", "fifo"))
     for trivial in ("random", "single-worker", "earliest"):
-        obj = run_episode("HeteroML-rl-v0", trivial, 0)["objective"]
+        obj = total(trivial)
         assert obj > 1.02 * best, (trivial, obj, best)
 
 
