@@ -33,8 +33,8 @@ Output ``DIR/``: ``checkpoint/`` (RLlib's algorithm checkpoint, ``Algorithm.from
 trained RLModule alone is ``checkpoint/learner_group/learner/rl_module/default_policy``), ``model.edgegym.json``
 (env id, ``algo: rllib``, env config, seed, the module's path), ``train.json`` (every iteration, phase times, env
 steps/s, the final evaluation). ``edgegym eval --model DIR`` (or the policy name ``rllib:DIR`` anywhere a policy is
-accepted) loads only the RLModule, without a Ray cluster, and runs it through :func:`edgegym.agents.runner.run_episode` like
-every policy: argmax of the masked logits.
+accepted) loads only the RLModule, without a Ray cluster, and runs it through
+:func:`edgegym.agents.runner.run_episode` like every policy: argmax of the masked logits.
 """
 
 from __future__ import annotations
@@ -324,7 +324,7 @@ def train_rllib(
         "overall_env_steps_per_s": steps / wall if wall > 0 else float("inf"),
         "torch_threads": threads,
         "hyperparams": {"policy": policy, "model_config": {k: v for k, v in model_config.items() if k != "layout"},
-                        **rl},
+                        **{k: ("inf" if v == float("inf") else v) for k, v in rl.items()}},  # plain JSON
         "train_env_config": train_cfg,
         "eval_seed": eval_seed,
         "n_eval_episodes": n_eval,
