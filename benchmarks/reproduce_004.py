@@ -307,7 +307,7 @@ def report(df: pd.DataFrame, out: Path, quick: bool, wall: float) -> str:
     m = df[df.exp == "main"].copy()
     m["ratio_lb"] = m.objective / m.lower_bound
     claims = {}
-    L.append(f"## Closing tables: {m.seed.nunique()} seeds (seeds {', '.join(map(str, sorted(m.seed.unique())))})\n")
+    L.append("## Closing tables (mean ± std over the seeds listed in each row)\n")
     L.append("`/ simple LB`: the ratio to Σ_j w_j (a_j + shortest standalone duration), a lower bound valid for "
              "**every** policy (the elastic and preemptive DRF, AntMan and Tiresias included). Offered load (below "
              "each table): the jobs' ideal resource-time over the capacity of the horizon. `after T`: the fraction "
@@ -319,21 +319,24 @@ def report(df: pd.DataFrame, out: Path, quick: bool, wall: float) -> str:
         if d.empty:
             continue
         L.append(f"### `{env_id}` ({'PS' if arch == 'ps' else 'Ring-AllReduce'}, {reading})\n")
-        L.append("| policy | Σ w_j c_j | / simple LB (all policies) | after T | makespan (slots) | decisions/s |\n"
-                 "|---|---|---|---|---|---|")
+        L.append("| policy | seeds | Σ w_j c_j | / simple LB (all policies) | after T | makespan (slots) | decisions/s |\n"
+                 "|---|---|---|---|---|---|---|")
         rows = []
         for pol, g in d.groupby("policy", sort=False):
             rows.append((g.objective.mean(), pol, g))
         for _, pol, g in sorted(rows, key=lambda r: r[0]):
-            L.append(f"| `{pol}` | {fmt(g.objective.mean(), g.objective.std(ddof=0))} | "
+            L.append(f"| `{pol}` | {', '.join(map(str, sorted(g.seed.unique())))} | "
+                     f"{fmt(g.objective.mean(), g.objective.std(ddof=0))} | "
                      f"{fmt(g.ratio_lb.mean(), g.ratio_lb.std(ddof=0))} | "
                      f"{fmt(g.frac_after_T.mean())} | {fmt(g.makespan.mean())} | {fmt(g.decisions_per_s.mean())} |")
         L.append(f"\nOffered load: {fmt(d.offered_load.mean(), d.offered_load.std(ddof=0))} "
                  f"(mean ± std over the seeds).\n")
         base = ("fifo", "drf", "antman", "tiresias")
-        best_base = min(d[d.policy == p].objective.mean() for p in base)
         for pol in ("aonline-hetero-now", "aonline-hetero", "aonline-hetero-eager"):
-            claims[(env_id, pol)] = 1 - d[d.policy == pol].objective.mean() / best_base
+            seeds_ = set(d[d.policy == pol].seed)  # like for like: the baselines on the same seeds
+            same = d[d.seed.isin(seeds_)]
+            best_base = min((same[same.policy == p].objective.mean() for p in base), default=float("nan"))
+            claims[(env_id, pol)] = 1 - d[d.policy == pol].objective.mean() / best_base if seeds_ else float("nan")
         order = d[d.policy.isin(base)].groupby("policy").objective.mean().sort_values()
         claims[(env_id, "order")] = list(order.index)
         claims[(env_id, "reading")] = reading
@@ -409,20 +412,46 @@ def report(df: pd.DataFrame, out: Path, quick: bool, wall: float) -> str:
     def obj(exp, arch, pol):
         return df[(df.exp == exp) & (df.arch == arch) & (df.policy == pol)].groupby("x").objective.mean()
 
+    def pct(g):
+        return f"{100 * g:+.1f}%" if np.isfinite(g) else "not run"
+
     rows = []
     for env_id, arch, reading in MAIN_ENVS:
         if (env_id, "order") not in claims:
             continue
         g_n, g_f, g_e = (claims[(env_id, p)] for p in ("aonline-hetero-now", "aonline-hetero", "aonline-hetero-eager"))
-        if not all(np.isfinite([g_n, g_f, g_e])):
-            continue  # an A_online form was not run to the end on this preset
+        if not any(np.isfinite([g_n, g_f, g_e])):
+            continue  # no A_online form was run to the end on this preset
         rows.append((f"(a) A_online ≥ 30% better than min(FIFO, DRF, AntMan, Tiresias), `{env_id}`",
-                     "reproduced" if max(g_n, g_f, g_e) >= 0.3 else "not reproduced",
-                     f"practical (`aonline-hetero-now`): {100 * g_n:+.1f}%, faithful: {100 * g_f:+.1f}%, eager: "
-                     f"{100 * g_e:+.1f}% (positive = better). The faithful form starts every job no earlier than α τ_i "
+                     "reproduced" if np.isfinite(g_f) and g_f >= 0.3 else
+                     "by the practical variant only (not the paper's algorithm)" if np.nanmax([g_n, g_f, g_e]) >= 0.3
+                     else "not reproduced",
+                     f"practical (`aonline-hetero-now`): {pct(g_n)}, faithful: {pct(g_f)}, eager: "
+                     f"{pct(g_e)} (positive = better; each against the baselines on its own seeds). The faithful form starts every job no earlier than α τ_i "
                      "of its round (Alg. 1: the batch of round i runs in [α τ_i, α τ_{i+1})), so "
                      "c_j ≥ α max(τ(a_j), L_j + 1) + L_j against a bound of a_j + L_j: its ratio to the bound follows "
                      "α (α = 4 here), not the prices."))
+        d = m[m.env == env_id]
+        refs = ("aonline-hetero-now", "aonline-hetero", "aonline-hetero-eager", "fifo", "drf", "antman", "tiresias")
+        parts = []
+        for triv in ("random", "single-worker", "earliest"):
+            t_ = d[d.policy == triv]
+            cand = {}
+            for p_ in refs:  # each reference against the trivial policy on their common seeds
+                g_ = d[d.policy == p_]
+                common = set(g_.seed) & set(t_.seed)
+                if common:
+                    cand[p_] = (t_[t_.seed.isin(common)].objective.mean() / g_[g_.seed.isin(common)].objective.mean()
+                                - 1, len(common))
+            if not cand:
+                continue
+            bp = max(cand, key=lambda k: cand[k][0])  # the best reference: the trivial policy lags it most
+            parts.append((triv, cand[bp][0], f"{bp}` ({cand[bp][1]} seeds)"))
+        if parts:
+            rows.append((f"Benchmark check: no trivial policy within 2% of the best reference or baseline, `{env_id}`",
+                         "holds" if all(x > 0.02 for _, x, _ in parts) else "fails",
+                         "; ".join(f"`{t}` {100 * x:+.1f}% vs `{b}" for t, x, b in parts)
+                         + " (on common seeds; positive = the trivial policy is worse)"))
         order = claims[(env_id, "order")]
         rows.append((f"(b) AntMan and Tiresias worst among the baselines, `{env_id}`",
                      "reproduced" if set(order[-2:]) == {"antman", "tiresias"} else "not reproduced",
