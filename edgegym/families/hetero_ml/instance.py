@@ -95,7 +95,10 @@ def ideal_configs(
     arch: str, worker_res: np.ndarray, ps_res: np.ndarray, bw_index: int, jobs: HeteroJobs,
     fit: np.ndarray | None = None,
 ) -> IdealConfig:
-    """Spec §5.3 on an empty cluster (spread rate, so independent of the capacities). ``fit`` (M, P) restricts
+    """Each job's "ideal configuration" (the paper defines it only as the one that "leads to most expedited
+    single-job training", after its refs. [10]-[12]; our reading: the fastest worker type, the fastest PS type, the
+    fewest workers reaching the minimal duration) on an empty cluster (spread rate, so independent of the
+    capacities). ``fit`` (M, P) restricts
     the (worker type, PS type) pairs to those marked True (RA: any column True marks the worker type)."""
     J = jobs.num_jobs
     gpus = worker_res[:, 0]
