@@ -31,6 +31,15 @@ class Demonstrations:
     def __len__(self) -> int:
         return int(self.actions.size)
 
+    @classmethod
+    def concat(cls, parts) -> "Demonstrations":
+        """The decisions of ``parts`` (several :class:`Demonstrations`) in order, as one data set."""
+        parts = [p for p in parts if p is not None]
+        if not parts:
+            raise ValueError("Demonstrations.concat needs at least one data set")
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in
+                     ("obs", "masks", "actions", "rewards", "episode_start", "objective")))
+
     def returns(self, gamma: float) -> np.ndarray:
         """Discounted return-to-go of every decision, within its episode.              # (T,)"""
         out = np.zeros(len(self))
@@ -81,11 +90,13 @@ def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None, on
 
 
 def clone(model, demos: Demonstrations, *, epochs: int = 20, batch_size: int = 256, lr: float = 1e-3,
-          value_coef: float = 0.5, seed: int = 0) -> dict:
+          value_coef: float = 0.5, seed: int = 0, reset_value_bias: bool = True) -> dict:
     """Fit ``model.policy`` (an SB3 / sb3-contrib actor-critic with a Discrete action space) to ``demos``.
 
     Minimises ``−log π(a_teacher | s, mask) + value_coef · (V(s) − G_t)² / Var(G)`` with Adam (its own optimiser, so
-    PPO's starts fresh). Returns ``{"epochs", "samples", "final_nll", "final_value_mse" (divided by Var(G)),
+    PPO's starts fresh); the current weights are the starting point (a warm start when the model was fitted
+    before, as in the rounds of :mod:`edgegym.agents.rl.dagger`). ``reset_value_bias``: first set the value head's
+    bias to the mean return (off for a warm start that keeps the fitted head). Returns ``{"epochs", "samples", "final_nll", "final_value_mse" (divided by Var(G)),
     "train_agreement"}``.
     """
     import torch as th
@@ -98,8 +109,9 @@ def clone(model, demos: Demonstrations, *, epochs: int = 20, batch_size: int = 2
     ret = th.as_tensor(demos.returns(float(getattr(model, "gamma", 1.0))), dtype=th.float32, device=dev)
     # returns are O(10-100): start the value head at their mean and weigh its error by 1/var, so that fitting it
     # does not drive the (tanh) critic features into saturation (measured: a constant critic otherwise)
-    with th.no_grad():
-        policy.value_net.bias.fill_(float(ret.mean()))
+    if reset_value_bias:
+        with th.no_grad():
+            policy.value_net.bias.fill_(float(ret.mean()))
     v_norm = float(ret.var()) + 1e-8 if ret.numel() > 1 else 1.0
     opt = th.optim.Adam(policy.parameters(), lr=lr)
     gen = th.Generator().manual_seed(int(seed))

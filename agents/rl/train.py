@@ -34,7 +34,8 @@ __all__ = ["load_hyperparams", "train", "evaluate", "add_train_parser", "add_eva
 
 #: keys of the hyperparameter YAML that edgegym consumes (everything else goes to the algorithm)
 EDGEGYM_KEYS = ("n_envs", "env_config", "eval_freq", "n_eval_episodes", "eval_seed", "checkpoint_freq",
-                "train_env_config", "bc_teacher", "bc_episodes", "bc_epochs", "bc_seed", "collapse_share")
+                "train_env_config", "bc_teacher", "bc_episodes", "bc_epochs", "bc_seed", "collapse_share",
+                "teacher", "dagger_rounds", "dagger_episodes", "dagger_beta", "dagger_epochs", "dagger_seed")
 _ALGO_KEYS = (
     "policy", "learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
     "clip_range_vf", "normalize_advantage", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
@@ -152,6 +153,41 @@ def _check_sections(data: dict, src: str, env_id: str, applying: list[str]) -> N
                          f"sections applied to it: {', '.join(dict.fromkeys(applying))})")
 
 
+def _int_setting(name: str, v, low: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int | float) or int(v) != v or v < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+    return int(v)
+
+
+def _check_dagger(env_id: str, bc: dict, dg: dict, timesteps: int, eval_seed: int, n_eval: int) -> dict:
+    """The validated expert-iteration settings (``rounds``, ``episodes``, ``beta``, ``epochs``, ``seed``).
+
+    The teacher must be a policy of ``env_id``'s family; rounds need a teacher; ``timesteps=0`` needs a teacher;
+    the rounds' seeds must be disjoint from the evaluation seeds (100-104) and the best-model evaluation seeds."""
+    from .dagger import EVAL_SEEDS, check_seeds, check_teacher
+
+    teacher = bc.get("bc_teacher")
+    out = {"rounds": _int_setting("dagger_rounds (--dagger-rounds)", dg.get("dagger_rounds", 0), 0),
+           "episodes": _int_setting("dagger_episodes (--dagger-episodes)", dg.get("dagger_episodes", 5), 1),
+           "epochs": _int_setting("dagger_epochs", dg.get("dagger_epochs", bc.get("bc_epochs", 20)), 1),
+           "seed": _int_setting("dagger_seed", dg.get("dagger_seed", 30_000), 0)}
+    beta = dg.get("dagger_beta", 0.0)
+    if isinstance(beta, bool) or not isinstance(beta, int | float) or not 0.0 <= float(beta) <= 1.0:
+        raise ValueError(f"dagger_beta (--dagger-beta) must be a number in [0, 1], got {beta!r}")
+    out["beta"] = float(beta)
+    if teacher:
+        check_teacher(env_id, teacher)
+    elif out["rounds"] > 0:
+        raise ValueError("dagger_rounds (--dagger-rounds) needs a teacher (--teacher NAME, or 'teacher' / "
+                         "'bc_teacher' in the hyperparameters)")
+    if int(timesteps) == 0 and not teacher:
+        raise ValueError("--timesteps 0 (no PPO) needs a teacher to learn from (--teacher NAME)")
+    if out["rounds"] > 0:
+        check_seeds(out["seed"], out["rounds"] * out["episodes"], "dagger_seed",
+                    {"evaluation seeds": EVAL_SEEDS, "best-model evaluation seeds": range(eval_seed, eval_seed + n_eval)})
+    return out
+
+
 def _make_vec(env_id: str, n_envs: int, seed: int, env_config: dict, subproc: bool):
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
@@ -213,10 +249,17 @@ def train(
     keep_best: bool = True,
     torch_threads: int | None = None,
     collapse_share: float | None = None,
+    teacher: str | None = None,
+    dagger_rounds: int | None = None,
+    dagger_episodes: int | None = None,
+    dagger_beta: float | None = None,
 ) -> dict:
     """Train ``algo`` on ``env_id`` for ``timesteps`` env steps; save ``out/model.zip``; return the summary.
 
-    Phases: behaviour cloning (when the YAML names a ``bc_teacher``), PPO, and the evaluations of
+    Phases: behaviour cloning (when a teacher is named: ``teacher``, or the YAML's ``teacher`` / ``bc_teacher``),
+    expert iteration (``dagger_rounds`` > 0, :mod:`edgegym.agents.rl.dagger`: the teacher labels the states the
+    student visits, ``dagger_episodes`` per round, β-mixture ``dagger_beta``; the best round's model is kept), PPO
+    (none with ``timesteps=0``, which needs a teacher), and the evaluations of
     :class:`~edgegym.agents.rl.best.BestModelCallback` (the starting policy, every ``eval_freq`` env steps —
     ``auto``: about ten per run — and the final one) on seeds ``eval_seed, eval_seed + 1, …`` (10,000 by default,
     disjoint from the evaluation seeds 100-104). With ``keep_best`` (the default) the best evaluated weights are
@@ -227,7 +270,8 @@ def train(
     The summary (also written to ``out/train.json``): ``wall_s`` (every phase), ``phases_s`` (setup, behaviour
     cloning, PPO rollouts, PPO updates, evaluations, saving), ``env_steps_per_s`` (timesteps / wall_s),
     ``rollout_steps_per_s`` (timesteps / rollout time), ``evaluations`` (one row per evaluation), ``best``,
-    ``restored_best``, the hyperparameters, diagnostics and ``warnings`` (not learning, argmax collapse, regression
+    ``restored_best``, ``dagger`` (every round: dataset size, agreement with the teacher, the student's objective on
+    the evaluation seeds, the teacher's label time), the hyperparameters, diagnostics and ``warnings`` (not learning, argmax collapse, regression
     below the starting policy; also printed on stderr).
     """
     import sys
@@ -265,6 +309,15 @@ def train(
     # training-only overrides (e.g. shorter episodes): not in the sidecar, so evaluation runs the preset itself
     train_cfg = merge_config(cfg, hp.pop("train_env_config", None) or {})
     bc = {k: hp.pop(k) for k in ("bc_teacher", "bc_episodes", "bc_epochs", "bc_seed") if k in hp}
+    dg = {k: hp.pop(k) for k in ("dagger_rounds", "dagger_episodes", "dagger_beta", "dagger_epochs", "dagger_seed")
+          if k in hp}
+    yaml_teacher = hp.pop("teacher", None)
+    bc["bc_teacher"] = teacher or yaml_teacher or bc.get("bc_teacher")
+    for key, v in (("dagger_rounds", dagger_rounds), ("dagger_episodes", dagger_episodes),
+                   ("dagger_beta", dagger_beta)):
+        if v is not None:
+            dg[key] = v
+    dg = _check_dagger(env_id, bc, dg, timesteps, eval_seed, n_eval)
 
     probe = gym.make(env_id, config=train_cfg or None)
     space = probe.action_space
@@ -320,7 +373,7 @@ def train(
         def _on_step(self) -> bool:
             return True
 
-    bc_summary = None
+    bc_summary = dagger_summary = None
     if bc.get("bc_teacher"):
         from .bc import clone, collect
 
@@ -341,6 +394,17 @@ def train(
         say(f"behaviour cloning: done in {bc_summary['wall_s']:.1f} s "
             f"(agreement with the teacher {bc_summary['train_agreement']:.1%})")
         phases["behaviour_cloning_s"] = bc_summary["wall_s"]
+        if dg["rounds"] > 0:
+            from .dagger import run_dagger
+
+            say(f"DAgger: {dg['rounds']} round(s) of {dg['episodes']} episode(s), teacher {bc['bc_teacher']}, "
+                f"student evaluated on seeds {eval_seed}-{eval_seed + n_eval - 1}")
+            dagger_summary = run_dagger(
+                model, env_id, bc["bc_teacher"], demos, rounds=dg["rounds"], episodes=dg["episodes"],
+                env_config=train_cfg, eval_seeds=range(eval_seed, eval_seed + n_eval), beta=dg["beta"],
+                seed_start=dg["seed"], epochs=dg["epochs"], seed=seed, keep_best=keep_best,
+                progress=say if progress else None)
+            phases["dagger_s"] = dagger_summary["wall_s"]
     from .diagnostics import DiagnosticsCallback, warnings_for
 
     timer = _RolloutTimer()
@@ -350,14 +414,22 @@ def train(
     callbacks = [timer, diag, keeper]
     if cf > 0:
         callbacks.append(CheckpointCallback(max(cf // n_envs, 1), str(out / "checkpoints"), name_prefix="model"))
-    say(f"PPO: {int(timesteps)} env steps on {n_envs} env(s), {threads} PyTorch thread(s); evaluations on seeds "
-        f"{eval_seed}-{eval_seed + n_eval - 1} " + (f"every {ef} steps" if ef > 0 else "at the start and the end"))
-    t0 = time.perf_counter()
-    model.learn(total_timesteps=int(timesteps), callback=CallbackList(callbacks), progress_bar=progress)
-    ppo_wall = time.perf_counter() - t0
-    phases["ppo_rollouts_s"] = timer.rollout_s
-    phases["evaluations_s"] = keeper.eval_s
-    phases["ppo_updates_s"] = max(ppo_wall - timer.rollout_s - keeper.eval_s, 0.0)
+    if int(timesteps) > 0:
+        say(f"PPO: {int(timesteps)} env steps on {n_envs} env(s), {threads} PyTorch thread(s); evaluations on seeds "
+            f"{eval_seed}-{eval_seed + n_eval - 1} " + (f"every {ef} steps" if ef > 0 else "at the start and the end"))
+        t0 = time.perf_counter()
+        model.learn(total_timesteps=int(timesteps), callback=CallbackList(callbacks), progress_bar=progress)
+        ppo_wall = time.perf_counter() - t0
+        phases["ppo_rollouts_s"] = timer.rollout_s
+        phases["evaluations_s"] = keeper.eval_s
+        phases["ppo_updates_s"] = max(ppo_wall - timer.rollout_s - keeper.eval_s, 0.0)
+    else:
+        say("PPO: none (--timesteps 0): the model is the " + ("best DAgger round's" if dagger_summary else
+                                                               "behaviour-cloned one"))
+        if dagger_summary is None:
+            keeper.init_callback(model)
+            keeper.evaluate_now()
+            phases["evaluations_s"] = keeper.eval_s
     t_save = time.perf_counter()
     restored = keep_best and keeper.restore_best()
     if restored:
@@ -371,6 +443,10 @@ def train(
     phases["save_s"] = time.perf_counter() - t_save
     wall = time.perf_counter() - t_start
     saved = keeper.best if restored else (keeper.history[-1] if keeper.history else None)
+    if saved is None and dagger_summary is not None and dagger_summary["best"] is not None:
+        b = dagger_summary["best"] if keep_best else dagger_summary["rounds"][-1]
+        saved = {"timesteps": 0, "dagger_round": b["round"], "mean_return": b.get("eval_mean_return"),
+                 "mean_objective": b.get("eval_mean_objective")}
     warnings = warnings_for(diag.history) + collapse_warnings(keeper.history, share, warm_start=bc_summary is not None)
     summary = {
         **meta,
@@ -386,6 +462,7 @@ def train(
         "hyperparams": {"policy": getattr(policy, "__name__", policy), **hp},
         "train_env_config": train_cfg,
         "behaviour_cloning": bc_summary,
+        "dagger": dagger_summary,
         "diagnostics": diag.history,
         "eval_freq": ef,
         "eval_seed": eval_seed,
@@ -433,7 +510,14 @@ def _cmd_train(args) -> int:
 
     if args.env not in _env_ids():
         raise _cli_error(f"unknown env {args.env!r}; valid envs: {', '.join(_env_ids())}")
-    _positive("--timesteps", args.timesteps)
+    if args.timesteps < 0:
+        raise _cli_error(f"--timesteps must be >= 0 (0: no PPO, with --teacher), got {args.timesteps}")
+    if args.dagger_rounds is not None and args.dagger_rounds < 0:
+        raise _cli_error(f"--dagger-rounds must be >= 0, got {args.dagger_rounds}")
+    if args.dagger_episodes is not None:
+        _positive("--dagger-episodes", args.dagger_episodes)
+    if args.dagger_beta is not None and not 0.0 <= args.dagger_beta <= 1.0:
+        raise _cli_error(f"--dagger-beta must be in [0, 1], got {args.dagger_beta}")
     if args.n_envs is not None:
         _positive("--n-envs", args.n_envs)
     for flag, v in (("--seed", args.seed), ("--eval-freq", args.eval_freq),
@@ -453,7 +537,10 @@ def _cmd_train(args) -> int:
     sb3_only = [flag for flag, v in (("--subproc", args.subproc), ("--tensorboard", args.tensorboard),
                                      ("--keep-last", args.keep_last), ("--eval-freq", args.eval_freq),
                                      ("--checkpoint-freq", args.checkpoint_freq),
-                                     ("--collapse-share", args.collapse_share)) if v is not None and v is not False]
+                                     ("--collapse-share", args.collapse_share), ("--teacher", args.teacher),
+                                     ("--dagger-rounds", args.dagger_rounds),
+                                     ("--dagger-episodes", args.dagger_episodes),
+                                     ("--dagger-beta", args.dagger_beta)) if v is not None and v is not False]
     if args.backend == "rllib" and sb3_only:
         raise _cli_error(f"{', '.join(sb3_only)}: not supported with --backend rllib (options of the sb3 backend)")
     out = ensure_writable_dir(args.out)
@@ -465,7 +552,8 @@ def _cmd_train(args) -> int:
             hyperparams=args.hyperparams, env_config=cfg, n_envs=args.n_envs, subproc=args.subproc,
             tensorboard=args.tensorboard, progress=not args.no_progress, eval_freq=args.eval_freq,
             checkpoint_freq=args.checkpoint_freq, verbose=args.verbose, keep_best=not args.keep_last,
-            torch_threads=args.torch_threads, collapse_share=args.collapse_share,
+            torch_threads=args.torch_threads, collapse_share=args.collapse_share, teacher=args.teacher,
+            dagger_rounds=args.dagger_rounds, dagger_episodes=args.dagger_episodes, dagger_beta=args.dagger_beta,
         )
     except (ValueError, yaml.YAMLError) as e:
         raise _cli_error(str(e)) from None
@@ -474,11 +562,24 @@ def _cmd_train(args) -> int:
     else:
         ph = s["phases_s"]
         kept = s["saved_eval"]
+        dg = s.get("dagger")
+        if dg:
+            b = dg["best"] or {}
+            print(f"[{s['env_id']} | DAgger, teacher {dg['teacher']}] {len(dg['rounds']) - 1} round(s) in "
+                  f"{dg['wall_s']:.1f} s (teacher labels {dg['label_s']:.1f} s, fitting {dg['fit_s']:.1f} s, "
+                  f"evaluations {dg['eval_s']:.1f} s); dataset {dg['rounds'][-1]['dataset_size']} states; best round "
+                  f"{dg['best_round']} (objective {b.get('eval_mean_objective', float('nan')):.6g} on the evaluation "
+                  f"seeds" + ("" if b.get("round", 0) == 0 else f", agreement with the teacher on its states "
+                              f"{b['agreement']:.1%}") + ")")
+        rate = (f"{s['env_steps_per_s']:.0f} env steps/s overall, {s['rollout_steps_per_s']:.0f} during rollouts; "
+                if s["num_timesteps"] else "no PPO; ")
         print(
             f"[{s['env_id']} | {s['algo']} | seed {s['seed']}] {s['num_timesteps']} steps in {s['wall_s']:.1f} s "
-            f"({s['env_steps_per_s']:.0f} env steps/s overall, {s['rollout_steps_per_s']:.0f} during rollouts; "
+            f"({rate}"
             + ", ".join(f"{k[:-2].replace('_', ' ')} {v:.1f} s" for k, v in ph.items()) + "); "
-            + (f"saved {s['model']} ({'restored best' if s['restored_best'] else 'final'} weights, evaluation at "
+            + (f"saved {s['model']} (DAgger round {kept['dagger_round']}'s weights: mean return "
+               f"{kept['mean_return']:.4g})" if kept and "dagger_round" in kept else
+               f"saved {s['model']} ({'restored best' if s['restored_best'] else 'final'} weights, evaluation at "
                f"{kept['timesteps']} steps: mean return {kept['mean_return']:.4g})" if kept else f"saved {s['model']}")
         )
     return 0
@@ -534,7 +635,8 @@ def add_train_parser(sub) -> None:
                        "agents/rl/<algo>.yaml); writes DIR/model.zip and its sidecar DIR/model.edgegym.json.")
     p.add_argument("--env", required=True, help="env id (see `edgegym list`)")
     p.add_argument("--algo", required=True, choices=list(ALGOS), help="ppo (SB3) or maskable-ppo (sb3-contrib)")
-    p.add_argument("--timesteps", type=int, required=True, help="env steps to train for")
+    p.add_argument("--timesteps", type=int, required=True, help="PPO env steps to train for (0: no PPO, with "
+                   "--teacher: the behaviour-cloned / DAgger model is the result)")
     p.add_argument("--seed", type=int, default=0, help="seed of the algorithm and of env 0 (env i: seed+i)")
     p.add_argument("--out", required=True, help="output directory (model.zip, train.json, checkpoints, eval)")
     p.add_argument("--hyperparams", help="YAML file read instead of agents/rl/<algo>.yaml")
@@ -549,6 +651,14 @@ def add_train_parser(sub) -> None:
                    "evaluation was better (default: restore the best evaluated model)")
     p.add_argument("--collapse-share", type=float, help="warn when one action takes more than this share of an "
                    "evaluation episode's argmax decisions (default 0.8)")
+    p.add_argument("--teacher", help="a policy name (registered, rollout:<base>, or a saved agent <algo>:PATH) to "
+                   "clone first (behaviour cloning on its own trajectories; default: the YAML's bc_teacher)")
+    p.add_argument("--dagger-rounds", type=int, help="expert iteration (DAgger) rounds after behaviour cloning: the "
+                   "student runs, the teacher labels every state it visits, the student is refitted on all labels; "
+                   "the best round is kept (default: the YAML's dagger_rounds, else 0)")
+    p.add_argument("--dagger-episodes", type=int, help="student episodes per DAgger round (default 5)")
+    p.add_argument("--dagger-beta", type=float, help="DAgger β: in round i the teacher's action is executed with "
+                   "probability β^i (the label is always the teacher's; default 0: the pure student)")
     p.add_argument("--checkpoint-freq", type=int, help="checkpoint every N env steps (0: off, the default)")
     p.add_argument("--torch-threads", type=int, help="PyTorch threads (default 1, or $EDGEGYM_TORCH_THREADS: "
                    "small networks train fastest on one thread)")

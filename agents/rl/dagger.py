@@ -1,0 +1,263 @@
+"""Expert iteration (DAgger): a teacher labels the states the student itself visits.
+
+DAgger (Ross, Gordon and Bagnell, "A Reduction of Imitation Learning and Structured Prediction to No-Regret Online
+Learning", AISTATS 2011) turns any policy (the *teacher*: a reference policy, a baseline, a rollout policy or a saved
+agent) into a fast learned policy (the *student*, the SB3 network PPO trains) without the compounding errors of plain
+behaviour cloning, which only sees the states the teacher reaches:
+
+* round 0: the teacher's own trajectories (behaviour cloning, :func:`edgegym.agents.rl.bc.collect` and
+  :func:`~edgegym.agents.rl.bc.clone`);
+* rounds 1..N: the current student runs ``episodes`` episodes on training seeds (argmax actions, masks honoured);
+  at every state it visits the teacher is asked for its action on that very state (it is bound to the env the
+  student steps and reads the current state, before the student's action is applied); the labelled states are
+  added to the aggregate data set, and the student is fitted again on the whole aggregate, starting from its current
+  weights;
+* every round's student is evaluated (argmax) on the best-model evaluation seeds, and the best round's weights are
+  the result.
+
+β-mixture (the paper's π_i = β_i π* + (1 − β_i) π̂_i): in round ``i`` the action *executed* at a state is the
+teacher's with probability ``beta ** i`` and the student's otherwise (the label is always the teacher's);
+``beta = 0`` (the default) runs the pure student from round 1 on, the variant the paper recommends in practice.
+The draws come from ``numpy.random.default_rng([seed, round])``.
+
+Teachers with internal state. A teacher is stepped alongside the student: it sees the student's decisions only
+through the env. Every shipped teacher of the hyperparameter files (``aonline``, ``ondisc``, ``o4a``, ``earliest``,
+``greedy-min-cost``) and every learned agent decides from the env's current state alone, so its labels are exactly
+its decisions on the student's states; a rollout teacher re-plans from a fork of the current state at every decision.
+A teacher that keeps its own record of its past decisions (HeteroML's A_online variants keep a ledger of their own
+reservations, HeteroML's ``fifo`` the previous start) labels the student's states with a record that assumes its own
+actions were taken where the student's differed; such a teacher is still usable, but its labels are those of the
+teacher continued from that record.
+
+Seeds: the rounds use ``seed_start, seed_start + 1, …`` (``episodes`` per round, a new block each round), which must be
+disjoint from the evaluation seeds (100-104) and the best-model evaluation seeds.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bc import Demonstrations
+
+__all__ = ["DaggerRound", "EVAL_SEEDS", "check_seeds", "check_teacher", "label_student_states", "run_dagger"]
+
+#: the seeds ``edgegym eval`` and the reports use: never a training seed
+EVAL_SEEDS = range(100, 105)
+
+
+@dataclass(frozen=True, slots=True)
+class DaggerRound:
+    """The states one round's student visited, labelled by the teacher.
+
+    ``demos.actions`` are the teacher's labels, ``executed`` the actions taken (the student's, or the teacher's
+    with the β-mixture), ``student`` the student's argmax action on every state; ``seeds`` the episodes' seeds;
+    ``label_s`` the seconds spent in the teacher's decisions; ``teacher_steps`` how many executed actions were the
+    teacher's."""
+
+    demos: Demonstrations
+    executed: np.ndarray
+    student: np.ndarray
+    seeds: tuple[int, ...]
+    label_s: float
+    teacher_steps: int
+
+    @property
+    def agreement(self) -> float:
+        """Fraction of the visited states on which the student's argmax equals the teacher's label."""
+        return float(np.mean(self.student == self.demos.actions)) if len(self.demos) else float("nan")
+
+
+def check_teacher(env_id: str, teacher: str) -> None:
+    """Raise :class:`~edgegym.agents.errors.UserError` when ``teacher`` is not a policy that runs on ``env_id``: an
+    unknown name (the message lists the valid ones), a policy or saved agent of another family."""
+    from ..errors import UserError
+    from ..runner import check_env_policy
+
+    if not isinstance(teacher, str) or not teacher:
+        raise UserError(f"teacher must be a policy name, got {teacher!r}")
+    try:
+        check_env_policy(env_id, teacher)
+    except UserError as e:
+        raise UserError(f"teacher: {e}") from None
+
+
+def check_seeds(first: int, count: int, flag: str, reserved: dict[str, range]) -> None:
+    """Raise ``ValueError`` naming ``flag`` when the seeds ``first .. first + count - 1`` meet a ``reserved`` range."""
+    mine = range(int(first), int(first) + max(int(count), 0))
+    for name, r in reserved.items():
+        if mine and r and max(mine.start, r.start) < min(mine.stop, r.stop):
+            raise ValueError(f"{flag}: training seeds {mine.start}-{mine.stop - 1} overlap the {name} "
+                             f"{r.start}-{r.stop - 1}; choose seeds disjoint from them")
+
+
+def _student_action(model, obs, mask, masked: bool) -> int:
+    if masked:
+        a, _ = model.predict(obs, deterministic=True, action_masks=mask)
+    else:
+        a, _ = model.predict(obs, deterministic=True)
+    return int(np.asarray(a).reshape(()))
+
+
+def label_student_states(model, env_id: str, teacher: str, seeds, env_config: dict | None = None, *,
+                         beta: float = 0.0, rng_seed=0, on_episode=None) -> DaggerRound:
+    """Run the student ``model`` (argmax) on ``env_id`` for each seed and label every visited state by ``teacher``.
+
+    The env is built as for behaviour cloning (the teacher's own preset overrides, then ``env_config``), the teacher
+    is bound to it, and at every decision the teacher's action is asked for before the executed action (the
+    student's, or with probability ``beta`` the teacher's) is applied. ``on_episode(k, n)`` reports progress."""
+    import inspect
+
+    from ..runner import make_env
+
+    if not 0.0 <= float(beta) <= 1.0:
+        raise ValueError(f"beta must be in [0, 1], got {beta}")
+    rng = np.random.default_rng(rng_seed)
+    masked = "action_masks" in inspect.signature(model.predict).parameters
+    seeds = [int(s) for s in seeds]
+    obs_l, mask_l, lab_l, rew_l, start_l, exe_l, stu_l, objs = [], [], [], [], [], [], [], []
+    label_s, teacher_steps = 0.0, 0
+    for k, seed in enumerate(seeds, start=1):
+        env, pol = make_env(env_id, teacher, seed, env_config)
+        try:
+            if not hasattr(env.action_space, "n"):
+                raise ValueError(f"expert iteration needs a Discrete action space; {env_id} has {env.action_space}")
+            obs, _ = env.reset(seed=seed)
+            pol.reset(seed)
+            done, first = False, True
+            while not done:
+                mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+                t = time.perf_counter()
+                a_t, _ = pol.predict(obs, deterministic=True)  # the teacher reads the state before any step
+                label_s += time.perf_counter() - t
+                a_t = int(np.asarray(a_t).reshape(()))
+                a_s = _student_action(model, obs, mask, masked)
+                use_teacher = beta > 0.0 and rng.random() < beta
+                a = a_t if use_teacher else a_s
+                teacher_steps += int(use_teacher)
+                obs_l.append(np.asarray(obs, dtype=np.float32))
+                mask_l.append(mask)
+                lab_l.append(a_t)
+                stu_l.append(a_s)
+                exe_l.append(a)
+                start_l.append(first)
+                first = False
+                obs, r, term, trunc, info = env.step(a)
+                rew_l.append(float(r))
+                done = term or trunc
+            objs.append(float(info["episode_metrics"]["objective"]))
+        finally:
+            env.close()
+        if on_episode is not None:
+            on_episode(k, len(seeds))
+    demos = Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(lab_l, dtype=np.int64),
+                           np.asarray(rew_l), np.asarray(start_l, dtype=bool), np.asarray(objs))
+    return DaggerRound(demos, np.asarray(exe_l, dtype=np.int64), np.asarray(stu_l, dtype=np.int64), tuple(seeds),
+                       label_s, teacher_steps)
+
+
+def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, rounds: int, episodes: int,
+               env_config: dict | None = None, eval_seeds=(), beta: float = 0.0, seed_start: int = 30_000,
+               epochs: int = 20, seed: int = 0, keep_best: bool = True, progress=None) -> dict:
+    """Rounds 1..``rounds`` of DAgger on ``model`` (already fitted to ``round0``, the teacher's own trajectories).
+
+    Every round: label the student's states (:func:`label_student_states`, seeds ``seed_start + (i-1)·episodes``
+    onwards, executed actions the teacher's with probability ``beta ** i``), aggregate, fit again on the aggregate
+    (warm start, ``epochs`` passes), evaluate the student (argmax) on ``eval_seeds``. Round 0 (the behaviour-cloned
+    model) is evaluated first. With ``keep_best`` the weights of the best evaluated round (highest mean return; the
+    earliest on ties) are loaded back at the end.
+
+    Returns ``{"teacher", "beta", "episodes", "epochs", "seed_start", "rounds": [...], "best_round",
+    "restored_round", "wall_s", "label_s", "fit_s", "eval_s"}``; a round row holds ``round``, ``seeds``
+    (first, last), ``beta`` (the executed-teacher probability), ``new_states``, ``dataset_size`` (the aggregate
+    after the round), ``agreement`` (student argmax vs teacher label on the new states, before refitting),
+    ``train_agreement`` (on the aggregate, after refitting), ``teacher_label_s``, ``teacher_steps``,
+    ``student_objective`` (the visiting student's mean episode objective), ``eval_mean_return``,
+    ``eval_mean_objective``, ``eval_std_objective``, ``max_action_share`` and the round's times. ``progress(msg)``
+    gets one line per phase of every round.
+    """
+    import copy
+
+    from .bc import clone
+    from .best import evaluate_model
+
+    if int(rounds) < 0:
+        raise ValueError(f"dagger_rounds must be >= 0, got {rounds}")
+    if int(episodes) < 1:
+        raise ValueError(f"dagger_episodes must be >= 1, got {episodes}")
+    if not 0.0 <= float(beta) <= 1.0:
+        raise ValueError(f"dagger_beta must be in [0, 1], got {beta}")
+    say = progress or (lambda msg: None)
+    eval_seeds = [int(s) for s in eval_seeds]
+    t_start = time.perf_counter()
+    totals = {"label_s": 0.0, "fit_s": 0.0, "eval_s": 0.0}
+    best = {"row": None, "state": None}
+
+    def evaluate(row: dict) -> None:
+        t = time.perf_counter()
+        recs = evaluate_model(model, env_id, eval_seeds, env_config) if eval_seeds else []
+        row["eval_s"] = time.perf_counter() - t
+        totals["eval_s"] += row["eval_s"]
+        if not recs:
+            return
+        objs = np.array([r["objective"] for r in recs])
+        row.update(eval_mean_return=float(np.mean([r["episode_return"] for r in recs])),
+                   eval_mean_objective=float(objs.mean()), eval_std_objective=float(objs.std()),
+                   max_action_share=float(max(r["max_action_share"] for r in recs)))
+        if best["row"] is None or row["eval_mean_return"] > best["row"]["eval_mean_return"]:
+            best["row"], best["state"] = row, copy.deepcopy(model.policy.state_dict())
+
+    data = [round0]
+    size = len(round0)
+    row0 = {"round": 0, "seeds": None, "beta": 1.0, "new_states": size, "dataset_size": size,
+            "agreement": float("nan"), "train_agreement": None, "teacher_label_s": None, "teacher_steps": size,
+            "student_objective": float(np.mean(round0.objective)) if round0.objective.size else float("nan")}
+    evaluate(row0)
+    history = [row0]
+    if "eval_mean_objective" in row0:
+        say(f"DAgger round 0 (the teacher's own trajectories, {size} states): student objective "
+            f"{row0['eval_mean_objective']:.6g} on the evaluation seeds")
+    for i in range(1, int(rounds) + 1):
+        t_round = time.perf_counter()
+        first = int(seed_start) + (i - 1) * int(episodes)
+        b = float(beta) ** i if beta > 0 else 0.0
+        say(f"DAgger round {i}/{rounds}: the student runs {episodes} episode(s) (seeds {first}-{first + episodes - 1}"
+            + (f", teacher's action executed with probability {b:.3g}" if b > 0 else "") + "), the teacher labels "
+            "every state")
+        t = time.perf_counter()
+        rnd = label_student_states(model, env_id, teacher, range(first, first + int(episodes)), env_config, beta=b,
+                                   rng_seed=[int(seed), i])
+        collect_s = time.perf_counter() - t
+        totals["label_s"] += rnd.label_s
+        data.append(rnd.demos)
+        agg = Demonstrations.concat(data)
+        t = time.perf_counter()
+        say(f"DAgger round {i}/{rounds}: {len(rnd.demos)} new states (agreement with the teacher "
+            f"{rnd.agreement:.1%}; teacher {rnd.label_s:.2f} s), fitting {len(agg)} states for {epochs} epochs")
+        fit = clone(model, agg, epochs=int(epochs), seed=int(seed) + i, reset_value_bias=False)
+        fit_s = time.perf_counter() - t
+        totals["fit_s"] += fit_s
+        row = {"round": i, "seeds": [first, first + int(episodes) - 1], "beta": b, "new_states": len(rnd.demos),
+               "dataset_size": len(agg), "agreement": rnd.agreement, "train_agreement": fit["train_agreement"],
+               "teacher_label_s": rnd.label_s, "teacher_label_ms_per_state": 1e3 * rnd.label_s / max(len(rnd.demos), 1),
+               "teacher_steps": rnd.teacher_steps, "student_objective": float(np.mean(rnd.demos.objective)),
+               "collect_s": collect_s, "fit_s": fit_s, "final_nll": fit["final_nll"]}
+        evaluate(row)
+        row["wall_s"] = time.perf_counter() - t_round
+        history.append(row)
+        say(f"DAgger round {i}/{rounds} done in {row['wall_s']:.1f} s: dataset {len(agg)} states, agreement "
+            f"{rnd.agreement:.1%} -> {fit['train_agreement']:.1%} after refitting"
+            + (f", student objective {row['eval_mean_objective']:.6g} on the evaluation seeds (best: round "
+               f"{best['row']['round']})" if "eval_mean_objective" in row else ""))
+    restored = None
+    if keep_best and best["row"] is not None and best["row"] is not history[-1]:
+        model.policy.load_state_dict(best["state"])
+        restored = best["row"]["round"]
+        say(f"DAgger: restored the best round's model (round {restored}: objective "
+            f"{best['row']['eval_mean_objective']:.6g}; the last round's: {history[-1]['eval_mean_objective']:.6g})")
+    return {"teacher": teacher, "beta": float(beta), "episodes": int(episodes), "epochs": int(epochs),
+            "seed_start": int(seed_start), "eval_seeds": eval_seeds, "rounds": history,
+            "best_round": best["row"]["round"] if best["row"] is not None else None,
+            "best": best["row"], "restored_round": restored, "wall_s": time.perf_counter() - t_start, **totals}
