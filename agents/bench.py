@@ -221,29 +221,36 @@ def build_grid(envs, policies, seeds, windows=None, trace=None, env_config=None)
     return cells
 
 
-def _execute_local(cells, workers: int, progress: bool) -> list[dict]:
+def _execute_local(cells, workers: int, progress: bool, fn=None, on_result=None) -> list[dict]:
+    """Run ``fn`` (default :func:`run_cell`) on every cell in ``workers`` processes; ``on_result(r)`` is called with
+    each result as it finishes (a caller writing partial results)."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from tqdm import tqdm
 
     out = []
+    fn = fn or run_cell
     bar = tqdm(total=len(cells), desc="bench", unit="episode", disable=not progress, file=sys.stderr)
     if workers <= 1:
         for c in cells:
-            out.append(run_cell(c))
+            out.append(fn(c))
+            if on_result is not None:
+                on_result(out[-1])
             bar.update(1)
     else:
         with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
-            futs = [ex.submit(run_cell, c) for c in cells]
+            futs = [ex.submit(fn, c) for c in cells]
             for f in as_completed(futs):
                 out.append(f.result())
+                if on_result is not None:
+                    on_result(out[-1])
                 bar.update(1)
     bar.close()
     return out
 
 
-def _execute_ray(cells, workers: int, progress: bool, address: str | None) -> list[dict]:
+def _execute_ray(cells, workers: int, progress: bool, address: str | None, fn=None, on_result=None) -> list[dict]:
     try:
         import ray
     except ImportError:
@@ -256,13 +263,16 @@ def _execute_ray(cells, workers: int, progress: bool, address: str | None) -> li
         ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, **kw)
         started = True
     try:
-        task = ray.remote(num_cpus=1)(run_cell)
+        task = ray.remote(num_cpus=1)(fn or run_cell)
         pending = [task.remote(c) for c in cells]
         out = []
         bar = tqdm(total=len(cells), desc="bench (ray)", unit="episode", disable=not progress, file=sys.stderr)
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
-            out.extend(ray.get(done))
+            for r in ray.get(done):
+                out.append(r)
+                if on_result is not None:
+                    on_result(r)
             bar.update(len(done))
         bar.close()
     finally:
