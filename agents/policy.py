@@ -55,6 +55,24 @@ class Policy:
         """SB3-compatible: returns ``(action, state)``."""
         return self.act(observation), state
 
+    #: attributes shared by reference with a fork (read-only while acting, e.g. a trained network); objects of
+    #: torch, stable-baselines3, sb3-contrib and Ray are always shared
+    fork_shared: tuple[str, ...] = ()
+
+    def fork(self, env) -> Policy:
+        """An independent copy of this policy bound to ``env`` (a fork of this policy's env,
+        ``env.unwrapped.fork(...)``), in the same internal state, so that a look-ahead never plans on a stale
+        state: a deep copy with this policy's env references mapped to ``env`` (and ``env.unwrapped``) and the
+        :attr:`fork_shared` objects shared. Override where a policy caches other objects of its env."""
+        from edgegym.core.forking import fast_copy
+
+        memo = {id(self.env): env, id(self.unwrapped): env.unwrapped}
+        for name, v in vars(self).items():
+            mod = type(v).__module__.split(".")[0]
+            if name in self.fork_shared or mod in ("torch", "stable_baselines3", "sb3_contrib", "ray"):
+                memo[id(v)] = v
+        return fast_copy(self, memo)
+
 
 class NoOpPolicy(Policy):
     """Action 0 every step: for envs whose discipline decides inside the simulator (SRTF, Tiresias-L, ...)."""

@@ -651,3 +651,85 @@ class EdgeCloudMLEnv(gym.Env):
     def episode_return(self) -> float:
         """Undiscounted return accumulated so far in this episode."""
         return self._return
+
+    # ------------------------------------------------------------------ forking
+    #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
+    _FORK_SHARED = (
+        "preset", "features", "observation_space", "action_space", "metadata", "spec", "_instance", "cluster", "jobs",
+        "_server_workers", "_order", "_srv_ptr", "_srv_workers", "_type_ptr", "_type_workers", "_worker_server",
+        "_jd", "_jdc", "_jwork", "_jwt", "_jpst", "_no_cand",
+        # scratch buffers (no state between calls: one env or fork runs at a time)
+        "_obs64", "_pre", "_lg", "_scratch", "_rows_buf", "_wts",
+        "sim._served", "sim._mark", "sim._touched", "sim._used", "sim._rho_used", "sim._si", "sim._sf",
+        "sim.cluster", "sim.jobs", "sim.p_edge", "sim.p_cloud", "sim.offsets", "sim.chunk_job", "sim._inv_d",
+        "sim._worker_server", "sim._delay_edge", "sim._qualified", "sim._arrival", "sim._worker_type",
+        "sim._job_type", "sim._D_list", "sim._r_list", "sim._p0_list", "sim._p1_list", "sim._dc_list",
+        "sim._wt_list", "sim._off_list", "sim._no_workers",
+    )
+    #: simulator attributes computed from the job table alone (rebuilt for a resampled future)
+    _SIM_FROM_JOBS = frozenset({
+        "jobs", "p_edge", "p_cloud", "offsets", "chunk_job", "_inv_d", "_delay_edge", "_arrival", "_job_type",
+        "_D_list", "_r_list", "_p0_list", "_p1_list", "_dc_list", "_wt_list", "_off_list", "_served",
+    })
+    #: simulator arrays with one entry per chunk (the chunks of the jobs placed so far are kept)
+    _SIM_PER_CHUNK = frozenset({"chunk_worker", "chunk_rho", "chunk_key", "chunk_seq", "chunk_end", "_rem",
+                                "chunk_alpha"})
+    #: simulator arrays with one entry per job (the jobs arrived so far are kept)
+    _SIM_PER_JOB = frozenset({"job_end", "job_zeta", "job_edge_chunks", "job_cloud_chunks", "_keys"})
+
+    def fork(self, seed: int = 0, future: str = "resample") -> EdgeCloudMLEnv:
+        """An independent env in exactly the current state (mid-episode), for look-ahead planning.
+
+        ``future="keep"``: the jobs that have not arrived yet are the true ones; the fork is marked
+        ``clairvoyant`` (for analysis and bounds only). ``future="resample"`` (default): they are redrawn,
+        deterministically from ``seed``, from the preset's own workload model: a new job table is drawn with the
+        preset's generator (:func:`~.instance.build_jobs`, on this episode's cluster; a trace with a fixed window
+        is read at a random window of the same trace), its jobs after the pending one replace the true future, and
+        their arrivals continue from the pending job's arrival with the new table's own gaps
+        (:func:`~edgegym.core.forking.shifted_arrivals`). The number of jobs stays the same. An ``inline``
+        workload (the preset lists its jobs) has no model to draw from: its future is the preset's own. With a
+        job-level discipline (SRTF, Tiresias-L, BatchSche) the discipline's schedule is recomputed on the spliced
+        job table (it was computed once at reset). See :mod:`edgegym.core.forking`.
+        """
+        from ...core.forking import fork_env
+
+        return fork_env(self, seed=seed, future=future, shared=self._FORK_SHARED,
+                        resample=type(self)._resample_future)
+
+    def _resample_future(self, rng: np.random.Generator) -> None:
+        """Replace the jobs after the pending one by a fresh draw (``fork(future="resample")``)."""
+        import dataclasses
+
+        from ...core.forking import shifted_arrivals, splice_jobs
+        from .instance import build_jobs
+
+        k, J = self._k, self.jobs.num_jobs
+        w = self.preset.workload
+        if k + 1 >= J or w.source == "inline":
+            return
+        if w.source != "synthetic" and w.window != "random":
+            w = dataclasses.replace(w, window="random")
+        new = build_jobs(w, self.preset.job_model, self.cluster, rng, speed=self.preset.env.speed)
+        jobs = splice_jobs(self.jobs, new, k + 1,
+                           arrival_slots=shifted_arrivals(self.jobs.arrival_slots, new.arrival_slots, k + 1))
+        old = self.sim
+        fresh = PaperSimulator(self.cluster, jobs, speed=old.speed, slotted=old.slotted, rng=old.rng)
+        n0 = int(old.offsets[k])  # chunks of the jobs placed so far
+        for name, v in vars(old).items():
+            if name in self._SIM_FROM_JOBS:
+                continue
+            if name in self._SIM_PER_CHUNK:
+                getattr(fresh, name)[:n0] = v[:n0]
+            elif name in self._SIM_PER_JOB:
+                getattr(fresh, name)[: k + 1] = v[: k + 1]
+            else:
+                setattr(fresh, name, v)
+        self.sim, self.jobs = fresh, jobs
+        self._prepare_buffers()
+        if self.discipline != "paper":
+            from .disciplines import DISCIPLINES
+
+            self._outcome = DISCIPLINES[self.discipline](
+                self.cluster, jobs, speed=self.preset.env.speed, rng=np.random.default_rng(rng.integers(2**63)),
+                **discipline_kwargs(self.preset),
+            )

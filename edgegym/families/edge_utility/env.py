@@ -638,3 +638,18 @@ class EdgeUtilityEnv(gym.Env):
     def episode_return(self) -> float:
         """Undiscounted return accumulated so far."""
         return self._return
+
+    def fork(self, seed: int = 0, future: str = "resample") -> EdgeUtilityEnv:
+        """An independent env in exactly the current state (mid-episode), for look-ahead planning.
+
+        ``future="keep"``: the jobs not released yet are the true ones; the fork is marked ``clairvoyant`` (for
+        analysis and bounds only). ``future="resample"`` (default): they are redrawn, deterministically from
+        ``seed``, from the preset's own workload model: a new job set is drawn by the preset's generator (release
+        process, utility mix, processing times and delays; a Google 2011 window is drawn at random from the same
+        table, a fixed ``window`` included), its jobs after the pending one replace the true future, and their
+        release times continue from the pending job's with the new draw's own gaps. The number of jobs stays the
+        same. See :mod:`edgegym.core.forking` and :mod:`edgegym.families.edge_utility.fork`.
+        """
+        from .fork import fork
+
+        return fork(self, seed=seed, future=future)

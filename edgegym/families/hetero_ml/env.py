@@ -686,3 +686,18 @@ class HeteroMLEnv(gym.Env):
         from .rendering import render_gantt
 
         return render_gantt(self)
+
+    def fork(self, seed: int = 0, future: str = "resample") -> HeteroMLEnv:
+        """An independent env in exactly the current state (mid-episode), for look-ahead planning.
+
+        ``future="keep"``: the jobs that have not arrived yet are the true ones; the fork is marked ``clairvoyant``
+        (for analysis and bounds only). ``future="resample"`` (default): they are redrawn, deterministically from
+        ``seed``, from the preset's own workload model: a new instance is drawn by the preset's generator and its
+        jobs (and their ideal configurations) after the pending one replace the true future; their arrival slots
+        are drawn uniformly on [pending job's arrival, horizon] and sorted (the preset draws every arrival
+        uniformly on [1, horizon]). The cluster is this episode's and the number of jobs stays the same. A
+        slot-driven baseline's schedule is recomputed on the spliced jobs. See :mod:`edgegym.core.forking`.
+        """
+        from .fork import fork
+
+        return fork(self, seed=seed, future=future)

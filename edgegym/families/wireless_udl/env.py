@@ -454,3 +454,18 @@ class WirelessUDLEnv(gym.Env):
         from .rendering import render_gantt
 
         return render_gantt(self)
+
+    def fork(self, seed: int = 0, future: str = "resample") -> WirelessUDLEnv:
+        """An independent env in exactly the current state (mid-episode), for look-ahead planning.
+
+        ``future="keep"``: the jobs that have not arrived yet are the true ones; the fork is marked ``clairvoyant``
+        (for analysis and bounds only). ``future="resample"`` (default): they are redrawn, deterministically from
+        ``seed``, from the preset's own workload model: a new instance is drawn by the preset's generator and its
+        jobs after the pending one replace the true future (the sites, capacities and prices are this episode's);
+        their arrival slots are drawn uniformly on [pending job's arrival, end of the arrival window] and sorted
+        (the preset draws every arrival uniformly on the window). The number of jobs stays the same. See
+        :mod:`edgegym.core.forking`.
+        """
+        from .fork import fork
+
+        return fork(self, seed=seed, future=future)
