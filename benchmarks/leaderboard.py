@@ -1,0 +1,597 @@
+"""Leaderboard: every shipped policy on each default env id, with its ratio to the family's offline bound.
+
+For each default id (``EdgeCloudML-v0``, ``EdgeUtility-v0``, ``HeteroML-v0``, ``WirelessUDL-v0``) and its ``-v1``
+id (where the shipped agents run, beside the same policies), every registered policy of the family (reference
+policies, baselines, trivial ones), the rollout policy ``rollout:<best>`` on the best of them (when the rollout
+policies are registered), and every shipped agent (``docs/results/agents/models/*`` trained on that id) run on
+seeds 100-104 through the benchmark's episode runner (the grid runner of ``edgegym bench``: local worker processes,
+or Ray tasks with ``--backend ray``). The page ``docs/results/leaderboard.md`` gives per id and policy:
+
+* the objective, mean ± sample std over the seeds (lower or higher is better, per family);
+* the ratio to the family's offline bound on the same seed (mean ± std): EdgeCloudML, the LP lower bound on
+  Σ JCT of Wang et al. (IEEE JSAC 2022), for slot-aligned presets; EdgeUtility, the upper bound Σ_i max g_i (every
+  job at its best utility, the env's ``upper_bound``); HeteroML, the larger of the simple lower bound
+  (``env.unwrapped.lower_bound()``) and the time-indexed LP bound where the LP is small enough; WirelessUDL, the
+  MILP's dual bound of program (2) of Han et al. (ICPADS 2021) on small instances. "n/a (...)" says why a bound
+  could not be computed;
+* decisions/s: arrival steps (decisions) per CPU second of the episode (env and policy together, from the second
+  decision to the end: the first one carries one-off costs such as loading a model), one episode per process.
+
+Runs are appended to ``<data>/results.jsonl`` as they finish, and a later run with the same ``--data`` skips the
+runs already there (``--fresh`` starts over); ``--from-csv FILE`` renders the page from a ``results.csv`` or
+``results.jsonl`` without running anything. ``--quick`` runs the tiny presets on seeds 100-101 (a smoke test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+DEFAULT_IDS = ("EdgeCloudML-v0", "EdgeUtility-v0", "HeteroML-v0", "WirelessUDL-v0")
+QUICK_IDS = ("EdgeCloudML-tiny-v0", "EdgeUtility-tiny-v0", "HeteroML-tiny-v0", "WirelessUDL-tiny-v0")
+SEEDS = tuple(range(100, 105))
+QUICK_SEEDS = (100, 101)
+AGENTS = ROOT / "docs" / "results" / "agents" / "models"
+#: families whose objective is to be maximised (the others minimise theirs)
+HIGHER_IS_BETTER = {"EdgeUtility": True, "EdgeCloudML": False, "HeteroML": False, "WirelessUDL": False}
+#: the trivial policies (everything else registered is a reference policy or a baseline, by its module)
+TRIVIAL = {"random", "all-cloud", "all-edge", "single-worker", "one-site"}
+#: the bound of each family, in words (which bound, and which side of the optimum it lies on)
+BOUND_TEXT = {
+    "EdgeCloudML": "LP lower bound on Σ JCT (time-indexed relaxation of Wang et al.'s ILP (4), IEEE JSAC 2022); "
+                   "valid for slot-aligned schedules, so only on slotted presets; ratio ≥ 1, 1 = the bound",
+    "EdgeUtility": "upper bound Σ_i max g_i (every job at its best utility, capacity ignored); ratio ≤ 1, "
+                   "1 = the bound",
+    "HeteroML": "lower bound on Σ w_j c_j: the larger of the simple bound Σ w_j (a_j + d_j^min) and the "
+                "time-indexed LP relaxation where it is small enough; ratio ≥ 1, 1 = the bound",
+    "WirelessUDL": "lower bound on the total cost: HiGHS's dual bound of the offline MILP of program (2) (Han et al., "
+                   "ICPADS 2021), small instances only; ratio ≥ 1, 1 = the bound",
+}
+
+
+# ---------------------------------------------------------------------------------------------- the runs
+def run_task(task: dict) -> dict:
+    """One run (an episode or a bound), in a worker process or a Ray task; never raises."""
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+    import edgegym  # noqa: F401
+
+    try:
+        return _bound(task) if task["kind"] == "bound" else _episode(task)
+    except Exception as e:  # noqa: BLE001  (reported in the page, not fatal to the whole run)
+        return {**task, "error": _clean(f"{type(e).__name__}: {e}")}
+
+
+def _clean(text: str) -> str:
+    """One line, no absolute path of this checkout."""
+    return " ".join(str(text).replace(str(ROOT) + os.sep, "").split())[:300]
+
+
+#: (family, version, policy) warmed up in this process (see :func:`_warm_up`)
+_WARM: set = set()
+
+
+def _warm_up(env_id: str, policy: str, env_config: dict | None) -> None:
+    """One episode of ``policy`` on the family's tiny preset of the same version, once per process, so that a
+    measured episode does not carry the first call of compiled kernels (a saved agent, whose spaces fit only its own
+    preset, is not warmed: it has no compiled kernels of its own, and the env's are warmed by the other policies)."""
+    import edgegym
+    from edgegym.agents.rl.learned import is_learned
+    from edgegym.agents.runner import env_family, run_episode
+
+    fam, version = env_family(env_id), env_id.rsplit("-v", 1)[-1]
+    key = (fam, version, "random" if is_learned(policy) else policy)
+    if key in _WARM:
+        return
+    _WARM.add(key)
+    tiny = f"{fam}-tiny-v{version}"
+    if tiny not in edgegym.registered_ids():
+        return
+    try:
+        run_episode(tiny, key[2], 0, env_config if not is_learned(policy) else None)
+    except Exception:  # noqa: BLE001  (a warm-up that fails leaves the measured run to report the error)
+        pass
+
+
+def _episode(task: dict) -> dict:
+    from edgegym.agents.runner import run_episode
+
+    _warm_up(task["env"], task["policy"], task.get("env_config"))
+    clock: dict = {}
+
+    def on_step(n: int) -> None:
+        if n == 1:
+            clock["first"] = time.process_time()
+
+    def on_end(env, rec) -> None:
+        clock["end"] = time.process_time()
+
+    t0 = time.process_time()
+    rec = run_episode(task["env"], task["policy"], int(task["seed"]), task.get("env_config") or None,
+                      on_step=on_step, on_end=on_end)
+    steps = int(rec["steps"])
+    cpu = clock["end"] - clock.get("first", t0)
+    out = {**task, "objective": float(rec["objective"]), "steps": steps,
+           "cpu_s": clock["end"] - t0, "decisions_per_cpu_s": (steps - 1) / cpu if steps > 1 and cpu > 0 else math.nan,
+           "decisions_per_s_policy": float(rec.get("decisions_per_s", math.nan)), "wall_s": float(rec["wall_s"])}
+    for k in ("upper_bound", "lower_bound"):  # EdgeUtility / HeteroML report their bound with every episode
+        if k in rec:
+            out[k] = float(rec[k])
+    return out
+
+
+def _bound(task: dict) -> dict:
+    import gymnasium as gym
+
+    env = gym.make(task["env"])
+    env.reset(seed=int(task["seed"]))
+    u = env.unwrapped
+    fam = u.preset.family
+    limit = float(task.get("time_limit_s", 120.0))
+    out = {**task, "family": fam}
+    t = time.perf_counter()
+    if fam == "EdgeCloudML":
+        if not u.preset.env.slotted:
+            out["na"] = "continuous-time preset; the LP bounds slot-aligned schedules"
+        else:
+            from edgegym.agents.reference.lower_bound import lp_lower_bound
+
+            try:
+                res = lp_lower_bound(u.cluster, u.jobs, time_limit_s=limit)
+                out.update(bound=res.value, bound_kind=f"LP ({res.status})")
+            except ValueError:
+                out["na"] = "too large"
+    elif fam == "EdgeUtility":
+        from edgegym.families.edge_utility.simulator import upper_bound
+
+        out.update(bound=float(upper_bound(u.jobs, u.preset.servers.speed).sum()), bound_kind="upper bound")
+    elif fam == "HeteroML":
+        simple = float(u.lower_bound())
+        out.update(bound=simple, bound_kind="simple")
+        ub = task.get("upper")
+        if ub is not None and math.isfinite(ub):
+            from edgegym.families.hetero_ml.bounds import lp_lower_bound
+
+            try:
+                lp = lp_lower_bound(u.cluster, u.jobs, upper_bound=float(ub))
+                if lp > simple:
+                    out.update(bound=lp, bound_kind="LP")
+                out["lp"] = lp
+            except (ValueError, RuntimeError, MemoryError):
+                out["lp_na"] = "too large"
+    elif fam == "WirelessUDL":
+        if u.inst.num_jobs > int(task.get("milp_max_jobs", 8)):
+            out["na"] = "too large"
+        else:
+            from edgegym.families.wireless_udl.offline import offline_optimum
+
+            res = offline_optimum(u.inst, time_limit_s=limit)
+            if math.isfinite(res.bound) and res.bound > 0:
+                out.update(bound=float(res.bound), bound_kind="MILP optimum" if res.optimal else "MILP dual bound")
+            else:
+                out["na"] = "MILP found no bound in the time limit"
+    else:  # a family this script does not know
+        out["na"] = "no offline bound"
+    env.close()
+    out["bound_s"] = time.perf_counter() - t
+    return out
+
+
+# --------------------------------------------------------------------------------------------- the grid
+def _family(env_id: str) -> str:
+    from edgegym.agents.runner import env_family
+
+    return env_family(env_id)
+
+
+def policy_kind(name: str, family: str) -> str:
+    """``reference``, ``baseline``, ``trivial``, ``rollout`` or ``agent``."""
+    from edgegym.agents.rl.learned import is_learned
+
+    if name.startswith(("rollout:", "rollout(")):
+        return "rollout"
+    if is_learned(name):
+        return "agent"
+    if name in TRIVIAL:
+        return "trivial"
+    from edgegym.agents.registry import policy_spec
+
+    mod = getattr(policy_spec(name, family).factory, "__module__", "") or ""
+    return "reference" if ".reference." in mod or mod.endswith(".reference") else "baseline"
+
+
+def registered(env_id: str) -> list[str]:
+    """The registered policies of ``env_id``'s family (rollout policies are added later, on the best one)."""
+    from edgegym.agents.registry import policy_names
+
+    return [n for n in policy_names(_family(env_id)) if not n.startswith("rollout")]
+
+
+def agents_for(env_id: str, agent_dirs) -> list[str]:
+    """The saved agents (folders with ``model.zip`` and its sidecar) trained on ``env_id``, as policy names."""
+    out = []
+    for d in agent_dirs:
+        d = Path(d)
+        side = d / "model.edgegym.json"
+        if not (d / "model.zip").is_file() or not side.is_file():
+            continue
+        meta = json.loads(side.read_text())
+        if meta.get("env_id") != env_id:
+            continue
+        path = d / "model.zip"
+        try:
+            path = path.resolve().relative_to(Path.cwd().resolve())
+        except ValueError:
+            pass
+        out.append(f"{meta.get('algo', 'maskable-ppo')}:{path}")
+    return out
+
+
+def _agent_config(env_id: str, name: str) -> dict:
+    """An agent whose sidecar changes the workload (e.g. 400-job training episodes) runs the preset's own workload
+    here, so that every policy of a table plays the same instances."""
+    import gymnasium as gym
+
+    from edgegym.agents.rl.learned import learned_env_config
+
+    wl = learned_env_config(name).get("workload") or {}
+    if not wl:
+        return {}
+    env = gym.make(env_id)
+    own = getattr(env.unwrapped.preset, "workload", None)
+    env.close()
+    fixed = {k: getattr(own, k) for k in wl if own is not None and hasattr(own, k)}
+    fixed = {k: (list(v) if isinstance(v, tuple) else v) for k, v in fixed.items()}
+    return {"workload": fixed} if fixed else {}
+
+
+def rollout_name(template: str, base: str, env_id: str, seed: int = 100) -> str | None:
+    """``template`` with ``{base}`` filled in, when that policy can be built on ``env_id``; ``None`` otherwise (an
+    unknown name, or a base the rollout policy cannot improve, e.g. one deciding inside the simulator)."""
+    from edgegym.agents.runner import make_env
+
+    name = template.format(base=base)
+    try:
+        env, _ = make_env(env_id, name, seed)
+    except Exception:  # noqa: BLE001  (any refusal: this base has no rollout row)
+        return None
+    env.close()
+    return name
+
+
+def _key(r: dict) -> tuple:
+    return (r["kind"], r["env"], r.get("policy", ""), int(r["seed"]))
+
+
+# -------------------------------------------------------------------------------------------- the table
+def _mean_std(values):
+    import numpy as np
+
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+    if not v.size:
+        return math.nan, math.nan
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+
+
+def _fmt(m, s) -> str:
+    from edgegym.agents.options import fmt_pm
+
+    return fmt_pm(m, s) if math.isfinite(m) else "n/a"
+
+
+def _fmt_rate(x: float) -> str:
+    if not math.isfinite(x):
+        return "n/a"
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def label(name: str) -> str:
+    """The row label: the policy name; a saved agent by its folder."""
+    from edgegym.agents.rl.learned import is_learned
+
+    if is_learned(name):
+        return f"agent `{Path(name.split(':', 1)[1]).parent.name}`"
+    return f"`{name}`"
+
+
+def build_rows(results: list[dict], env_id: str) -> tuple[list[dict], dict]:
+    """The table rows of ``env_id`` (sorted best first) and its bound summary."""
+    fam = _family(env_id)
+    hib = HIGHER_IS_BETTER.get(fam, False)
+    eps = [r for r in results if r["kind"] == "episode" and r["env"] == env_id and "error" not in r]
+    bounds = {int(r["seed"]): r for r in results if r["kind"] == "bound" and r["env"] == env_id and "error" not in r}
+    per_seed_bound = {s: b.get("bound") for s, b in bounds.items()}
+    for r in eps:  # a bound reported by the env itself (EdgeUtility's upper bound, HeteroML's simple bound)
+        s = int(r["seed"])
+        own = r.get("upper_bound") if fam == "EdgeUtility" else r.get("lower_bound") if fam == "HeteroML" else None
+        if own is not None and per_seed_bound.get(s) is None:
+            per_seed_bound[s] = own
+    rows = []
+    for pol in dict.fromkeys(r["policy"] for r in eps):
+        g = [r for r in eps if r["policy"] == pol]
+        m, s = _mean_std([r["objective"] for r in g])
+        ratios = [r["objective"] / per_seed_bound[int(r["seed"])] for r in g
+                  if per_seed_bound.get(int(r["seed"])) not in (None, 0)]
+        rm, rs = _mean_std(ratios) if len(ratios) == len(g) else (math.nan, math.nan)
+        dm, _ = _mean_std([r.get("decisions_per_cpu_s", math.nan) for r in g])
+        rows.append({"policy": pol, "label": label(pol), "kind": g[0].get("policy_kind") or policy_kind(pol, fam),
+                     "n": len(g), "objective_mean": m, "objective_std": s, "ratio_mean": rm, "ratio_std": rs,
+                     "decisions_per_cpu_s": dm})
+    rows.sort(key=lambda r: (-r["objective_mean"] if hib else r["objective_mean"]))
+    na = sorted({b["na"] for b in bounds.values() if b.get("na")})
+    kinds = sorted({b.get("bound_kind") for b in bounds.values() if b.get("bound_kind")})
+    lp_na = sorted({b["lp_na"] for b in bounds.values() if b.get("lp_na")})
+    info = {"family": fam, "higher_is_better": hib, "na": na, "kinds": kinds, "lp_na": lp_na,
+            "has_bound": any(v is not None for v in per_seed_bound.values())}
+    return rows, info
+
+
+def render(results: list[dict], ids, seeds, command: str, workers: int, backend: str, wall_s: float | None) -> str:
+    """The markdown page."""
+    from edgegym.families import family
+
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    cores = os.cpu_count()
+    cpu = _cpu_model()
+    lines = [
+        "# Leaderboard",
+        "",
+        f"Generated by `{command}` on {now}; machine: {cpu}, {cores} CPU core(s), {platform.system()} "
+        f"{platform.machine()}, Python {platform.python_version()}; {workers} worker process(es), backend "
+        f"{backend}" + (f"; {wall_s / 60:.1f} min wall" if wall_s else "") + ".",
+        "",
+        f"Every shipped policy on each default env id, seeds {_seed_text(seeds)} (one episode per seed): "
+        "**objective** mean ± sample std over the seeds; **ratio** = objective / the family's offline bound on the "
+        "same seed (mean ± std; the bound and its direction are named under each table; n/a says why it could not "
+        "be computed); **decisions/s** = arrival steps (decisions) per CPU second of the episode, env and policy "
+        "together, from the second decision on, one episode per process. Rows are sorted best first; the best row "
+        "is marked ★. Kinds: *reference* (a paper's algorithm), *baseline*, *trivial*, *rollout* (the rollout "
+        "policy on the best non-learned policy), *agent* (a shipped learned agent, argmax). The `-v1` ids carry the "
+        "shipped `-v1` agents beside the same policies.",
+        "",
+    ]
+    for env_id in ids:
+        rows, info = build_rows(results, env_id)
+        if not rows:
+            continue
+        fam = info["family"]
+        obj = family(fam).objective
+        better = "higher is better" if info["higher_is_better"] else "lower is better"
+        lines += [f"## {env_id}", "", f"Objective: {obj} — **{better}**.", ""]
+        head = ["rank", "policy", "kind", "objective", "objective / bound", "decisions/s"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        na_text = f"n/a ({'; '.join(info['na'])})" if info["na"] else "n/a"
+        for k, r in enumerate(rows, start=1):
+            name = f"**{r['label']}** ★" if k == 1 else r["label"]
+            ratio = _fmt(r["ratio_mean"], r["ratio_std"]) if math.isfinite(r["ratio_mean"]) else na_text
+            lines.append(f"| {k} | {name} | {r['kind']} | {_fmt(r['objective_mean'], r['objective_std'])} | {ratio} | "
+                         f"{_fmt_rate(r['decisions_per_cpu_s'])} |")
+        bound = f"Bound: {BOUND_TEXT.get(fam, 'none known')}."
+        if info["kinds"]:
+            bound += f" Computed here: {', '.join(info['kinds'])}."
+        if info["lp_na"]:
+            bound += f" LP: n/a ({', '.join(info['lp_na'])})."
+        lines += ["", bound, ""]
+        failed = [r for r in results if r["env"] == env_id and "error" in r]
+        if failed:
+            lines += ["Runs that failed:", ""]
+            for r in failed:
+                what = f"`{r.get('policy')}` seed {r['seed']}" if r["kind"] == "episode" else f"bound, seed {r['seed']}"
+                lines.append(f"* {what}: {r['error']}")
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _seed_text(seeds) -> str:
+    s = sorted(int(x) for x in seeds)
+    return f"{s[0]}-{s[-1]}" if s == list(range(s[0], s[-1] + 1)) and len(s) > 1 else ", ".join(map(str, s))
+
+
+def _cpu_model() -> str:
+    try:
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            if ln.startswith("model name"):
+                return ln.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+# ---------------------------------------------------------------------------------------------- driver
+def _load(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    if path.suffix == ".csv":
+        import pandas as pd
+
+        df = pd.read_csv(path)
+        return [{k: v for k, v in r.items() if not (isinstance(v, float) and math.isnan(v))}
+                for r in df.to_dict("records")]
+    out = []
+    for ln in path.read_text().splitlines():
+        if ln.strip():
+            out.append(json.loads(ln))
+    return out
+
+
+def _execute(tasks, workers: int, backend: str, address, on_result) -> list[dict]:
+    from edgegym.agents.bench import _execute_local, _execute_ray
+
+    if not tasks:
+        return []
+    if backend == "ray":
+        return _execute_ray(tasks, workers, True, address, fn=run_task, on_result=on_result)
+    return _execute_local(tasks, workers, True, fn=run_task, on_result=on_result)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="the tiny presets, seeds 100-101 (a smoke test)")
+    ap.add_argument("--out", default=None, help="the page (default docs/results/leaderboard.md)")
+    ap.add_argument("--data", default=None, help="folder of results.jsonl / results.csv (default: next to the page, "
+                    "<page stem>/)")
+    ap.add_argument("--workers", type=int, default=2, help="parallel worker processes / Ray tasks (default 2)")
+    ap.add_argument("--backend", choices=("local", "ray"), default="local")
+    ap.add_argument("--address", help="with --backend ray: an existing Ray cluster")
+    ap.add_argument("--envs", nargs="+", help="the default ids (default: the four families' default ids; their -v1 "
+                    "ids are added unless --no-v1)")
+    ap.add_argument("--no-v1", action="store_true", help="leave out the -v1 ids")
+    ap.add_argument("--seeds", nargs="+", type=int, help="seeds (default 100-104; --quick: 100 101)")
+    ap.add_argument("--policies", nargs="+", help="only these registered policies (default: all of each family)")
+    ap.add_argument("--skip-policies", nargs="+", default=[], help="registered policies to leave out")
+    ap.add_argument("--agents", nargs="*", help="saved-agent folders (default: docs/results/agents/models/*); each "
+                    "runs on the id it was trained on")
+    ap.add_argument("--rollout", default="rollout:{base}", help="the rollout policy's name, {base} = the best "
+                    "non-learned policy of the id (default 'rollout:{base}'; '' for none)")
+    ap.add_argument("--rollout-base", nargs="+", default=[], metavar="ID=POLICY", help="the rollout row's base on "
+                    "an id (default: the best non-learned policy the rollout policy accepts)")
+    ap.add_argument("--bound-time-limit", type=float, default=120.0, help="seconds per LP / MILP bound")
+    ap.add_argument("--milp-max-jobs", type=int, default=8, help="WirelessUDL: the MILP only up to this many jobs")
+    ap.add_argument("--fresh", action="store_true", help="ignore the results already in --data")
+    ap.add_argument("--from-csv", help="render the page from a results.csv / results.jsonl (no runs)")
+    a = ap.parse_args(argv)
+    if a.workers < 1:
+        ap.error(f"--workers must be >= 1, got {a.workers}")
+    out = Path(a.out).resolve() if a.out else ROOT / "docs" / "results" / "leaderboard.md"
+    data = Path(a.data).resolve() if a.data else out.parent / out.stem
+    agent_dirs = [Path(d).resolve() for d in a.agents] if a.agents is not None else sorted(AGENTS.glob("*"))
+    cwd = Path.cwd()
+    os.chdir(ROOT)  # policy names of the shipped agents relative to the repository
+    try:
+        return _main(a, ap, out, data, agent_dirs)
+    finally:
+        os.chdir(cwd)
+
+
+def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
+    import edgegym
+    from edgegym.agents.rl.learned import is_learned
+    from edgegym.agents.runner import env_family
+
+    base_ids = list(a.envs or (QUICK_IDS if a.quick else DEFAULT_IDS))
+    known = set(edgegym.registered_ids())
+    for e in base_ids:
+        if e not in known:
+            ap.error(f"unknown env {e!r}")
+    ids = []
+    for e in base_ids:
+        ids.append(e)
+        v1 = e.rsplit("-v", 1)[0] + "-v1"
+        if not a.no_v1 and e.endswith("-v0") and v1 in known:
+            ids.append(v1)
+    seeds = a.seeds or (QUICK_SEEDS if a.quick else SEEDS)
+    forced = {}
+    for item in a.rollout_base:
+        env_id, sep, base = item.partition("=")
+        if not sep or env_id not in ids or not base:
+            ap.error(f"--rollout-base expects ID=POLICY with ID one of {', '.join(ids)}, got {item!r}")
+        forced[env_id] = base
+    cmd = "python benchmarks/leaderboard.py" + (" --quick" if a.quick else "") + \
+        (f" --workers {a.workers}" if a.workers != 2 else "") + (" --backend ray" if a.backend == "ray" else "")
+    if a.from_csv:
+        results = _load(Path(a.from_csv))
+        ids = [i for i in ids if any(r["env"] == i for r in results)] or list(dict.fromkeys(r["env"] for r in results))
+        seeds = sorted({int(r["seed"]) for r in results}) or seeds
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render(results, ids, seeds, cmd, a.workers, a.backend, None))
+        print(f"wrote {out} from {a.from_csv} ({len(results)} runs)")
+        return 0
+
+    data.mkdir(parents=True, exist_ok=True)
+    part = data / "results.jsonl"
+    if a.fresh and part.exists():
+        part.unlink()
+    done = {_key(r): r for r in _load(part) if "error" not in r}
+
+    def keep(r: dict) -> None:
+        with part.open("a") as fh:
+            fh.write(json.dumps(r, default=float) + "\n")
+
+    t0 = time.time()
+    # phase 1: every registered policy and agent; the bounds that need no upper bound
+    tasks = []
+    for e in ids:
+        fam = env_family(e)
+        pols = [p for p in registered(e) if (a.policies is None or p in a.policies) and p not in a.skip_policies]
+        for p in pols + agents_for(e, agent_dirs):
+            cfg = _agent_config(e, p) if is_learned(p) else {}
+            for s in seeds:
+                tasks.append({"kind": "episode", "env": e, "policy": p, "seed": int(s), "env_config": cfg,
+                              "policy_kind": policy_kind(p, fam)})
+        if fam != "HeteroML":
+            for s in seeds:
+                tasks.append({"kind": "bound", "env": e, "seed": int(s), "time_limit_s": a.bound_time_limit,
+                              "milp_max_jobs": a.milp_max_jobs})
+    todo = [t for t in tasks if _key(t) not in done]
+    print(f"leaderboard: {len(tasks)} runs in phase 1, {len(tasks) - len(todo)} already in {part.name}",
+          file=sys.stderr)
+    for r in _execute(todo, a.workers, a.backend, a.address, keep):
+        if "error" not in r:
+            done[_key(r)] = r
+    # phase 2: the rollout policy on the best non-learned policy of each id; HeteroML's LP bound (needs an upper one)
+    tasks2 = []
+    results = list(done.values())
+    for e in ids:
+        fam = env_family(e)
+        rows, _ = build_rows(results, e)
+        plain = [r for r in rows if r["kind"] in ("reference", "baseline", "trivial") and r["n"] == len(seeds)]
+        bases = [forced[e]] if e in forced else [r["policy"] for r in plain]
+        if bases and a.rollout:
+            # the best base that the rollout policy accepts (one that decides inside the simulator has no choice)
+            name = next((n for n in (rollout_name(a.rollout, b, e, int(seeds[0])) for b in bases) if n), None)
+            if name is not None:
+                tasks2 += [{"kind": "episode", "env": e, "policy": name, "seed": int(s), "env_config": {},
+                            "policy_kind": "rollout"} for s in seeds]
+            else:
+                print(f"leaderboard: no rollout policy ({a.rollout}) runs on {e} here; no rollout row",
+                      file=sys.stderr)
+        if fam == "HeteroML":
+            for s in seeds:
+                objs = [r["objective"] for r in results if r["kind"] == "episode" and r["env"] == e
+                        and int(r["seed"]) == int(s)]
+                tasks2.append({"kind": "bound", "env": e, "seed": int(s), "upper": min(objs) if objs else None,
+                               "time_limit_s": a.bound_time_limit})
+    todo2 = [t for t in tasks2 if _key(t) not in done]
+    if tasks2:
+        print(f"leaderboard: {len(tasks2)} runs in phase 2, {len(tasks2) - len(todo2)} already done", file=sys.stderr)
+    for r in _execute(todo2, a.workers, a.backend, a.address, keep):
+        if "error" not in r:
+            done[_key(r)] = r
+    all_runs = _load(part)
+    latest: dict = {}
+    for r in all_runs:  # the last record of each run (a failure later replaced by a success stays replaced)
+        if _key(r) not in latest or "error" not in r or "error" in latest[_key(r)]:
+            latest[_key(r)] = r
+    results = [latest[_key(t)] for t in tasks + tasks2 if _key(t) in latest]
+    failed = [r for r in results if "error" in r]
+    _write_csv(results, data / "results.csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(results, ids, seeds, cmd, a.workers, a.backend, time.time() - t0))
+    print(f"wrote {out} ({len(results)} runs, {len(failed)} failed, {(time.time() - t0) / 60:.1f} min)")
+    return 0
+
+
+def _write_csv(results: list[dict], path: Path) -> None:
+    import pandas as pd
+
+    rows = [{k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in r.items()} for r in results]
+    pd.DataFrame(rows).to_csv(path, index=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

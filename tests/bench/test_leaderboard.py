@@ -1,0 +1,119 @@
+"""benchmarks/leaderboard.py in a quick mode on the tiny presets: one row per policy (registered, rollout, a saved
+agent) with objective, ratio to the bound (or why there is none) and decisions/s; resumable; --from-csv re-renders."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+IDS = ["EdgeCloudML-tiny-v0", "EdgeUtility-tiny-v1", "HeteroML-tiny-v0", "WirelessUDL-tiny-v0"]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("leaderboard", ROOT / "benchmarks" / "leaderboard.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _tables(page: str) -> dict[str, list[list[str]]]:
+    out, env = {}, None
+    for ln in page.splitlines():
+        if ln.startswith("## "):
+            env = ln[3:].strip()
+            out[env] = []
+        elif env and ln.startswith("| ") and not ln.startswith("| rank"):
+            out[env].append([c.strip() for c in ln.strip("|").split("|")])
+    return out
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory):
+    pytest.importorskip("sb3_contrib")
+    from edgegym.agents.cli import main
+
+    d = tmp_path_factory.mktemp("agent")
+    hp = d / "hp.yaml"
+    hp.write_text("default:\n  n_envs: 1\n  eval_freq: 0\n  n_steps: 32\n  batch_size: 32\n  n_epochs: 1\n"
+                  "  n_eval_episodes: 1\n  policy: SharedRowPolicy\n")
+    assert main(["train", "--env", "EdgeUtility-tiny-v1", "--algo", "maskable-ppo", "--timesteps", "32", "--out",
+                 str(d / "run"), "--hyperparams", str(hp), "--no-progress"]) == 0
+    return d / "run"
+
+
+def test_quick_leaderboard_structure(tmp_path, agent, capsys):
+    from edgegym.agents.registry import policy_names
+    from edgegym.agents.runner import env_family
+
+    lb = _script()
+    page_path = tmp_path / "leaderboard.md"
+    argv = ["--quick", "--envs", *IDS, "--no-v1", "--seeds", "100", "--workers", "1", "--out", str(page_path),
+            "--agents", str(agent), "--rollout", "rollout(K=1,H=3):{base}"]
+    assert lb.main(argv) == 0
+    page = page_path.read_text()
+    assert "`python benchmarks/leaderboard.py --quick --workers 1`" in page
+    assert "/tmp/" not in page and str(ROOT) not in page
+    assert re.search(r"on \d{4}-\d\d-\d\d \d\d:\d\d UTC; machine: .+CPU core", page)
+    assert "**lower is better**" in page and "**higher is better**" in page
+    tables = _tables(page)
+    assert list(tables) == IDS
+    for env_id, rows in tables.items():
+        fam = env_family(env_id)
+        labels = [r[1].replace("**", "").replace(" ★", "") for r in rows]
+        want = {f"`{n}`" for n in policy_names(fam) if not n.startswith("rollout")}
+        assert want <= set(labels), (env_id, want - set(labels))
+        assert rows[0][1].endswith("★") and sum("★" in r[1] for r in rows) == 1  # the best row, marked once
+        assert [int(r[0]) for r in rows] == list(range(1, len(rows) + 1))
+        for r in rows:
+            assert r[2] in ("reference", "baseline", "trivial", "rollout", "agent")
+            float(r[3].split(" ± ")[0].replace(",", ""))  # objective mean ± std
+            assert r[4].startswith("n/a") or float(r[4].split(" ± ")[0]) > 0  # ratio to the bound
+            assert r[5] == "n/a" or float(r[5].replace(",", "")) > 0  # decisions/s
+        objs = [float(r[3].split(" ± ")[0].replace(",", "")) for r in rows]
+        hib = fam == "EdgeUtility"
+        assert objs == sorted(objs, reverse=hib)
+    # the agent runs on the id it was trained on only; a rollout row where a base accepts it
+    assert any(r[1].startswith("agent `run`") or "agent `run`" in r[1] for r in tables["EdgeUtility-tiny-v1"])
+    assert not any("agent" in r[1] for r in tables["HeteroML-tiny-v0"])
+    assert any(r[2] == "rollout" for r in tables["EdgeUtility-tiny-v1"])
+    # ratios: utility / upper bound <= 1, cost / MILP bound >= 1, weighted completion / lower bound >= 1
+    for env_id, op in (("EdgeUtility-tiny-v1", "le"), ("WirelessUDL-tiny-v0", "ge"), ("HeteroML-tiny-v0", "ge")):
+        for r in tables[env_id]:
+            if r[2] == "rollout" and r[4].startswith("n/a"):
+                continue
+            v = float(r[4].split(" ± ")[0])
+            assert (v <= 1 + 1e-9) if op == "le" else (v >= 1 - 1e-9), (env_id, r)
+    assert all(r[4].startswith("n/a (continuous-time preset") for r in tables["EdgeCloudML-tiny-v0"])
+    data = tmp_path / "leaderboard"
+    recs = [json.loads(x) for x in (data / "results.jsonl").read_text().splitlines()]
+    assert {r["kind"] for r in recs} == {"episode", "bound"} and (data / "results.csv").is_file()
+    capsys.readouterr()
+
+    # resumable: the same command again runs nothing new and writes the same tables
+    assert lb.main(argv) == 0
+    err = capsys.readouterr().err
+    ok = [r for r in recs if "error" not in r]
+    n = len([r for r in ok if r["kind"] == "episode" and r.get("policy_kind") != "rollout"
+             or r["kind"] == "bound" and "upper" not in r])
+    assert f"{n} runs in phase 1, {n} already" in err
+    assert _tables(page_path.read_text()) == tables
+    # only the runs that had failed are tried again
+    assert len((data / "results.jsonl").read_text().splitlines()) == len(recs) + len(recs) - len(ok)
+
+    # --from-csv: the page from the records alone
+    again = tmp_path / "again.md"
+    assert lb.main(["--quick", "--from-csv", str(data / "results.csv"), "--out", str(again)]) == 0
+    assert _tables(again.read_text()) == tables
+
+
+def test_bad_flags():
+    lb = _script()
+    with pytest.raises(SystemExit):
+        lb.main(["--workers", "0", "--from-csv", "x.csv"])
+    with pytest.raises(SystemExit):
+        lb.main(["--envs", "NoSuch-v0", "--quick"])
