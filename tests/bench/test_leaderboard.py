@@ -80,7 +80,10 @@ def test_quick_leaderboard_structure(tmp_path, agent, capsys):
     # the agent runs on the id it was trained on only; a rollout row where a base accepts it
     assert any(r[1].startswith("agent `run`") or "agent `run`" in r[1] for r in tables["EdgeUtility-tiny-v1"])
     assert not any("agent" in r[1] for r in tables["HeteroML-tiny-v0"])
-    assert any(r[2] == "rollout" for r in tables["EdgeUtility-tiny-v1"])
+    if lb.rollout_name("rollout(K=1,H=3):{base}", "ondisc", "EdgeUtility-tiny-v1") is not None:
+        assert any(r[2] == "rollout" for r in tables["EdgeUtility-tiny-v1"])
+    else:  # a version without the rollout policies: no rollout row, and no failure either
+        assert not any(r[2] == "rollout" for rows in tables.values() for r in rows)
     # ratios: utility / upper bound <= 1, cost / MILP bound >= 1, weighted completion / lower bound >= 1
     for env_id, op in (("EdgeUtility-tiny-v1", "le"), ("WirelessUDL-tiny-v0", "ge"), ("HeteroML-tiny-v0", "ge")):
         for r in tables[env_id]:
