@@ -313,6 +313,10 @@ def train(
           if k in hp}
     yaml_teacher = hp.pop("teacher", None)
     bc["bc_teacher"] = teacher or yaml_teacher or bc.get("bc_teacher")
+    if bc["bc_teacher"]:
+        from ..options import resolve_policy
+
+        bc["bc_teacher"] = resolve_policy(bc["bc_teacher"])  # a saved agent by its folder or model.zip
     for key, v in (("dagger_rounds", dagger_rounds), ("dagger_episodes", dagger_episodes),
                    ("dagger_beta", dagger_beta)):
         if v is not None:
@@ -651,7 +655,8 @@ def add_train_parser(sub) -> None:
                    "evaluation was better (default: restore the best evaluated model)")
     p.add_argument("--collapse-share", type=float, help="warn when one action takes more than this share of an "
                    "evaluation episode's argmax decisions (default 0.8)")
-    p.add_argument("--teacher", help="a policy name (registered, rollout:<base>, or a saved agent <algo>:PATH) to "
+    p.add_argument("--teacher", help="a policy name (registered, rollout:<base>, or a saved agent: DIR, "
+                   "DIR/model.zip or <algo>:PATH) to "
                    "clone first (behaviour cloning on its own trajectories; default: the YAML's bc_teacher)")
     p.add_argument("--dagger-rounds", type=int, help="expert iteration (DAgger) rounds after behaviour cloning: the "
                    "student runs, the teacher labels every state it visits, the student is refitted on all labels; "

@@ -174,6 +174,17 @@ def test_cli_dagger_without_ppo_and_yaml_keys(tmp_path, capsys):
     assert s["num_timesteps"] == 0 and "ppo_rollouts_s" not in s["phases_s"]
     assert len(s["dagger"]["rounds"]) == 2 and s["saved_eval"]["dagger_round"] == s["dagger"]["best_round"]
     assert (out / "model.zip").is_file()
+    # a saved agent as the teacher (by its folder): on its own family it teaches, on another it is refused
+    hp.write_text(HP)
+    rc = main(["train", "--env", ENV, "--algo", "maskable-ppo", "--teacher", str(out), "--dagger-rounds", "1",
+               "--dagger-episodes", "1", "--timesteps", "0", "--out", str(tmp_path / "student"), "--hyperparams",
+               str(hp), "--no-progress", "--json"])
+    s = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert rc == 0 and s["dagger"]["teacher"] == f"maskable-ppo:{out / 'model.zip'}"
+    rc = main(["train", "--env", "WirelessUDL-tiny-v1", "--algo", "maskable-ppo", "--teacher", str(out),
+               "--timesteps", "0", "--out", str(tmp_path / "other"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "teacher" in err and "cannot run on WirelessUDL-tiny-v1" in err, err
 
 
 @pytest.mark.parametrize("argv, needle", [
