@@ -55,6 +55,10 @@ class Policy:
         """SB3-compatible: returns ``(action, state)``."""
         return self.act(observation), state
 
+    #: whether the decision depends on the env's current state (and the policy's own random stream) alone, not on a
+    #: record of the policy's own past decisions: rollout (``rollout:<base>``) needs this of its base
+    markov: bool = True
+
     #: attributes shared by reference with a fork (read-only while acting, e.g. a trained network); objects of
     #: torch, stable-baselines3, sb3-contrib and Ray are always shared
     fork_shared: tuple[str, ...] = ()

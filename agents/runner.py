@@ -69,6 +69,24 @@ def _is_learned(policy: str) -> bool:
     return is_learned(policy)
 
 
+def _is_rollout(policy: str) -> bool:
+    from .reference.rollout import is_rollout
+
+    return is_rollout(policy)
+
+
+def _rollout_parts(policy: str) -> tuple[dict, str]:
+    """``(parameters, base name)`` of ``rollout[(...)]:<base>`` (the base resolved like a ``--policy``)."""
+    from .options import resolve_policy
+    from .reference.rollout import parse_rollout
+
+    try:
+        params, base = parse_rollout(policy)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    return params, resolve_policy(base)
+
+
 def check_env_policy(env_id: str, policy: str) -> None:
     """Raise :class:`UserError` naming the valid choices when ``env_id`` or ``policy`` is unknown or unsupported."""
     from .registry import POLICIES, policy_names
@@ -76,6 +94,9 @@ def check_env_policy(env_id: str, policy: str) -> None:
     ids = env_ids()
     if env_id not in ids:
         raise UserError(f"unknown env {env_id!r}; valid envs: {', '.join(ids)}")
+    if _is_rollout(policy):  # rollout:<base>: the base must run on the env
+        check_env_policy(env_id, _rollout_parts(policy)[1])
+        return
     if _is_learned(policy):
         check_model_family(env_id, policy)
         return
@@ -112,6 +133,10 @@ def merge_config(base: dict | None, over: dict | None) -> dict:
 
 def policy_env_config(env_id: str, policy: str) -> dict:
     """The env overrides ``policy`` needs on ``env_id`` (a learned agent's: those it was trained with)."""
+    if _is_rollout(policy):
+        from .reference.rollout import rollout_env_config
+
+        return rollout_env_config(env_family(env_id), policy_env_config(env_id, _rollout_parts(policy)[1]))
     if _is_learned(policy):
         from .rl.learned import LearnedPolicyError, learned_env_config
 
@@ -163,25 +188,40 @@ def make_env(env_id: str, policy: str, seed: int = 0, env_config: dict | None = 
     """``(env, policy_object)``: the env built with the policy's overrides (then ``env_config``), and the policy."""
     import gymnasium as gym
 
-    from .registry import make_policy
-
     check_env_policy(env_id, policy)
     config = merge_config(policy_env_config(env_id, policy), env_config)
     try:
         env = gym.make(env_id, config=config or None, **make_kwargs)
     except ValueError as e:
         raise UserError(str(e)) from None
+    try:
+        pol = _make_bound_policy(policy, env, seed)
+    except UserError:
+        env.close()
+        raise
+    return env, pol
+
+
+def _make_bound_policy(policy: str, env, seed: int):
+    """The policy object of ``policy`` bound to the already-built ``env`` (registered, learned or rollout)."""
+    from .registry import make_policy
+
+    if _is_rollout(policy):
+        from .reference.rollout import make_rollout
+
+        base = _rollout_parts(policy)[1]
+        try:
+            return make_rollout(policy, env, seed, lambda _name, e, s: _make_bound_policy(base, e, s))
+        except ValueError as e:
+            raise UserError(str(e)) from None
     if _is_learned(policy):
         from .rl.learned import LearnedPolicyError, load_learned_policy
 
         try:
-            pol = load_learned_policy(policy, env)
+            return load_learned_policy(policy, env)
         except LearnedPolicyError as e:
-            env.close()
             raise UserError(str(e)) from None
-    else:
-        pol = make_policy(policy, env, seed)
-    return env, pol
+    return make_policy(policy, env, seed)
 
 
 def run_episode(

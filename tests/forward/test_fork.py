@@ -11,9 +11,9 @@ import math
 import gymnasium as gym
 import numpy as np
 import pytest
+from edgegym.agents.runner import make_env
 
 import edgegym  # noqa: F401  (registers the envs)
-from edgegym.agents.runner import make_env
 
 #: (env id, env config, steps before the fork); tiny presets and the cheap default ids
 CASES = [

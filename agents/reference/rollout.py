@@ -1,0 +1,233 @@
+"""``rollout:<base>``: one step of policy improvement over any policy, on every family.
+
+The rollout algorithm of Bertsekas, Tsitsiklis and Wu, "Rollout algorithms for combinatorial optimization",
+Journal of Heuristics 3(3), 1997 (see also Bertsekas, "Rollout algorithms for discrete optimization: a survey",
+Handbook of Combinatorial Optimization, Springer, 2013): at each decision, every candidate action is scored by
+simulating the rest of the episode (or ``H`` steps of it) under the *base* policy from the state that action
+leads to, and the best-scoring action is taken. Run with the base's own action among the candidates and ties going
+to it, the rollout policy is never worse than its base in expectation of the model it simulates (the cost
+improvement property, Bertsekas et al. 1997, Sec. 2).
+
+Names: ``rollout:<base>`` or ``rollout(K=4,H=20,k=6):<base>`` where ``<base>`` is any policy name of the env's
+family (a registered policy, a saved agent ``maskable-ppo:PATH`` / ``ppo:PATH`` / ``rllib:DIR`` / a model folder,
+even another ``rollout:...``). Parameters (any subset, any order, comma-separated):
+
+* ``K`` (default 4): forks per decision, each with its own resampled future (``env.unwrapped.fork(seed,
+  "resample")``: the jobs that have not arrived yet are redrawn from the preset's workload model, never the true
+  ones); the score of an action is the mean over the ``K`` forks.
+* ``H`` (default 20): steps simulated per candidate and fork (the candidate's own step included); ``H=0``: to the
+  end of the episode. The score is the sum of the rewards over those steps: in every family the rewards are the
+  increments of the objective, so the sum is the (scaled, negated) objective increase over the horizon.
+* ``k`` (default 6): candidate actions per decision (the base's own action always among them), see below.
+
+Design choices (each one a documented decision):
+
+* **Common random numbers.** The same ``K`` fork seeds for every candidate of a decision: candidates are compared
+  on the same futures. The seeds are ``seed·1000003 + i`` (``i < K``) of the policy's seed, which the runner sets
+  to the episode's seed at ``reset``: deterministic, and the same futures at every decision of an episode (the
+  fork splices them in after the pending job, so each decision still sees a future drawn independently of the
+  true one).
+* **Ties and noise go to the base.** An action replaces the base's only when its mean score is higher by more
+  than ``1e-9`` of the base's magnitude, so rollout takes the base's action whenever it cannot tell them apart.
+* **Candidates.** All legal actions when there are at most ``k``; otherwise the base's action and the ``k - 1``
+  best legal actions by a cheap family score the env exposes: on EdgeUtility the planned finish time
+  (``query_finish``, the quantity O4A minimises), on HeteroML the estimated completion (``grid_estimates``:
+  start + duration, the quantity ``earliest`` minimises), elsewhere the one-step reward on the first resampled
+  fork. A base that returns a structured action (HeteroML's A_online returns a ``Placement``) keeps it as a
+  candidate next to the grid actions.
+* **Discrete actions only.** Rollout compares a finite candidate set. EdgeCloudML's default ``server_proportions``
+  action is a continuous ``Box``: ``rollout`` runs the env in the ``cloud_fraction`` action mode instead
+  (``Discrete(6)``: 0-4 send 0, 1/4, ..., all chunks to the cloud, 5 is A_greedy's own split, so ``aonline``'s
+  action is one of the candidates), unless the base needs another discrete mode. A base whose env has a
+  ``Discrete(1)`` action space decides inside the simulator (SRTF, Okita in re-plan mode, slot-driven HeteroML
+  baselines): there is nothing to improve per step and ``rollout`` refuses it with a message naming the base.
+* **The base must be Markov.** Its continuation follows actions it did not choose, so it must decide from the
+  env's state (and its own random stream) alone; a base that keeps its own schedule of its past decisions
+  (HeteroML's ``aonline-hetero``, ``aonline-hetero-eager``, ``aonline-hetero-now``; a policy with
+  ``markov = False``) is refused with a message naming it. Structured actions (HeteroML's baselines return a
+  ``Placement`` computed on the env's state) are fine.
+* **The base forks with the env.** Each simulated continuation runs a copy of the base bound to the fork
+  (:meth:`Policy.fork <edgegym.agents.policy.Policy.fork>`), so no base plans on a stale state.
+* **Not clairvoyant.** Only resampled forks are used; the real future is never read.
+
+``decisions_per_s`` of ``edgegym run`` is this policy's own decision rate (the simulated continuations are most of
+it).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..policy import Policy
+
+__all__ = ["DEFAULTS", "RolloutPolicy", "is_rollout", "make_rollout", "parse_rollout", "rollout_env_config"]
+
+PREFIX = "rollout"
+#: default parameters (see the module docstring)
+DEFAULTS = {"K": 4, "H": 20, "k": 6}
+_NAME = re.compile(r"^rollout(?:\((?P<params>[^)]*)\))?:(?P<base>.+)$", re.S)
+
+
+def is_rollout(name) -> bool:
+    """Whether ``name`` is a rollout policy name (``rollout:<base>`` or ``rollout(...):<base>``)."""
+    return isinstance(name, str) and (name.startswith(PREFIX + ":") or name.startswith(PREFIX + "("))
+
+
+def parse_rollout(name: str) -> tuple[dict, str]:
+    """``"rollout(K=2,H=10):aonline"`` -> ``({"K": 2, "H": 10, "k": 6}, "aonline")``; a ``ValueError`` naming the
+    parameter for a bad one."""
+    m = _NAME.match(name) if isinstance(name, str) else None
+    if m is None or not m.group("base").strip():
+        raise ValueError(f"bad rollout policy {name!r}: expected rollout:<base> or rollout(K=4,H=20,k=6):<base>")
+    params = dict(DEFAULTS)
+    text = (m.group("params") or "").strip()
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        key, eq, val = item.partition("=")
+        key, val = key.strip(), val.strip()
+        if not eq or key not in DEFAULTS:
+            raise ValueError(f"rollout parameter {item!r} in {name!r}: expected K=<forks>, H=<steps> or "
+                             "k=<candidates> (e.g. rollout(K=4,H=20,k=6):aonline)")
+        try:
+            v = int(val)
+        except ValueError:
+            raise ValueError(f"rollout parameter {key} must be an integer, got {val!r} in {name!r}") from None
+        lo = 0 if key == "H" else 1
+        if v < lo:
+            raise ValueError(f"rollout parameter {key} must be >= {lo}"
+                             f"{' (0: to the end of the episode)' if key == 'H' else ''}, got {v} in {name!r}")
+        params[key] = v
+    return params, m.group("base").strip()
+
+
+def rollout_env_config(family: str, base_config: dict) -> dict:
+    """The env overrides of ``rollout:<base>``: the base's, and on EdgeCloudML a discrete action mode
+    (``cloud_fraction`` unless the base sets one)."""
+    cfg = {k: dict(v) for k, v in (base_config or {}).items()}
+    if family == "EdgeCloudML" and "action_mode" not in cfg.get("env", {}):
+        cfg.setdefault("env", {})["action_mode"] = "cloud_fraction"
+    return cfg
+
+
+def make_rollout(name: str, env, seed: int, make_base) -> RolloutPolicy:
+    """Build ``name`` on ``env``; ``make_base(base_name, env, seed)`` builds the base policy."""
+    params, base_name = parse_rollout(name)
+    space = env.action_space
+    if not hasattr(space, "n"):
+        raise ValueError(f"{name}: rollout needs a discrete action space, the env's is {space} (on EdgeCloudML use "
+                         "the cloud_fraction or cloud_split action mode)")
+    if int(space.n) == 1:
+        raise ValueError(f"{name}: the base policy {base_name!r} decides inside the simulator (the env's action "
+                         "space is Discrete(1)): there is no per-step choice for rollout to improve; use a base that "
+                         "acts through the action space")
+    base = make_base(base_name, env, seed)
+    if not _is_markov(base):
+        raise ValueError(f"{name}: the base policy {base_name!r} keeps its own schedule of the jobs it placed (its "
+                         "next decisions assume its own earlier ones), so its continuation cannot follow another "
+                         "action; use a base that decides from the env's state (e.g. earliest, fifo, a saved agent)")
+    return RolloutPolicy(env, base, seed=seed, **params)
+
+
+def _is_markov(base: Policy) -> bool:
+    """Whether ``base`` decides from the env's current state (and its own random stream) alone: the condition for
+    simulating it after an action it did not choose. ``Policy.markov`` (default True) says so; HeteroML's A_online
+    policies keep their own schedule of their past decisions."""
+    if not getattr(base, "markov", True):
+        return False
+    try:
+        from .hetero_ml import AOnlineHetero, AOnlineHeteroNow
+    except ImportError:  # pragma: no cover
+        return True
+    return not isinstance(base, AOnlineHetero | AOnlineHeteroNow)
+
+
+class RolloutPolicy(Policy):
+    """The rollout policy over ``base`` (see the module docstring for the algorithm and every design choice)."""
+
+    def __init__(self, env, base: Policy, *, K: int = 4, H: int = 20, k: int = 6, seed: int = 0) -> None:
+        super().__init__(env)
+        self.base, self.K, self.H, self.k = base, int(K), int(H), int(k)
+        self.seed = int(seed)
+        self.decisions = 0
+        self.changed = 0  # decisions where rollout did not take the base's action
+
+    def reset(self, seed: int | None = None) -> None:
+        self.base.reset(seed)
+        if seed is not None:
+            self.seed = int(seed)
+        self.decisions = self.changed = 0
+
+    def fork(self, env) -> RolloutPolicy:
+        new = super().fork(env)
+        new.base = self.base.fork(env)
+        return new
+
+    def _seeds(self) -> list[int]:
+        return [(self.seed * 1000003 + i) % (2**63) for i in range(self.K)]
+
+    def _candidates(self, base_action, futures) -> list:
+        env = self.unwrapped
+        legal = np.flatnonzero(np.asarray(env.action_masks(), dtype=bool))
+        structured = not isinstance(base_action, int | np.integer)
+        own = None if structured else int(base_action)
+        if legal.size + (1 if structured else 0) <= self.k:
+            rest = [int(a) for a in legal if a != own]
+        else:
+            score = self._scores(legal, futures)
+            order = legal[np.lexsort((legal, score))]
+            rest = [int(a) for a in order if a != own][: self.k - 1]
+        return [base_action if structured else own] + rest
+
+    def _scores(self, legal: np.ndarray, futures) -> np.ndarray:
+        """Lower is better: the family's cheap estimate, or minus the one-step reward on the first fork."""
+        env = self.unwrapped
+        if hasattr(env, "query_finish"):  # EdgeUtility: planned finish per row; reject (past the rows) last
+            f = np.asarray(env.query_finish(), dtype=float)
+            out = np.full(legal.size, np.inf)
+            rows = legal < f.size
+            out[rows] = f[legal[rows]]
+            return out
+        if hasattr(env, "grid_estimates"):
+            start, dur = env.grid_estimates()
+            return np.where(start[legal] >= 0, start[legal] + dur[legal], np.inf).astype(float)
+        out = np.empty(legal.size)
+        for i, a in enumerate(legal):
+            g = futures[0].fork(seed=0, future="keep")
+            out[i] = -g.step(int(a))[1]
+        return out
+
+    def _continue(self, g, action) -> float:
+        """The sum of rewards of ``action`` then the base on fork ``g`` for ``H`` steps (or to the end)."""
+        obs, r, term, trunc, _ = g.step(action)
+        total = float(r)
+        if term or trunc:
+            return total
+        pol = self.base.fork(g)
+        h = 1
+        while not (term or trunc) and (self.H == 0 or h < self.H):
+            a, _ = pol.predict(obs, deterministic=True)
+            obs, r, term, trunc, _ = g.step(a)
+            total += float(r)
+            h += 1
+        return total
+
+    def act(self, obs):
+        base_action, _ = self.base.predict(obs, deterministic=True)
+        self.decisions += 1
+        env = self.unwrapped
+        futures = [env.fork(seed=s, future="resample") for s in self._seeds()]
+        cands = self._candidates(base_action, futures)
+        if len(cands) == 1:
+            return base_action
+        score = np.zeros(len(cands))
+        for f in futures:
+            for c, a in enumerate(cands):
+                g = f if c == len(cands) - 1 else f.fork(seed=0, future="keep")
+                score[c] += self._continue(g, a)
+        score /= len(futures)
+        best = int(np.argmax(score))
+        if best == 0 or score[best] <= score[0] + 1e-9 * max(1.0, abs(score[0])):
+            return base_action
+        self.changed += 1
+        return cands[best]
