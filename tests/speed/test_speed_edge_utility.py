@@ -84,3 +84,46 @@ def test_utility_table_matches_python():
     for j, u in enumerate(us):
         for t in (0.0, 0.1, 0.5, 1.0, 2.5, u.c, u.c - 1e-9, 7.0, 1e3):
             assert _kernels.g_eval(j, t, *tab) == u(t), (u, t)
+
+
+@pytest.mark.parametrize("variant", ["bank", "bank-big", "objects", "objects-big"])
+def test_o4a_bank_and_server_objects_match_pure(variant, monkeypatch):
+    """O4A alone on 250 instances per variant (long queues in the ``-big`` ones: the bank's queue, level-row and
+    set-pool buffers grow): the struct-of-arrays O4A bank (``O4A_BANK``, the default) and the server objects with
+    compiled helpers (``O4A_BANK`` off) both equal the pure servers: completions, estimates, plans, preemptions."""
+    from edgegym.families.edge_utility import simulator
+
+    monkeypatch.setattr(simulator, "O4A_BANK", variant.startswith("bank"))
+    big = variant.endswith("big")
+    for seed in range(250 if not big else 60):
+        sa, ta = _run(seed, compiled=False, big=big, disc="o4a")
+        sb, tb = _run(seed, compiled=True, big=big, disc="o4a")
+        assert (sb._o4bank is not None) == variant.startswith("bank")
+        for (da, ea, _), (db, eb, _) in zip(ta, tb, strict=True):
+            assert da == db, seed
+            if ea is not None:
+                np.testing.assert_array_equal(ea, eb, err_msg=f"seed {seed} estimates")
+        np.testing.assert_array_equal(sa.utility, sb.utility)
+        np.testing.assert_array_equal(sa.jrt_s, sb.jrt_s)
+        assert sa.plans == sb.plans, seed
+        assert sa.preemptions == sb.preemptions
+        assert [s.busy_s for s in sa.servers] == [s.busy_s for s in sb.servers], seed
+        np.testing.assert_array_equal(sa.queue_lengths(), sb.queue_lengths())
+
+
+def test_o4a_bank_estimates_of_some_servers():
+    """``estimates(job, servers)`` on a subset (the env's ``query_finish(rows)``) equals the full call's entries."""
+    for seed in range(40):
+        rng, jobs, S, cloud, _, params, _ = _instance(seed, big=True, disc="o4a")
+        sim = UtilitySimulator(jobs, S, cloud, "o4a", cloud="o4a", o4a=params)
+        assert sim._o4bank is not None
+        M = len(sim.servers)
+        for i in range(jobs.num_jobs):
+            sim.advance_to(float(jobs.release_s[i]))
+            full = sim.estimates(i)
+            some = [k for k in range(M) if rng.random() < 0.5]
+            part = sim.estimates(i, some)
+            np.testing.assert_array_equal(part[some], full[some])
+            assert np.isinf(np.delete(part, some)).all()
+            sim.dispatch(i, int(rng.integers(M)))
+        sim.drain()

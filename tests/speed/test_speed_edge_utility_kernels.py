@@ -59,11 +59,15 @@ def test_lazy_whatif_matches_scan(disc, monkeypatch):
         np.testing.assert_array_equal(fa, fb, err_msg=f"set {seed} finish")
 
 
-def test_o4a_flat_job_set_is_updated_incrementally():
+def test_o4a_flat_job_set_is_updated_incrementally(monkeypatch):
     """An O4A server's flat job set (updated in place at each admit and completion) equals one rebuilt from its
-    job objects after every step, and the compiled levels equal the pure ``levels()`` flattened."""
+    job objects after every step, and the compiled levels equal the pure ``levels()`` flattened (the server
+    objects' compiled path: ``O4A_BANK`` off)."""
+    from edgegym.families.edge_utility import simulator
     from edgegym.families.edge_utility.disciplines import O4AParams
     from edgegym.families.edge_utility.simulator import UtilityJobs, UtilitySimulator
+
+    monkeypatch.setattr(simulator, "O4A_BANK", False)
 
     for seed in range(20):
         rng = np.random.default_rng(seed)

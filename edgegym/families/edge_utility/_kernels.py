@@ -720,6 +720,85 @@ def plan_o4a_d_many(ks, busy, lu, luo, lptr, lpo, ls, le, lso, a, p, pd, down, r
 
 
 @njit
+def o4a_store_levels(k, lu, lptr, ls, le, nk, blu, blptr, bls, ble):
+    """Copy server ``k``'s flattened levels (:func:`o4a_levels`) into row ``k`` of the level buffers read by
+    :func:`plan_o4a_d_rows` (``nk[k]`` = number of levels; the caller made the rows wide enough). Only copies."""
+    K = lu.size
+    nk[k] = K
+    for g in range(K):
+        blu[k, g] = lu[g]
+    for g in range(K + 1):
+        blptr[k, g] = lptr[g]
+    for m in range(lptr[K]):
+        bls[k, m] = ls[m]
+        ble[k, m] = le[m]
+
+
+@njit
+def plan_o4a_d_rows(ks, nk, blu, blptr, bls, ble, r, up, p, down, pdm, pdd, j, alpha, out, code, ua, ub, uc, inc,
+                    bptr, brk, val):
+    """:func:`plan_o4a_d_many` from per-server level buffers (row ``k``: ``nk[k]`` levels, densities ``blu[k]``,
+    level γ's B in ``bls/ble[k, blptr[k, γ]:blptr[k, γ + 1]]``; ``nk[k] == 0``: an idle server) and the request's
+    planned values per server (ready time ``r + up[k]``, ``p†`` = ``pdm * p[k] / pdd``, as the simulator's vector
+    expression): the same floating-point operations as :func:`plan_o4a_d` (FILL's tentative completion alone, its
+    set not written), with scalar-only inner loops. Writes ``f† = d† + down[k]`` into ``out[k]``."""
+    f = code[j]
+    ga = ua[j]
+    gb = ub[j]
+    gc = uc[j]
+    gi = inc[j]
+    for q in range(ks.size):
+        k = ks[q]
+        ak = r + up[k]
+        pk = p[k]
+        need = pdm * pk / pdd
+        dk = down[k]
+        K = nk[k]
+        if K == 0:
+            out[k] = ak + need + dk
+            continue
+        best_g = -1
+        best_d = 0.0
+        for gamma in range(K):
+            t = ak  # _fill(a, need, B_gamma): only d
+            got = 0.0
+            n = 0
+            full = False
+            for m in range(blptr[k, gamma], blptr[k, gamma + 1]):
+                e0 = ble[k, m]
+                if e0 <= t:
+                    continue
+                s0 = bls[k, m]
+                if s0 > t:
+                    take = min(s0 - t, need - got)
+                    n += 1
+                    got += take
+                    t += take
+                    if got >= need - TOL:
+                        full = True
+                        break
+                t = max(t, e0)
+            if not full:
+                rest = need - got
+                if rest > 0 or n == 0:
+                    t += rest
+            x = t + dk - r
+            v = g_eval(j, x, code, ua, ub, uc, inc, bptr, brk, val) if f == 4 else _gval(f, ga, gb, gc, gi, x)
+            u = discretize(v, pk) / pk
+            u_g = blu[k, gamma]
+            if gamma == 0:
+                feasible = True
+            elif u_g == 0.0:
+                feasible = u > 0.0
+            else:
+                feasible = u > alpha * u_g
+            if feasible and (best_g < 0 or t < best_d - TOL):
+                best_g = gamma
+                best_d = t
+        out[k] = best_d + dk
+
+
+@njit
 def o4a_flat_update(i, a, u, d, ids, ptr, S, E, r, down, qa, qu, qd, qid, qS, qE, qr, qdown):
     """An O4A server's flat job set after removing job ``i`` (``i >= 0``) or appending the job ``q*`` (``i < 0``),
     with its breakpoints (sorted distinct ready times and set bounds). Only copies: identical values."""
@@ -1137,3 +1216,284 @@ def bank_query(mode, ks, now, job, rr, rkey, base, ap, pp, dp, out, s, slots, si
             acc0 += finish[i] - r[i]
         out[k] = acc1 - acc0
     return no
+
+
+# ------------------------------------------------------------------------------------------ O4A server bank
+# The O4A servers of one simulator as struct-of-arrays (``simulator._O4ABank``), as the priority bank above: each
+# operation (advance the due servers, commit a job with PLAN, every server's estimate) is one kernel call. Each
+# server performs the floating-point operations of ``disciplines.O4AScheduler`` (``_SingleProcessor.advance``, the
+# compiled ``_pick``, ``plan``) in the same order and keeps its jobs in admission order (removal keeps the order:
+# O4A's pick takes the first of equally dense jobs).
+#
+# jf (J, 6) per job, set at commit: true ready a, true remaining, density u, tentative completion d†, release r,
+#   true Δ↓;  jp (J, 2): the job's executable set in the pool ``PS/PE[jp[j, 0] : jp[j, 0] + jp[j, 1]]``
+# si (M, 6) per server: queue length n, running job (-1: none), ran since picked (0/1), preemptions, number of set
+#   intervals of its jobs, levels stale (0/1);  sf (M, 3): clock t, busy seconds, next event (as the bank's)
+# slots (M, cap): server k's unfinished jobs in admission order are slots[k, :n]
+# levels (PLAN's B_γ, :func:`o4a_levels`) per server row: nk (levels), blu, blptr, bls, ble (as plan_o4a_d_rows)
+OA, OREM, OU, OD, OR, ODN = 0, 1, 2, 3, 4, 5
+ON, ORUN, ORAN, OPRE, ONSET, OSTALE = 0, 1, 2, 3, 4, 5
+
+
+@njit
+def o4b_pick(k, t, s, fb, slots, si, jf, jp, PS, PE, code, ua, ub, uc, inc, bptr, brk, val):
+    """:func:`o4a_pick` of server ``k`` at ``t``: the job id, or -1."""
+    n = si[k, ON]
+    best = -1
+    bu = 0.0
+    for q in range(n):
+        j = slots[k, q]
+        if jf[j, OA] > t:
+            continue
+        lo0 = jp[j, 0]
+        lo = lo0
+        hi = lo0 + jp[j, 1]
+        while lo < hi:  # bisect_right(starts, t)
+            mid = (lo + hi) >> 1
+            if t < PS[mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        m = lo - 1
+        if m >= lo0 and t < PE[m] and (best < 0 or jf[j, OU] > bu):
+            best = j
+            bu = jf[j, OU]
+    if best >= 0 or fb == 1:
+        return best
+    b0 = 0.0
+    b1 = 0.0
+    b2 = 0
+    for q in range(n):
+        j = slots[k, q]
+        if jf[j, OA] > t:
+            continue
+        if fb == 0:
+            k0 = jf[j, OU]
+        else:
+            rem = jf[j, OREM]
+            x = t + rem / s + jf[j, ODN] - jf[j, OR]
+            f = code[j]
+            v = g_eval(j, x, code, ua, ub, uc, inc, bptr, brk, val) if f == 4 else _gval(f, ua[j], ub[j], uc[j],
+                                                                                          inc[j], x)
+            k0 = v / max(rem, 1e-12)
+        k1 = -jf[j, OD]
+        k2 = -j
+        if best < 0 or _lt(b0, b1, b2, k0, k1, k2):
+            best = j
+            b0 = k0
+            b1 = k1
+            b2 = k2
+    return best
+
+
+@njit
+def _o4b_next_bp(k, t, slots, si, jf, jp, PS, PE):
+    """The smallest breakpoint (ready time or set bound of a job of server ``k``) after ``t`` (inf if none)."""
+    nb = INF
+    for q in range(si[k, ON]):
+        j = slots[k, q]
+        x = jf[j, OA]
+        if x > t and x < nb:
+            nb = x
+        for m in range(jp[j, 0], jp[j, 0] + jp[j, 1]):
+            x = PS[m]
+            if x > t and x < nb:
+                nb = x
+            x = PE[m]
+            if x > t and x < nb:
+                nb = x
+    return nb
+
+
+@njit
+def o4b_next_event(k, s, fb, slots, si, sf, jf, jp, PS, PE, code, ua, ub, uc, inc, bptr, brk, val):
+    """``_SingleProcessor.next_event`` of O4A server ``k``."""
+    t = sf[k, ST]
+    nb = _o4b_next_bp(k, t, slots, si, jf, jp, PS, PE)
+    q = o4b_pick(k, t, s, fb, slots, si, jf, jp, PS, PE, code, ua, ub, uc, inc, bptr, brk, val)
+    if q < 0:
+        return nb
+    tc = t + jf[q, OREM] / s
+    return tc if tc < nb else nb
+
+
+@njit
+def o4b_sync(k, t1, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val):
+    """``_SingleProcessor.advance(t1)`` of O4A server ``k``; completions appended to ``oj/oc/os`` from index
+    ``no``; returns the new count."""
+    t = sf[k, ST]
+    if t1 < t:
+        return no
+    while True:
+        q = o4b_pick(k, t, s, fb, slots, si, jf, jp, PS, PE, code, ua, ub, uc, inc, bptr, brk, val)
+        run = si[k, ORUN]
+        if q != run:
+            if run >= 0 and jf[run, OREM] > 0 and si[k, ORAN] != 0:
+                si[k, OPRE] += 1
+            si[k, ORUN] = q
+            si[k, ORAN] = 0
+        nb = _o4b_next_bp(k, t, slots, si, jf, jp, PS, PE)
+        if q < 0:
+            if nb > t1:
+                break
+            t = nb
+            continue
+        tc = t + jf[q, OREM] / s
+        stop = t1 if t1 < nb else nb
+        if tc <= stop:
+            sf[k, SBUSY] += tc - t
+            jf[q, OREM] = 0.0
+            n = si[k, ON]
+            p = 0
+            while slots[k, p] != q:
+                p += 1
+            for p2 in range(p, n - 1):  # del jobs[p]: the order is kept
+                slots[k, p2] = slots[k, p2 + 1]
+            si[k, ON] = n - 1
+            si[k, ONSET] -= jp[q, 1]
+            si[k, OSTALE] = 1
+            si[k, ORUN] = -1
+            oj[no] = q
+            oc[no] = tc
+            os[no] = k
+            no += 1
+            t = tc
+            continue
+        jf[q, OREM] -= (stop - t) * s
+        if stop > t:
+            si[k, ORAN] = 1
+        sf[k, SBUSY] += stop - t
+        t = stop
+        if t >= t1:
+            break
+    if t1 > sf[k, ST]:
+        sf[k, ST] = t1
+    return no
+
+
+@njit
+def o4b_advance_due(t, ks, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, code, ua, ub, uc, inc, bptr, brk, val):
+    """:func:`bank_advance_due` for the O4A bank. Returns the number of completions."""
+    no = 0
+    for k in ks:
+        if sf[k, SEV] <= t:
+            no = o4b_sync(k, t, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, no, code, ua, ub, uc, inc, bptr,
+                          brk, val)
+            sf[k, SEV] = o4b_next_event(k, s, fb, slots, si, sf, jf, jp, PS, PE, code, ua, ub, uc, inc, bptr, brk,
+                                        val)
+    return no
+
+
+@njit
+def _o4b_levels(k, slots, si, jf, jp, PS, PE):
+    """:func:`o4a_levels` of O4A server ``k``'s current job set (in admission order)."""
+    n = si[k, ON]
+    u = np.empty(n, np.float64)
+    ptr = np.empty(n + 1, np.int64)
+    S = np.empty(si[k, ONSET], np.float64)
+    E = np.empty(si[k, ONSET], np.float64)
+    ptr[0] = 0
+    m = 0
+    for q in range(n):
+        j = slots[k, q]
+        u[q] = jf[j, OU]
+        for x in range(jp[j, 0], jp[j, 0] + jp[j, 1]):
+            S[m] = PS[x]
+            E[m] = PE[x]
+            m += 1
+        ptr[q + 1] = m
+    return o4a_levels(u, ptr, S, E)
+
+
+@njit
+def _o4b_refresh(k, slots, si, jf, jp, PS, PE, nk, blu, blptr, bls, ble):
+    """Bring server ``k``'s level row up to date; returns ``(0, 0)``, or the row widths it needs (nothing stored)."""
+    if si[k, ON] == 0:
+        nk[k] = 0
+        si[k, OSTALE] = 0
+        return 0, 0
+    if si[k, OSTALE] == 0:
+        return 0, 0
+    lu, lptr, ls, le = _o4b_levels(k, slots, si, jf, jp, PS, PE)
+    if lu.size > blu.shape[1] or ls.size > bls.shape[1]:
+        return lu.size, ls.size
+    o4a_store_levels(k, lu, lptr, ls, le, nk, blu, blptr, bls, ble)
+    si[k, OSTALE] = 0
+    return 0, 0
+
+
+@njit
+def o4b_estimates(ks, r, up, p, down, pdm, pdd, j, alpha, out, slots, si, sf, jf, jp, PS, PE, nk, blu, blptr, bls,
+                  ble, code, ua, ub, uc, inc, bptr, brk, val):
+    """O4A's estimate f† of job ``j`` on every server of ``ks`` (:func:`plan_o4a_d_rows` after refreshing the stale
+    level rows). Returns ``(0, 0)``, or the row widths a level row needs (no estimate written: widen, call again)."""
+    for k in ks:
+        nkk, nbb = _o4b_refresh(k, slots, si, jf, jp, PS, PE, nk, blu, blptr, bls, ble)
+        if nkk > 0:
+            return nkk, nbb
+    plan_o4a_d_rows(ks, nk, blu, blptr, bls, ble, r, up, p, down, pdm, pdd, j, alpha, out, code, ua, ub, uc, inc, bptr,
+                    brk, val)
+    return 0, 0
+
+
+@njit
+def o4b_commit(k, j, dispatch, rel, up_t, up_p, p_t, p_p, down_t, down_p, s, fb, pdm, pdd, alpha, slots, si, sf, jf,
+               jp, PS, PE, used, nk, blu, blptr, bls, ble, oj, oc, os, code, ua, ub, uc, inc, bptr, brk, val):
+    """``UtilitySimulator._commit`` on the O4A bank: sync server ``k`` to ``dispatch`` (completions returned as
+    orphans), PLAN job ``j`` (:meth:`O4AScheduler.plan <.disciplines.O4AScheduler.plan>`; its true and planned
+    Δ↑, p, Δ↓ are row ``j``, column ``k`` of ``up_t/up_p``, ``p_t/p_p``, ``down_t/down_p``, its release
+    ``rel[j]``), admit it (its set appended to the pool at ``used[0]``; the caller made room in ``slots`` and the
+    pool), reschedule the server. Returns ``(completions, γ, d†, u, level row widths needed or 0, 0)``."""
+    r = rel[j]
+    up_true = up_t[j, k]
+    up_plan = up_p[j, k]
+    p_true = p_t[j, k]
+    p_plan = p_p[j, k]
+    down_true = down_t[j, k]
+    down_plan = down_p[j, k]
+    no = o4b_sync(k, dispatch, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, 0, code, ua, ub, uc, inc, bptr, brk,
+                  val)
+    a = dispatch + up_plan
+    need = pdm * p_plan / pdd
+    st = used[0]
+    wk = 0
+    wb = 0
+    if si[k, ON] == 0:
+        d = a + need
+        u = discretize(g_eval(j, d + down_plan - r, code, ua, ub, uc, inc, bptr, brk, val), p_plan) / p_plan
+        gamma = 0
+        PS[st] = a
+        PE[st] = d
+        ln = 1
+    else:
+        wk, wb = _o4b_refresh(k, slots, si, jf, jp, PS, PE, nk, blu, blptr, bls, ble)
+        if wk > 0:  # too wide for the row: PLAN on fresh levels (the row stays stale)
+            lu, lptr, ls, le = _o4b_levels(k, slots, si, jf, jp, PS, PE)
+        else:
+            K = nk[k]
+            lu = blu[k, :K]
+            lptr = blptr[k, : K + 1]
+            ls = bls[k, : blptr[k, K]]
+            le = ble[k, : blptr[k, K]]
+        gamma, d, u, fs, fe = plan_o4a(lu, lptr, ls, le, a, p_plan, need, down_plan, r, j, alpha, code, ua, ub, uc,
+                                       inc, bptr, brk, val)
+        ln = fs.size
+        for m in range(ln):
+            PS[st + m] = fs[m]
+            PE[st + m] = fe[m]
+    used[0] = st + ln
+    jf[j, OA] = dispatch + up_true
+    jf[j, OREM] = p_true
+    jf[j, OU] = u
+    jf[j, OD] = d
+    jf[j, OR] = r
+    jf[j, ODN] = down_true
+    jp[j, 0] = st
+    jp[j, 1] = ln
+    n = si[k, ON]
+    slots[k, n] = j
+    si[k, ON] = n + 1
+    si[k, ONSET] += ln
+    si[k, OSTALE] = 1
+    sf[k, SEV] = o4b_next_event(k, s, fb, slots, si, sf, jf, jp, PS, PE, code, ua, ub, uc, inc, bptr, brk, val)
+    return no, gamma, d, u, wk, wb

@@ -52,7 +52,7 @@ from .presets import (
     release_rate_per_s,
 )
 from .simulator import UtilityJobs, UtilitySimulator, upper_bound
-from .utility_fn import FAMILY_CODES
+from .utility_fn import FAMILY_CODES, vector_rows
 
 __all__ = ["EdgeUtilityEnv", "UtilityView", "observation_features"]
 
@@ -191,6 +191,84 @@ def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.nd
     return t
 
 
+class _JobFeatures:
+    """The observation features of an episode's jobs that do not depend on the servers' state (the job block,
+    each row's processing time, delays, no-queue response time and its utility, the presence flags and the global
+    features), one float32 row per job, computed a block of :attr:`BLOCK` jobs at a time with the same elementwise
+    operations as :meth:`EdgeUtilityEnv._observation_reference` (numpy over the block instead of one job), so the
+    values are identical. A cache derived from the immutable jobs: deep copies share it (``__deepcopy__``
+    returns it) and pickling drops it (rebuilt on first use), so env copies stay cheap."""
+
+    BLOCK = 128
+
+    def __init__(self, env: EdgeUtilityEnv) -> None:
+        self.jobs = env.jobs
+        J = env.jobs.num_jobs
+        S = env.num_edge_servers
+        idx = list(range(S)) + ([S] if env.has_cloud else [])
+        self.idx = None if idx == list(range(len(env.sim.servers))) else np.array(idx, dtype=np.int64)
+        self.ridx = np.array([env._row_of_server(k) for k in idx], dtype=np.int64)
+        #: flat observation index of each row's first feature
+        self.cols = _JOB_FEATURES + self.ridx * _ROW_FEATURES
+        self.c4, self.c6, self.c7 = self.cols + 4, self.cols + 6, self.cols + 7  # estimate and queue features
+        self.table = np.zeros((J, len(env.features)), dtype=np.float32)
+        self.done = np.zeros((J + self.BLOCK - 1) // self.BLOCK, dtype=bool)
+        self.g0 = np.zeros(J)  # g_max of every job (filled with its block)
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_JobFeatures.__new__, (_JobFeatures,), {"jobs": None})
+
+    def row(self, env: EdgeUtilityEnv, i: int) -> np.ndarray:
+        """A new float32 copy of job ``i``'s row (its block computed first if needed)."""
+        b = i // self.BLOCK
+        if not self.done[b]:
+            self._fill(env, b * self.BLOCK, min((b + 1) * self.BLOCK, self.jobs.num_jobs))
+            self.done[b] = True
+        return self.table[i].copy()
+
+    def _fill(self, env: EdgeUtilityEnv, lo: int, hi: int) -> None:
+        jobs, sim = self.jobs, env.sim
+        J = jobs.num_jobs
+        n = hi - lo
+        obs = np.zeros((n, self.table.shape[1]))
+        us = jobs.utilities[lo:hi]
+        g0 = np.array([g.g_max for g in us])
+        self.g0[lo:hi] = g0
+        f = obs[:, :_JOB_FEATURES]
+        f[np.arange(n), [min(FAMILY_CODES[g.family], 3) for g in us]] = 1.0
+        pos = np.flatnonzero(g0 > 0)
+        if pos.size:
+            f[pos, 4 : 4 + _G_POINTS.size] = vector_rows([us[q] for q in pos.tolist()],
+                                                         np.broadcast_to(_G_POINTS, (pos.size, _G_POINTS.size)))
+            f[pos, 4 : 4 + _G_POINTS.size] /= g0[pos, None]
+        f[:, -2] = [math.log1p(x) / 5 for x in g0.tolist()]
+        relative = env.preset.env.obs_relative
+        if not relative:
+            f[:, -1] = (J - np.arange(lo, hi)) / J
+        sel = slice(None) if self.idx is None else self.idx
+        pp, pu, pdn = sim._scale_p[lo:hi][:, sel], sim._scale_up[lo:hi][:, sel], sim._scale_down[lo:hi][:, sel]
+        lb = pu + pp / sim.speed + pdn  # UtilitySimulator.planned_lb of each job
+        c = self.cols
+        obs[:, c] = np.log1p(pp)
+        obs[:, c + 1] = np.log1p(pu)
+        obs[:, c + 2] = np.log1p(pdn)
+        obs[:, c + 3] = np.log1p(lb)
+        if pos.size:
+            obs[pos[:, None], c + 5] = vector_rows([us[q] for q in pos.tolist()], lb[pos]) / g0[pos, None]
+        obs[:, c + 8] = 1.0
+        gl = obs[:, -_GLOBAL_FEATURES:]
+        r = jobs.release_s
+        if not relative:
+            gl[:, 0] = [math.log1p(x) / 10 for x in r[lo:hi].tolist()]
+            gl[:, 1] = np.arange(lo, hi) / J
+        gl[:, 2] = [_log_rate(i - max(0, i - 50), float(r[i]) - float(r[max(0, i - 50)])) / 5
+                    for i in range(lo, hi)]
+        self.table[lo:hi] = obs
+
+
 class EdgeUtilityEnv(gym.Env):
     """The edge system of Zhang et al. (ToN 2023), one step per released job (see the module docstring).
 
@@ -248,6 +326,12 @@ class EdgeUtilityEnv(gym.Env):
         self.reward_scale = p.env.reward_scale
         self._dispatch_credit = p.env.reward_credit == "dispatch"
         self.action_space = spaces.Discrete(self.N + int(self.allow_reject))
+        #: the rows that exist (edge servers, the cloud) and reject when allowed: action_masks() before DO4A's filter
+        self._mask_base = np.zeros(self.action_space.n, dtype=bool)
+        self._mask_base[:S] = True
+        self._mask_base[self.N - 1] = self.has_cloud
+        if self.allow_reject:
+            self._mask_base[self.N] = True
         #: the named observation features, one per index (``observation_features(preset)``)
         self.features = _feature_list(self.max_edge_servers)
         # the declared bounds are the features' (finite: a log1p of a finite float64 is below _LOG_MAX)
@@ -256,6 +340,7 @@ class EdgeUtilityEnv(gym.Env):
                                             dtype=np.float32)
         self.sim: UtilitySimulator | None = None
         self.jobs: UtilityJobs | None = None
+        self._job_features: _JobFeatures | None = None  # the job-only observation features of self.jobs
         self._k = 0
         self._return = 0.0
 
@@ -333,6 +418,7 @@ class EdgeUtilityEnv(gym.Env):
 
     def _prepare(self) -> None:
         self._est: np.ndarray | None = None
+        self._est_all: np.ndarray | None = None
         self._inc: np.ndarray | None = None
         self._pending_done = []
         if self._k < self.jobs.num_jobs:
@@ -358,7 +444,8 @@ class EdgeUtilityEnv(gym.Env):
         server = None if (self.allow_reject and a == self.N) else self._server_of_row(a)
         planned = 0.0
         if server is not None and self._dispatch_credit:  # planned utility of the discipline's estimate
-            est = float(self.query_finish(rows=[a])[a]) - float(self.jobs.release_s[i])
+            f = self._est[a] if self._est is not None and self._est_all is self._est else self.query_finish(rows=[a])[a]
+            est = float(f) - float(self.jobs.release_s[i])
             planned = float(self.jobs.utilities[i].vector(np.array([est]))[0])
             self._planned[i] = planned
         if server is None:
@@ -419,11 +506,7 @@ class EdgeUtilityEnv(gym.Env):
         candidates and the cloud), plus reject when allowed. ``RuntimeError`` before the first ``reset()``."""
         if self.sim is None:
             raise RuntimeError("call reset() before action_masks()")
-        m = np.zeros(self.action_space.n, dtype=bool)
-        m[: self.num_edge_servers] = True
-        m[self.N - 1] = self.has_cloud
-        if self.allow_reject:
-            m[self.N] = True
+        m = self._mask_base.copy()
         if self.preset.env.mask == "do4a" and self.sim is not None and self._k < self.jobs.num_jobs:
             cand = self.do4a_candidates(self.preset.env.do4a_k)
             keep = np.zeros_like(m)
@@ -450,14 +533,7 @@ class EdgeUtilityEnv(gym.Env):
         Cached per step."""
         self._require_pending()
         if self._est is None and rows is None:  # every row at once (the observation's call): one simulator call
-            est = self.sim.estimates(self._k)
-            S = self.num_edge_servers
-            self._est = np.full(self.N, np.inf)
-            self._est[:S] = est[:S]
-            if self.has_cloud:
-                self._est[-1] = est[S]
-            self._est_all = self._est  # every row known: later calls only select
-            return self._est.copy()
+            return self._all_estimates().copy()
         if rows is not None and self._est is not None and getattr(self, "_est_all", None) is self._est:
             sel = np.full(self.N, np.inf)
             rows = list(rows)
@@ -478,6 +554,26 @@ class EdgeUtilityEnv(gym.Env):
             sel[list(rows)] = out[list(rows)]
             return sel
         return out
+
+    def _all_estimates(self) -> np.ndarray:
+        """:meth:`query_finish` of every row, the per-step cache itself (not a copy; computed on the first call)."""
+        if self._est is not None and self._est_all is self._est:
+            return self._est
+        if self._est is not None:  # some rows known: the general path fills the rest
+            self._est = self.query_finish()
+            self._est_all = self._est
+            return self._est
+        est = self.sim.estimates(self._k)
+        S = self.num_edge_servers
+        if est.size == self.N:  # the rows are the servers (edge servers up to max_edge_servers, then the cloud)
+            self._est = est
+        else:
+            self._est = np.full(self.N, np.inf)
+            self._est[:S] = est[:S]
+            if self.has_cloud:
+                self._est[-1] = est[S]
+        self._est_all = self._est  # every row known: later calls only select
+        return self._est
 
     def jrt_increase(self, rows=None) -> np.ndarray:
         """OnDisc's Inc per row (Σ planned JRT with the job − without; needs a priority discipline such as
@@ -542,6 +638,36 @@ class EdgeUtilityEnv(gym.Env):
 
     # ----------------------------------------------------------------- observation, metrics
     def _observation(self) -> np.ndarray:
+        """The observation of the pending job: the features that depend on the job alone come from a per-episode
+        table (:class:`_JobFeatures`, filled a block of jobs at a time), the server-state ones (estimates, queue
+        lengths) are computed here with the numpy operations of :meth:`_observation_reference`, so the values are
+        identical (``tests/speed/test_speed_edge_utility_obs.py``)."""
+        i = self._k
+        sim = self.sim
+        tab = self._job_features
+        if tab is None or tab.jobs is not self.jobs:
+            tab = self._job_features = _JobFeatures(self)
+        obs = tab.row(self, i)
+        relative = self.preset.env.obs_relative
+        if self.preset.env.obs_estimates:
+            g = self.jobs.utilities[i]
+            self._require_pending()
+            est = self._all_estimates()[tab.ridx] - float(self.jobs.release_s[i])
+            # v1 (obs_relative): the estimate minus the best row's, which does not drift with the backlog
+            obs[tab.c4] = np.log1p(np.maximum(est - est.min() if relative else est, 0.0))
+            g0 = tab.g0[i]
+            if g0 > 0:
+                obs[tab.c6] = g.vector(est) / g0
+        ql = sim.queue_lengths()
+        if tab.idx is not None:
+            ql = ql[tab.idx]
+        ql = ql.astype(float)
+        # v1: queue length relative to the longest queue (in [0, 1]) instead of log1p of the absolute length
+        obs[tab.c7] = ql / (1.0 + ql.max()) if relative else np.log1p(ql)
+        return obs
+
+    def _observation_reference(self) -> np.ndarray:
+        """:meth:`_observation` computed from scratch for the pending job (the test oracle of its job table)."""
         i = self._k
         jobs, sim = self.jobs, self.sim
         obs = np.zeros(self.observation_space.shape, dtype=np.float64)

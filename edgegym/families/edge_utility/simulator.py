@@ -34,11 +34,35 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .disciplines import DISCIPLINES, FALLBACKS, O4AParams, Plan, PriorityScheduler, Request, make_scheduler
+from .disciplines import (
+    DISCIPLINES,
+    FALLBACKS,
+    O4AParams,
+    O4AScheduler,
+    Plan,
+    PriorityScheduler,
+    Request,
+    make_scheduler,
+)
 from .utility_fn import UtilityFn
 
+#: keep the compiled O4A servers in the struct-of-arrays :class:`_O4ABank` (False: the server objects with compiled
+#: helpers, the previous compiled path; both give identical results)
+O4A_BANK = True
 _NO_F = np.zeros(0)
 _NO_I = np.zeros(0, dtype=np.int64)
+_K = None  # the compiled kernels (._kernels), imported on first use: ``import edgegym`` must not load Numba
+
+
+def _kernels():
+    """The kernel module, imported on first use."""
+    global _K
+    if _K is None:
+        from . import _kernels as k
+
+        _K = k
+    return _K
+
 
 __all__ = [
     "DISCIPLINES",
@@ -178,9 +202,7 @@ class _Bank:
     @property
     def K(self):
         """The kernel module (imported on first use; not an attribute, so that the bank pickles)."""
-        from . import _kernels
-
-        return _kernels
+        return _K or _kernels()
 
     def __init__(self, sim: UtilitySimulator, members: list[int], utab: tuple, soft: list[float]) -> None:
         K = self.K
@@ -251,6 +273,187 @@ class _Bank:
         return self.completions(sim, no)
 
 
+class _O4ALevels:
+    """The compiled O4A servers' PLAN levels (:meth:`O4AScheduler._flat_levels`) copied into one buffer row per
+    server, refreshed only for the servers whose job set changed since the last call (the server's cached flat
+    levels are a new object after every change), so that one kernel call computes every server's estimate
+    without concatenating the levels at each step. Plain numpy arrays: deep-copies and pickles with the
+    simulator (the cached references are the servers' own tuples, so a copy stays consistent)."""
+
+    __slots__ = ("flat", "nk", "lu", "lptr", "ls", "le", "_ks")  # no per-job arrays (``fork`` leaves them alone)
+
+    def __init__(self, M: int) -> None:
+        self.flat: list = [None] * M  # the flat levels each row holds (None: an idle server, nk = 0)
+        self.nk = np.zeros(M, dtype=np.int64)
+        self.lu = np.zeros((M, 8))
+        self.lptr = np.zeros((M, 9), dtype=np.int64)
+        self.ls = np.zeros((M, 16))
+        self.le = np.zeros((M, 16))
+        self._ks: tuple[list, np.ndarray] = ([], _NO_I)
+
+    def ks(self, ks: list[int]) -> np.ndarray:
+        """``ks`` as an int64 array (the last one reused)."""
+        if self._ks[0] != ks:
+            self._ks = (list(ks), np.array(ks, dtype=np.int64))
+        return self._ks[1]
+
+    def refresh(self, servers: list, ks: list[int]) -> None:
+        """Copy the current levels of the servers ``ks`` whose job set changed."""
+        flat = self.flat
+        for k in ks:
+            srv = servers[k]
+            f = (srv._flat or srv._flat_levels()) if srv.jobs else None
+            if f is flat[k]:
+                continue
+            flat[k] = f
+            if f is None:
+                self.nk[k] = 0
+                continue
+            lu, lptr, ls, le = f[1:]
+            if lu.size > self.lu.shape[1] or ls.size > self.ls.shape[1]:  # widen the rows (doubling)
+                self._grow(max(lu.size, self.lu.shape[1]), max(ls.size, self.ls.shape[1]))
+            from . import _kernels as K
+
+            K.o4a_store_levels(k, lu, lptr, ls, le, self.nk, self.lu, self.lptr, self.ls, self.le)
+
+    def _grow(self, kmin: int, bmin: int) -> None:
+        M, ck, cb = self.lu.shape[0], self.lu.shape[1], self.ls.shape[1]
+        while ck < kmin:
+            ck *= 2
+        while cb < bmin:
+            cb *= 2
+        lu, lptr = np.zeros((M, ck)), np.zeros((M, ck + 1), dtype=np.int64)
+        ls, le = np.zeros((M, cb)), np.zeros((M, cb))
+        lu[:, : self.lu.shape[1]] = self.lu
+        lptr[:, : self.lptr.shape[1]] = self.lptr
+        ls[:, : self.ls.shape[1]] = self.ls
+        le[:, : self.le.shape[1]] = self.le
+        self.lu, self.lptr, self.ls, self.le = lu, lptr, ls, le
+
+
+class _O4ABankServer(_BankServer):
+    """An O4A server held by the :class:`_O4ABank` (name, clock, queue length, preemptions, busy time, its O4A
+    knobs)."""
+
+    __slots__ = ("params", "utab")
+
+    def __init__(self, bank: _O4ABank, k: int, speed: float, params: O4AParams, utab: tuple) -> None:
+        super().__init__(bank, k, "o4a", speed)
+        self.params, self.utab = params, utab
+
+
+class _O4ABank:
+    """The simulator's compiled O4A servers as struct-of-arrays (see ``_kernels``' O4A server bank): per job ``jf``
+    (J, 6) and ``jp`` (J, 2) into the executable-set pool ``PS/PE`` (grown by doubling), per server ``si`` (M, 6) /
+    ``sf`` (M, 3), queues ``slots`` (M, cap) in admission order, each server's PLAN levels in :class:`_O4ALevels`
+    rows; completion buffers of J entries. Every kernel reproduces the server objects' floating-point operations
+    (:class:`~.disciplines.O4AScheduler`), one call per advance, commit or estimate of all servers. Slotted: a
+    job's rows are written at its commit only, so a fork that redraws the future jobs replaces ``utab`` alone."""
+
+    __slots__ = ("s", "utab", "params", "fb", "alpha", "pdm", "pdd", "ks", "member", "all_members", "jf", "jp", "PS",
+                 "PE", "used", "si", "sf", "slots", "lv", "oj", "oc", "os")
+
+    @property
+    def K(self):
+        """The kernel module (imported on first use; not an attribute, so that the bank pickles)."""
+        return _K or _kernels()
+
+    def __init__(self, sim: UtilitySimulator, members: list[int], utab: tuple, params: O4AParams) -> None:
+        J, M = sim.jobs.num_jobs, len(sim.servers)
+        self.s = sim.speed
+        self.utab = utab
+        self.params = params
+        self.fb = FALLBACKS.index(params.fallback)
+        self.alpha = params.alpha_value
+        if params.tentative_mode == "speed_consistent":  # tentative_time: (1 + βε)·p / s
+            self.pdm, self.pdd = 1.0 + params.beta * params.eps, sim.speed
+        elif params.tentative_mode == "paper_literal":  # (1 + βε)/(1 + ε)·p (divided by 1.0: exact)
+            self.pdm, self.pdd = (1.0 + params.beta * params.eps) / (1.0 + params.eps), 1.0
+        else:
+            raise ValueError(f"unknown tentative_mode {params.tentative_mode!r} (valid: speed_consistent, "
+                             "paper_literal)")
+        self.ks = np.array(members, dtype=np.int64)
+        self.member = np.zeros(M, dtype=bool)
+        self.member[self.ks] = True
+        self.all_members = bool(self.member.all())
+        self.jf = np.zeros((max(J, 1), 6))
+        self.jp = np.zeros((max(J, 1), 2), dtype=np.int64)
+        self.PS = np.zeros(64)
+        self.PE = np.zeros(64)
+        self.used = np.zeros(1, dtype=np.int64)
+        self.si = np.zeros((M, 6), dtype=np.int64)
+        self.si[:, 1] = -1
+        self.sf = np.zeros((M, 3))
+        self.sf[:, 2] = np.inf
+        self.slots = np.zeros((M, 16), dtype=np.int64)
+        self.lv = _O4ALevels(M)
+        self.oj = np.zeros(max(J, 1), dtype=np.int64)
+        self.oc = np.zeros(max(J, 1))
+        self.os = np.zeros(max(J, 1), dtype=np.int64)
+        for k in members:
+            sim.servers[k] = _O4ABankServer(self, k, sim.speed, params, utab)
+
+    def advance_due(self, sim: UtilitySimulator, t: float) -> list[Completion]:
+        no = (_K or _kernels()).o4b_advance_due(t, self.ks, self.s, self.fb, self.slots, self.si, self.sf, self.jf,
+                                                self.jp, self.PS, self.PE, self.oj, self.oc, self.os, *self.utab)
+        return self.completions(sim, no) if no else []
+
+    def completions(self, sim: UtilitySimulator, no: int) -> list[Completion]:
+        """Credit the first ``no`` buffered completions (as ``UtilitySimulator._sync``: JRT ``C + Δ↓ − r``)."""
+        out = []
+        if no:
+            jf, utilities = self.jf, sim.jobs.utilities
+            for j, C, k in zip(self.oj[:no].tolist(), self.oc[:no].tolist(), self.os[:no].tolist(), strict=True):
+                jrt = C + float(jf[j, 5]) - float(jf[j, 4])
+                u = utilities[j](jrt)
+                sim.utility[j] = u
+                sim.jrt_s[j] = jrt
+                sim.completed[j] = True
+                out.append(Completion(j, k, C, jrt, u))
+        return out
+
+    def next_due(self) -> float:
+        return float(self.K.bank_next_due(self.ks, self.sf))
+
+    def commit(self, sim: UtilitySimulator, job: int, k: int, dispatch_s: float) -> list[Completion]:
+        if self.si[k, 0] == self.slots.shape[1]:  # full: double the queues' capacity
+            slots = np.zeros((self.slots.shape[0], 2 * self.slots.shape[1]), dtype=np.int64)
+            slots[:, : self.slots.shape[1]] = self.slots
+            self.slots = slots
+        room = int(self.si[k, 4]) + 2  # a PLAN set has at most one interval more than the server's sets
+        if self.used[0] + room > self.PS.size:
+            cap = self.PS.size
+            while cap < self.used[0] + room:
+                cap *= 2
+            self.PS = np.concatenate([self.PS, np.zeros(cap - self.PS.size)])
+            self.PE = np.concatenate([self.PE, np.zeros(cap - self.PE.size)])
+        j = sim.jobs
+        lv = self.lv
+        no, gamma, d, u, wk, wb = (_K or _kernels()).o4b_commit(
+            k, job, dispatch_s, j.release_s, j.up_s, sim._scale_up, j.p_s, sim._scale_p, j.down_s, sim._scale_down,
+            self.s, self.fb, self.pdm, self.pdd, self.alpha, self.slots, self.si, self.sf, self.jf, self.jp, self.PS,
+            self.PE, self.used, lv.nk, lv.lu, lv.lptr, lv.ls, lv.le, self.oj, self.oc, self.os, *self.utab)
+        if wk:
+            lv._grow(wk, wb)
+        st, ln = self.jp[job].tolist()
+        sim.plans[job] = Plan(gamma, tuple(self.PS[st : st + ln].tolist()), tuple(self.PE[st : st + ln].tolist()), d,
+                              d + float(sim._scale_down[job, k]), u)
+        return self.completions(sim, no) if no else []
+
+    def estimates(self, sim: UtilitySimulator, job: int, ks: np.ndarray, out: np.ndarray) -> None:
+        """O4A's f† of ``job`` on the bank servers ``ks`` into ``out`` (PLAN on the current sets, no sync)."""
+        r = float(sim.jobs.release_s[job])
+        lv = self.lv
+        while True:
+            wk, wb = (_K or _kernels()).o4b_estimates(
+                ks, r, sim._scale_up[job], sim._scale_p[job], sim._scale_down[job], self.pdm, self.pdd, job, self.alpha,
+                out, self.slots, self.si, self.sf, self.jf, self.jp, self.PS, self.PE, lv.nk, lv.lu, lv.lptr, lv.ls,
+                lv.le, *self.utab)
+            if not wk:
+                return
+            lv._grow(wk, wb)
+
+
 # ------------------------------------------------------------------------------------------ simulator
 @dataclass(frozen=True, slots=True)
 class Completion:
@@ -297,6 +500,7 @@ class UtilitySimulator:
                 soft = soft or [u.soft_deadline(0.5) for u in jobs.utilities]
                 srv.soft_deadlines = soft
         self._bank: _Bank | None = None
+        self._o4bank: _O4ABank | None = None
         if compiled:  # compiled PLAN / what-if on every server (identical results)
             from ._kernels import utility_table
 
@@ -307,7 +511,11 @@ class UtilitySimulator:
             members = [k for k, srv in enumerate(self.servers) if isinstance(srv, PriorityScheduler)]
             if members and not record:  # the priority servers as struct-of-arrays (segments need the objects)
                 self._bank = _Bank(self, members, utab, soft)
+            o4 = [k for k, srv in enumerate(self.servers) if isinstance(srv, O4AScheduler)]
+            if o4 and O4A_BANK and not record:  # the O4A servers too (they share one O4AParams)
+                self._o4bank = _O4ABank(self, o4, utab, self.servers[o4[0]].params)
         self._req_rows: tuple | None = None  # the last job's request fields, as Python lists by server
+        self._o4a_lv: _O4ALevels | None = None  # the O4A servers' PLAN levels for the compiled estimates
         self.now = 0.0
         self._heap: list[tuple[float, int, int, int]] = []
         self._version = [0] * M
@@ -361,6 +569,10 @@ class UtilitySimulator:
         Idle edge servers take the closed form; busy ones run their discipline's estimate (PLAN for O4A)."""
         M = len(self.servers)
         out = np.full(M, np.inf)
+        o4bank = self._o4bank
+        if servers is None and o4bank is not None and o4bank.all_members:  # every server: one kernel call
+            o4bank.estimates(self, job, o4bank.ks, out)
+            return out
         r = float(self.jobs.release_s[job])
         base = r + self.planned_lb(job)
         ks, idx = self._split(servers)
@@ -384,12 +596,35 @@ class UtilitySimulator:
         """:meth:`O4AScheduler.estimate_fast` of ``job`` on the O4A servers ``ks`` (one kernel call)."""
         from .utility_fn import tentative_time
 
+        bank = self._o4bank
+        if bank is not None:  # the bank's servers: one kernel call
+            inb = [k for k in ks if bank.member[k]]
+            if inb:
+                bank.estimates(self, job, np.array(inb, dtype=np.int64), out)
+                ks = [k for k in ks if not bank.member[k]]
+                if not ks:
+                    return
         srvs = [self.servers[k] for k in ks]
         pr = srvs[0].params
         if any(s.params is not pr for s in srvs):  # servers with different knobs: one call each
             up, pp, dp = self._scale_up[job].tolist(), self._scale_p[job].tolist(), self._scale_down[job].tolist()
             for k, s in zip(ks, srvs, strict=True):
                 out[k] = s.estimate_fast(job, r, r + up[k], pp[k], dp[k])
+            return
+        from . import _kernels as K
+
+        if pr.tentative_mode in ("speed_consistent", "paper_literal"):  # levels kept per server between calls
+            lv = self._o4a_lv
+            if lv is None:
+                lv = self._o4a_lv = _O4ALevels(len(self.servers))
+            lv.refresh(self.servers, ks)
+            if pr.tentative_mode == "speed_consistent":  # p† = (1 + βε)·p / s, as the vector expression below
+                pdm, pdd = 1.0 + pr.beta * pr.eps, self.speed
+            else:  # tentative_time's (1 + βε)/(1 + ε)·p (divided by 1.0: exact)
+                pdm, pdd = (1.0 + pr.beta * pr.eps) / (1.0 + pr.eps), 1.0
+            K.plan_o4a_d_rows(lv.ks(ks), lv.nk, lv.lu, lv.lptr, lv.ls, lv.le, r, self._scale_up[job],
+                              self._scale_p[job], self._scale_down[job], pdm, pdd, job, pr.alpha_value, out,
+                              *srvs[0].utab)
             return
         busy = np.array([bool(s.jobs) for s in srvs])
         flats = [s._flat_levels() for s, b in zip(srvs, busy.tolist(), strict=True) if b]
@@ -416,8 +651,6 @@ class UtilitySimulator:
             pd = (1.0 + pr.beta * pr.eps) * p / self.speed
         else:
             pd = np.array([tentative_time(x, self.speed, pr.eps, pr.beta, pr.tentative_mode) for x in p.tolist()])
-        from . import _kernels as K
-
         K.plan_o4a_d_many(np.array(ks, dtype=np.int64), np.array(busy), lu, luo, lptr, lpo, ls, le, lso, a, p, pd,
                           self._scale_down[job], r, job, pr.alpha_value, out, *srvs[0].utab)
 
@@ -475,6 +708,8 @@ class UtilitySimulator:
             self._push(k)
         if self._bank is not None:  # the bank's due servers: one kernel call
             out.extend(self._bank.advance_due(self, t))
+        if self._o4bank is not None:
+            out.extend(self._o4bank.advance_due(self, t))
         return out
 
     def advance_to(self, t: float) -> list[Completion]:
@@ -497,6 +732,10 @@ class UtilitySimulator:
     def _commit(self, job: int, server: int, dispatch_s: float) -> None:
         if self._bank is not None and self._bank.member[server]:  # sync, admit and reschedule in one call
             self._orphans.extend(self._bank.commit(self, job, server, dispatch_s))
+            self.server_of[job] = server
+            return
+        if self._o4bank is not None and self._o4bank.member[server]:  # sync, PLAN, admit and reschedule
+            self._orphans.extend(self._o4bank.commit(self, job, server, dispatch_s))
             self.server_of[job] = server
             return
         self._sync_side(server, dispatch_s)
@@ -527,6 +766,8 @@ class UtilitySimulator:
             t = self._heap[0][0] if self._heap else math.inf
             if bank is not None:
                 t = min(t, bank.next_due())
+            if self._o4bank is not None:
+                t = min(t, self._o4bank.next_due())
             if t == math.inf:
                 break
             out.extend(self.advance_to(t))
@@ -537,6 +778,8 @@ class UtilitySimulator:
         """Unfinished jobs on each server (committed, not completed).                          # (M,) int"""
         if self._bank is not None and self._bank.all_members:
             return self._bank.si[:, 0].copy()
+        if self._o4bank is not None and self._o4bank.all_members:
+            return self._o4bank.si[:, 0].copy()
         return np.array([srv.queue_length for srv in self.servers], dtype=np.int64)
 
     @property

@@ -38,6 +38,7 @@ __all__ = [
     "step",
     "tentative_time",
     "unit_sigmoid",
+    "vector_rows",
 ]
 
 FAMILIES = ("linear", "aon", "sigmoid", "constant", "step")
@@ -140,6 +141,38 @@ class UtilityFn:
             if v <= theta * g0:
                 return self.breaks[k]
         return math.inf
+
+
+def vector_rows(utilities, t: np.ndarray) -> np.ndarray:
+    """``utilities[q].vector(t[q])`` for every row ``q`` of the 2-D array ``t`` (one utility per row), a family at
+    a time: the same elementwise numpy operations as :meth:`UtilityFn.vector`, so identical values.  # (n, m)"""
+    t = np.ascontiguousarray(t, dtype=float)
+    n = t.shape[0]
+    out = np.empty(t.shape)
+    if n == 0:
+        return out
+    code = np.fromiter((FAMILY_CODES[u.family] for u in utilities), np.int64, n)
+    ua = np.fromiter((u.a for u in utilities), np.float64, n)
+    ub = np.fromiter((u.b for u in utilities), np.float64, n)
+    uc = np.fromiter((u.c for u in utilities), np.float64, n)
+    for f in np.unique(code).tolist():
+        sel = np.flatnonzero(code == f)
+        a, b, c = ua[sel, None], ub[sel, None], uc[sel, None]
+        x = t[sel]
+        if f == 0:  # linear
+            out[sel] = np.maximum(0.0, b - a * x)
+        elif f == 1:  # aon
+            inc = np.fromiter((utilities[q].inclusive for q in sel.tolist()), bool, sel.size)[:, None]
+            out[sel] = np.where(np.where(inc, x <= c, x < c), a, 0.0)
+        elif f == 2:  # sigmoid
+            with np.errstate(over="ignore"):
+                out[sel] = b / (np.exp(np.minimum(a * (x - c), 700.0)) + 1.0)
+        elif f == 3:  # constant
+            out[sel] = b
+        else:  # step: one row at a time
+            for q in sel.tolist():
+                out[q] = utilities[q].vector(t[q])
+    return out
 
 
 def linear(a: float, b: float) -> UtilityFn:
