@@ -379,14 +379,17 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
         for k, r in enumerate(rows, start=1):
             name = f"**{r['label']}** ★" if k == 1 else r["label"]
             ratio = _fmt(r["ratio_mean"], r["ratio_std"]) if math.isfinite(r["ratio_mean"]) else na_text
-            lines.append(f"| {k} | {name} | {r['kind']} | {_fmt(r['objective_mean'], r['objective_std'])} | {ratio} | "
-                         f"{_fmt_rate(r['decisions_per_cpu_s'])} |")
+            obj = _fmt(r["objective_mean"], r["objective_std"])
+            if r["n"] != len(seeds):
+                obj += f" ({r['n']} of {len(seeds)} seeds)"
+            lines.append(f"| {k} | {name} | {r['kind']} | {obj} | {ratio} | {_fmt_rate(r['decisions_per_cpu_s'])} |")
         bound = f"Bound: {BOUND_TEXT.get(fam, 'none known')}."
         if info["kinds"]:
             bound += f" Computed here: {', '.join(info['kinds'])}."
         if info["lp_na"]:
             bound += f" LP: n/a ({', '.join(info['lp_na'])})."
         lines += ["", bound, ""]
+        lines += rollout_notes(results, env_id, rows, info["higher_is_better"])
         failed = [r for r in results if r["env"] == env_id and "error" in r]
         if failed:
             lines += ["Runs that failed:", ""]
@@ -395,6 +398,39 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
                 lines.append(f"* {what}: {r['error']}")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def rollout_notes(results: list[dict], env_id: str, rows: list[dict], hib: bool) -> list[str]:
+    """One line per rollout row: its parameters and how it compares with its base policy, seed by seed."""
+    out = []
+    eps = [r for r in results if r["kind"] == "episode" and r["env"] == env_id and "error" not in r]
+    for row in rows:
+        if row["kind"] != "rollout":
+            continue
+        try:
+            from edgegym.agents.reference.rollout import parse_rollout
+
+            params, base = parse_rollout(row["policy"])
+        except (ImportError, ValueError):
+            continue
+        mine = {int(r["seed"]): r["objective"] for r in eps if r["policy"] == row["policy"]}
+        theirs = {int(r["seed"]): r["objective"] for r in eps if r["policy"] == base}
+        common = sorted(set(mine) & set(theirs))
+        if not common:
+            continue
+        # improvement over the base, per seed, in % of the base's objective (positive = the rollout is better)
+        gain = [(mine[s] - theirs[s]) / abs(theirs[s]) * (100 if hib else -100) for s in common if theirs[s]]
+        m, sd = _mean_std(gain)
+        base_row = next((r for r in rows if r["policy"] == base), None)
+        speed = ""
+        if base_row and math.isfinite(base_row["decisions_per_cpu_s"]) and row["decisions_per_cpu_s"] > 0:
+            speed = f"; the base decides {base_row['decisions_per_cpu_s'] / row['decisions_per_cpu_s']:,.0f}× faster"
+        better = sum(g > 0 for g in gain)
+        out.append(f"Rollout `{row['policy']}`: K = {params.get('K')} forks, H = {params.get('H')} steps "
+                   f"(0: to the end), k = {params.get('k')} candidate actions; against its base `{base}`: "
+                   f"{m:+.2f} ± {sd:.2f} % better objective over {len(common)} seeds (better on {better}){speed}.")
+        out.append("")
+    return out
 
 
 def _seed_text(seeds) -> str:
