@@ -364,3 +364,685 @@ PURE = {
     for name in ("site_order", "max_workers", "pa", "pa_all_n", "fill", "split", "dta", "prop_quota", "earliest_fit",
                  "window_transfer")
 }
+
+
+# --------------------------------------------------------------------------- the commit mode's per-step kernels
+# One call builds the whole candidate table of an arriving job (both tentative enumerations, the worker grid, the
+# ``now``/``wait`` rows, the wait limit, the v1 pruning), one call runs a committed plan, one call writes the
+# observation. Each reproduces, operation for operation, the numpy code kept in ``_reference.py`` (the oracle of
+# the differential tests in ``tests/speed/test_speed_wireless_udl.py``).
+
+
+@njit
+def latency_scalar(kind, tau, b, tau1, tau2, c, L, rate):
+    """f(L) for one latency ``L`` (the scalar path of :func:`~.costs.latency_cost`, the same operations)."""
+    if kind == 0:
+        return tau * math.exp(min(rate * L, 700.0))
+    if kind == 1:
+        return tau * L + b
+    if kind == 3:
+        return b / (math.exp(min(-rate * (L - c), 700.0)) + 1.0)
+    return tau1 if L < c else tau2
+
+
+@njit
+def _split_into(y, used_sites, n_used, M, tot_m, kappa, h, order, d):
+    """:func:`split` into the zero scratch ``d`` (``y`` non-zero only on ``used_sites[:n_used]``, ``tot_m = Σ M``)."""
+    R = y.shape[0]
+    tot_c = 0
+    sd = 0
+    for j in range(n_used):
+        r = used_sites[j]
+        c = h * kappa * y[r]
+        tot_c += c
+        d[r] = min(c, M[r])
+        sd += d[r]
+    rem = min(tot_m, tot_c) - sd
+    for j in range(R):
+        if rem <= 0:
+            break
+        r = order[j]
+        if y[r] == 0:
+            continue  # split's x = min(0 - d[r], rem) <= 0
+        x = min(h * kappa * y[r] - d[r], rem)
+        if x > 0:
+            d[r] += x
+            rem -= x
+
+
+@njit
+def _complete_transfer(y, used_sites, n_used, M, tot_m, kappa, h, order, q, src_order, d, H, sent, touched):
+    """:func:`window_transfer` with ``prop = False`` (SPLIT with ``h`` slots, one DTA on ``M``) on scratch
+    buffers: ``d`` and ``sent`` zero and ``H == M`` on entry, restored on exit; ``y`` non-zero only on
+    ``used_sites[:n_used]``. The same additions in the same order as ``split`` + ``dta``."""
+    R = y.shape[0]
+    _split_into(y, used_sites, n_used, M, tot_m, kappa, h, order, d)
+    for j in range(n_used):
+        r = used_sites[j]
+        H[r] = M[r] - d[r]
+    cost = 0.0
+    nt = 0
+    ns = 0
+    for s in range(R):  # the sources with a surplus, ascending
+        if H[s] > 0:
+            ns += 1
+    if 3 * ns < R:  # few sources: each deficit takes the cheapest one left, (q[s, r], s) least, as dta's scan
+        nsrc = 0
+        for s in range(R):
+            if H[s] > 0:
+                touched[nsrc] = s
+                nsrc += 1
+        for r in range(R):
+            if H[r] < 0:
+                need = -H[r]
+                while need > 0:
+                    bs = -1
+                    bq = 0.0
+                    for j in range(nsrc):
+                        s = touched[j]
+                        if s != r and H[s] - sent[s] > 0 and (bs < 0 or q[s, r] < bq):
+                            bs = s
+                            bq = q[s, r]
+                    if bs < 0:
+                        break
+                    x = min(H[bs] - sent[bs], need)
+                    sent[bs] += x
+                    need -= x
+                    cost += q[bs, r] * x
+        for j in range(nsrc):
+            sent[touched[j]] = 0
+    else:
+        for r in range(R):  # deficits only where d > M (sites with workers), in index order as in dta
+            if H[r] < 0:
+                need = -H[r]
+                for j in range(R):
+                    s = src_order[r, j]
+                    if s == r or H[s] <= 0:
+                        continue
+                    x = min(H[s] - sent[s], need)
+                    if x > 0:
+                        if sent[s] == 0:
+                            touched[nt] = s
+                            nt += 1
+                        sent[s] += x
+                        need -= x
+                        cost += q[s, r] * x
+                    if need == 0:
+                        break
+        for j in range(nt):
+            sent[touched[j]] = 0
+    for j in range(n_used):
+        r = used_sites[j]
+        H[r] = M[r]
+        d[r] = 0
+    return cost
+
+
+@njit
+def _fill_fast(y, used_sites, A0, A1, order, N, ps):
+    """:func:`fill` with the per-site worker bounds precomputed (``A1`` with the PS, ``A0`` without); ``y`` zero on
+    entry. Returns the number of sites used (``-1``, ``y`` all -1, if N does not fit)."""
+    R = y.shape[0]
+    rem = N
+    nu = 0
+    for j in range(R):
+        r = order[j]
+        a = A1[r] if r == ps else A0[r]
+        take = min(a, rem)
+        y[r] = take
+        if take != 0:
+            used_sites[nu] = r
+            nu += 1
+        rem -= take
+        if rem == 0:
+            break
+    if rem > 0:
+        y[:] = -1
+        return -1
+    return nu
+
+
+@njit
+def _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, D, kappa, order, A0, A1, prop, beta, y, used_sites, d, H,
+                   sent, touched):
+    """``Σ q·g`` of :func:`window_estimate` for one N (``ps[N] >= 0``)."""
+    nu = _fill_fast(y, used_sites, A0, A1, order, N, ps[N])
+    if nu < 0 or prop:
+        c = window_transfer(y.copy(), M, D, kappa, L[N], order, q, src_order, prop, cap, qbar, beta)
+    else:
+        c = _complete_transfer(y, used_sites, nu, M, M.sum(), kappa, L[N], order, q, src_order, d, H, sent, touched)
+    y[:] = 0
+    return c
+
+
+@njit
+def _transfer_floor(N, L, ps, M, tot_m, kappa, order, A0, A1, qin, y, used_sites, d):
+    """A lower bound of :func:`_complete_transfer` for one N: every chunk a site lacks comes from its cheapest
+    other site at best (``qin[r] = min_{s≠r} q[s, r]``); scaled by ``1 − 1e-9``, below the computed transfer
+    despite rounding. ``0`` if N does not fit."""
+    nu = _fill_fast(y, used_sites, A0, A1, order, N, ps[N])
+    lb = 0.0
+    if nu >= 0:
+        _split_into(y, used_sites, nu, M, tot_m, kappa, L[N], order, d)
+        for j in range(nu):
+            r = used_sites[j]
+            if d[r] > M[r]:
+                lb += (d[r] - M[r]) * qin[r]
+            d[r] = 0
+    y[:] = 0
+    return lb * (1.0 - 1e-9)
+
+
+@njit
+def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
+               y, used_sites, d, H, sent, touched):
+    """Okita's tentative enumeration (:func:`~.simulator.tentative`) under ``U``: returns ``(L, param, transfer,
+    ps, best, order, A0, A1)`` with ``param``/``transfer`` as ``tentative`` has them (``inf`` where N does not fit)
+    and ``best`` its argmin of ``param + transfer + lat`` (first minimum, 0 if none is finite).
+
+    The transfer of an N is computed only if a lower bound of its total does not exceed the least total found so
+    far (the N visited by increasing bound): ``transfer`` is ``nan`` where it was not needed; ``best`` is the
+    same as with every N computed. The bound, ``param + δ·floor + lat`` with the :func:`_transfer_floor` of the
+    ``complete`` sampling (0 under ``proportional``), is below the total in floating point too: rounding is
+    monotone."""
+    order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
+    unit, ps = pa_all_n(U, order, q, m, n, n_max, tie_le)
+    R = U.shape[0]
+    A0 = np.empty(R, np.int64)
+    A1 = np.empty(R, np.int64)
+    qin = np.zeros(R)
+    for r in range(R):
+        A0[r] = max_workers(U[r], m, n, False)
+        A1[r] = max_workers(U[r], m, n, True)
+        for j in range(R):
+            s = src_order[r, j]
+            if s != r:
+                qin[r] = q[s, r]
+                break
+    tot = 0
+    for r in range(R):
+        tot += M[r]
+    L = np.zeros(n_max + 1, np.int64)
+    param = np.full(n_max + 1, np.inf)
+    transfer = np.full(n_max + 1, np.inf)
+    lb = np.full(n_max + 1, np.inf)
+    for N in range(1, n_max + 1):
+        L[N] = (tot + kappa * N - 1) // (kappa * N)
+        if ps[N] < 0:
+            continue
+        param[N] = L[N] * param_mb * unit[N]
+        transfer[N] = np.nan
+        fl = 0.0 if prop else _transfer_floor(N, L, ps, M, tot, kappa, order, A0, A1, qin, y, used_sites, d)
+        lb[N] = param[N] + chunk_mb * fl + lat[N]
+    visit = np.argsort(lb, kind="mergesort")
+    best = 0
+    bv = np.inf
+    for x in range(n_max + 1):
+        N = visit[x]
+        if ps[N] < 0 or N == 0:
+            continue
+        if lb[N] > bv:
+            break
+        transfer[N] = chunk_mb * _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, D, kappa, order, A0, A1,
+                                                prop, beta, y, used_sites, d, H, sent, touched)
+        v = param[N] + transfer[N] + lat[N]
+        if v < bv or (v == bv and N < best):
+            bv = v
+            best = N
+    return L, param, transfer, ps, best, order, A0, A1
+
+
+@njit
+def _peak_of(dem, U, cap):
+    """Peak utilisation after adding ``dem`` over the (site, resource) pairs it uses (``_reference._peak``)."""
+    R, K = dem.shape
+    found = False
+    mx = 0.0
+    for r in range(R):
+        for k in range(K):
+            if dem[r, k] > 0 and cap[r, k] > 0:
+                v = (cap[r, k] - U[r, k] + dem[r, k]) / cap[r, k]
+                if not found or v > mx:
+                    mx = v
+                found = True
+    if not found:
+        return 0.0
+    return min(max(mx, 0.0), 1.0)
+
+
+@njit
+def _demand(y, m, n, ps, dem):
+    """``Simulator.demand`` into ``dem`` (R, K)."""
+    R, K = dem.shape
+    for r in range(R):
+        for k in range(K):
+            dem[r, k] = y[r] * m[k]
+    if ps >= 0:
+        for k in range(K):
+            dem[ps, k] += n[k]
+
+
+@njit
+def _window_min_sites(cal, start, win, dem, U):
+    """``cal[start:start + win].min(axis=0)`` into ``U`` on the sites where ``dem`` has a positive entry (the
+    only ones :func:`_peak_of` reads)."""
+    R, K = U.shape
+    for r in range(R):
+        used = False
+        for k in range(K):
+            if dem[r, k] > 0:
+                used = True
+        if not used:
+            continue
+        for k in range(K):
+            U[r, k] = cal[start, r, k]
+        for s in range(start + 1, start + win):
+            for k in range(K):
+                if cal[s, r, k] < U[r, k]:
+                    U[r, k] = cal[s, r, k]
+
+
+@njit
+def _prefix_min(cal, t, wmax, pm):
+    """``pm[w - 1] = cal[t:t + w].min(axis=0)`` for ``w = 1..wmax``."""
+    R, K = cal.shape[1], cal.shape[2]
+    for r in range(R):
+        for k in range(K):
+            pm[0, r, k] = cal[t, r, k]
+    for w in range(1, wmax):
+        for r in range(R):
+            for k in range(K):
+                v = cal[t + w, r, k]
+                pm[w, r, k] = v if v < pm[w - 1, r, k] else pm[w - 1, r, k]
+
+
+@njit
+def _earliest(cal, dem, t, win):
+    """``candidates.earliest_fit`` (whole calendar)."""
+    R, K = dem.shape
+    end = cal.shape[0]
+    if t + win > end:
+        return -1
+    used = np.empty(R, np.int64)
+    nu = 0
+    for r in range(R):
+        for k in range(K):
+            if dem[r, k] > 0:
+                used[nu] = r
+                nu += 1
+                break
+    if nu == 0:
+        return t
+    return earliest_fit(cal, dem, used[:nu], t, win, end)
+
+
+@njit
+def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
+                    cal, t, calendar_len, a_i, offset, kind, tau, b, tau1, tau2, c, rate, G, wait_max, grid,
+                    lin_idx, lin_cnt, prune_on, prune_ratio):
+    """The candidate table of ``candidates.build_candidates`` (plus the v1 pruning when ``prune_ratio > 0``).
+
+    ``lat`` (n_max+1,): the latency cost of each N's window ending (the tentative enumeration's, computed with
+    numpy by the caller); ``grid``: the geometric worker grid of ``worker_grid`` for (n_max, G); ``lin_idx`` /
+    ``lin_cnt``: ``np.unique(np.round(np.linspace(0, n - 1, k)))`` for every (n, k) (see ``candidates``).
+    Returns ``(mode, N, win, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now)``.
+    """
+    R, K = cap.shape
+    y_s = np.zeros(R, np.int64)
+    used_s = np.empty(R, np.int64)
+    d_s = np.zeros(R, np.int64)
+    H_s = M.copy()
+    sent_s = np.zeros(R, np.int64)
+    touched_s = np.empty(R, np.int64)
+    Lc, param_c, tr_c, ps_c, n_tent, order_c, A0c, A1c = _tent_best(
+        cap, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
+        y_s, used_s, d_s, H_s, sent_s, touched_s)
+    Ut = cal[t]
+    _, _, _, _, n_u, _, _, _ = _tent_best(
+        Ut, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
+        y_s, used_s, d_s, H_s, sent_s, touched_s)
+    n_now = n_u if n_u != 0 else n_tent
+    # ---- worker grid (worker_grid(n_max, G, (n_tent, n_now)))
+    must = np.empty(2, np.int64)
+    nm = 0
+    for x in (n_tent, n_now):
+        if 1 <= x <= n_max:
+            dup = False
+            for j in range(nm):
+                if must[j] == x:
+                    dup = True
+            if not dup:
+                must[nm] = x
+                nm += 1
+    if nm == 2 and must[1] < must[0]:
+        must[0], must[1] = must[1], must[0]
+    rest = np.empty(grid.shape[0], np.int64)
+    nr = 0
+    for x in grid:
+        if not ((nm > 0 and must[0] == x) or (nm > 1 and must[1] == x)):
+            rest[nr] = x
+            nr += 1
+    k = G - nm
+    if k > 0 and nr > k:
+        cnt = lin_cnt[nr, k]
+        for j in range(cnt):
+            rest[j] = rest[lin_idx[nr, k, j]]
+        nr = cnt
+    take = min(nr, max(k, 0))
+    vals = np.empty(nm + take, np.int64)
+    for j in range(nm):
+        vals[j] = must[j]
+    for j in range(take):
+        vals[nm + j] = rest[j]
+    vals = np.unique(vals)[:G]
+    nv = vals.shape[0]
+    # ---- rows
+    C = 2 * G
+    mode = np.empty(C, np.int64)
+    for j in range(G):
+        mode[2 * j] = 0
+        mode[2 * j + 1] = 1
+    Nc = np.zeros(C, np.int64)
+    lc = np.zeros(C, np.int64)
+    start = np.full(C, -1, np.int64)
+    psr = np.full(C, -1, np.int64)
+    y = np.zeros((C, R), np.int64)
+    transfer = np.zeros(C)
+    param = np.zeros(C)
+    latency = np.zeros(C)
+    peak = np.zeros(C)
+    mask = np.zeros(C, np.bool_)
+    demC = np.empty((R, K))
+    dem1 = np.empty((R, K))
+    Us = np.empty((R, K))
+    yC = np.zeros(R, np.int64)
+    wmax = 0  # longest "now" window: the free resources of every now window are prefix minima from slot t
+    for j in range(min(G, nv)):
+        w = Lc[vals[j]]
+        if ps_c[vals[j]] >= 0 and t + w <= calendar_len and w > wmax:
+            wmax = w
+    pm = np.empty((max(wmax, 1), R, K))
+    if wmax > 0:
+        _prefix_min(cal, t, wmax, pm)
+    for j in range(G):
+        N = vals[min(j, nv - 1)]
+        real = j < nv
+        win = Lc[N]
+        psC = ps_c[N]
+        for r in (2 * j, 2 * j + 1):
+            Nc[r] = N
+            lc[r] = win
+        if psC < 0 or not real:
+            continue
+        if np.isnan(tr_c[N]):
+            tr_c[N] = chunk_mb * _tent_transfer(N, Lc, ps_c, cap, cap, qbar, q, src_order, M, D, kappa, order_c, A0c,
+                                                A1c, prop, beta, y_s, used_s, d_s, H_s, sent_s, touched_s)
+        yC[:] = 0
+        _fill_fast(yC, used_s, A0c, A1c, order_c, N, psC)
+        _demand(yC, m, n, psC, demC)
+        # ---- now
+        r = 2 * j
+        if t + win <= calendar_len:
+            Uw = pm[win - 1]
+            fits = True
+            for rr in range(R):
+                for kk in range(K):
+                    if not demC[rr, kk] <= Uw[rr, kk] + 1e-9:
+                        fits = False
+            ok = False
+            if fits:
+                y[r] = yC
+                psr[r] = psC
+                param[r] = param_c[N]
+                transfer[r] = tr_c[N]
+                ok = True
+            else:
+                order_u, _ = site_order(Uw, cap, qbar, M, D, beta[0], beta[1], beta[2])
+                unit, y1, ps1 = pa(Uw, order_u, q, m, n, N, tie_le)
+                ok = ps1 >= 0
+                if ok:
+                    cc = window_transfer(y1, M, D, kappa, win, order_u, q, src_order, prop, cap, qbar, beta)
+                    y[r] = y1
+                    psr[r] = ps1
+                    param[r] = win * param_mb * unit
+                    transfer[r] = chunk_mb * cc
+            if ok:
+                start[r] = t
+                latency[r] = latency_scalar(kind, tau, b, tau1, tau2, c, float(t + win - 1 - a_i + offset), rate)
+                _demand(y[r], m, n, psr[r], dem1)
+                peak[r] = _peak_of(dem1, Uw, cap)
+                mask[r] = True
+        # ---- wait
+        r = 2 * j + 1
+        s = _earliest(cal, demC, t, win)
+        if s >= 0:
+            y[r] = yC
+            psr[r] = psC
+            start[r] = s
+            param[r] = param_c[N]
+            transfer[r] = tr_c[N]
+            latency[r] = latency_scalar(kind, tau, b, tau1, tau2, c, float(s + win - 1 - a_i + offset), rate)
+            _window_min_sites(cal, s, win, demC, Us)
+            peak[r] = _peak_of(demC, Us, cap)
+            mask[r] = True
+    any_early = False
+    for r in range(C):
+        if mask[r] and not (mode[r] == 1 and start[r] - t > wait_max):
+            any_early = True
+    if any_early:
+        for r in range(C):
+            if mode[r] == 1 and start[r] - t > wait_max:
+                mask[r] = False
+    total = np.full(C, np.inf)
+    mn = np.inf
+    anym = False
+    for r in range(C):
+        if mask[r]:
+            total[r] = transfer[r] + param[r] + latency[r]
+            if not anym or total[r] < mn:
+                mn = total[r]
+            anym = True
+    if prune_on and anym:
+        thr = prune_ratio * mn
+        for r in range(C):
+            if mask[r] and not total[r] <= thr:
+                mask[r] = False
+                total[r] = np.inf
+    return mode, Nc, lc, start, psr, y, transfer, param, latency, total, peak, mask, n_tent, n_now
+
+
+@njit
+def _order_by_score(Q, order):
+    """Re-sort ``order`` (a permutation) by decreasing ``Q``, ties by lower index first: the same permutation as
+    ``np.argsort(-Q, kind="mergesort")`` (the keys ``(−Q_r, r)`` are distinct), by insertion from the last order
+    (nearly sorted from one slot to the next)."""
+    R = order.shape[0]
+    for j in range(1, R):
+        r = order[j]
+        qr = Q[r]
+        x = j - 1
+        while x >= 0:
+            o = order[x]
+            if Q[o] > qr or (Q[o] == qr and o < r):
+                break
+            order[x + 1] = o
+            x -= 1
+        order[x + 1] = r
+
+
+@njit
+def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, win, complete, chunk_mb, param_slot, cal, start, m, n,
+             ps):
+    """Reserve and run a committed plan (``Simulator.commit`` without recording): ``cal[start:start + win]`` minus
+    the plan's demand, then ``win`` slots of ``Simulator.execute`` on the untrained data ``M`` (modified in place).
+    Returns ``(transfer, param)`` summed slot by slot as ``Simulator.commit`` sums them; ``param_slot``: one slot's
+    parameter-exchange cost (the caller's ``π·q[:, ps]·y``). The per-slot site order is :func:`site_order`'s
+    (the same scores, the same permutation)."""
+    R, K = cap.shape
+    for s in range(start, start + win):
+        for r in range(R):
+            for k in range(K):
+                dm = y[r] * m[k]
+                if r == ps:
+                    dm += n[k]
+                cal[s, r, k] -= dm
+    base = np.empty(R)
+    for r in range(R):  # site_order(cap, cap, ...): Q_r = β1·mean_k(C/C) − β2·qbar_r + β3·M_r/D_r
+        sc = 0.0
+        for k in range(K):
+            sc += cap[r, k] / cap[r, k] if cap[r, k] > 0 else 0.0
+        base[r] = beta[0] * sc / K - beta[1] * qbar[r]
+    Q = np.empty(R)
+    order = np.arange(R)
+    d = np.zeros(R, np.int64)
+    H = np.zeros(R, np.int64)
+    sent = np.zeros(R, np.int64)
+    used = np.zeros(R, np.int64)
+    tr = 0.0
+    pa_ = 0.0
+    for _ in range(win):
+        for r in range(R):
+            dat = M[r] / D[r] if D[r] > 0 else 0.0
+            Q[r] = base[r] + beta[2] * dat
+        _order_by_score(Q, order)
+        # split(y, M, kappa, 1, order)
+        tot_m = 0
+        tot_c = 0
+        sd = 0
+        for r in range(R):
+            c = kappa * y[r]
+            tot_m += M[r]
+            tot_c += c
+            d[r] = min(c, M[r])
+            sd += d[r]
+        rem = min(tot_m, tot_c) - sd
+        for j in range(R):
+            if rem <= 0:
+                break
+            r = order[j]
+            x = min(kappa * y[r] - d[r], rem)
+            if x > 0:
+                d[r] += x
+                rem -= x
+        S = M if complete else prop_quota(M, D, d.sum())
+        # dta(S, d, q, src_order, False)
+        for r in range(R):
+            H[r] = S[r] - d[r]
+            sent[r] = 0
+            used[r] = min(d[r], S[r])
+        cost = 0.0
+        for r in range(R):
+            if H[r] < 0:
+                need = -H[r]
+                for j in range(R):
+                    s = src_order[r, j]
+                    if s == r or H[s] <= 0:
+                        continue
+                    x = min(H[s] - sent[s], need)
+                    if x > 0:
+                        sent[s] += x
+                        used[s] += x
+                        need -= x
+                        cost += q[s, r] * x
+                    if need == 0:
+                        break
+        for r in range(R):
+            M[r] -= used[r]
+        tr += chunk_mb * cost
+        pa_ += param_slot
+    return tr, pa_
+
+
+@njit
+def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap, R, Rm, H, replan, usage,
+            cand_on, rows, extra_on, mask, N, n_max, win, max_win, start, t, calendar_len, y, ps, transfer, param,
+            latency, peak, total, n_tent, scale, start_all, t_last, status):
+    """The observation of ``WirelessUDLEnv`` (``_reference.observation``): float64 values, ``nan_to_num`` (nan and
+    -inf to 0, +inf to ``clip``), clipped to the space, cast to float32.
+
+    ``head``: ``[slot_frac, job_frac, 1/active_norm]`` (the active count is taken here from ``start_all`` /
+    ``t_last`` (commit) or ``status`` (replan)); ``site_part``: site mask and mean price (2·Rm); ``job_part``: the
+    job's block; ``free_src``: the calendar (commit; rows ``t..t+free_len``) or ``cap`` (replan, with ``usage``).
+    """
+    out = np.empty(low.shape[0], np.float64)
+    K = cap.shape[1]
+    active = 0
+    if replan:
+        for i in range(status.shape[0]):
+            if status[i] == 1:
+                active += 1
+    else:
+        for i in range(start_all.shape[0]):
+            if start_all[i] >= 0 and start_all[i] <= t and t_last[i] >= t:
+                active += 1
+    out[0] = head[0]
+    out[1] = head[1]
+    out[2] = active / head[2]
+    p = 3
+    for j in range(site_part.shape[0]):
+        out[p] = site_part[j]
+        p += 1
+    for r in range(Rm):
+        for k in range(K):
+            for h in range(H):
+                v = 0.0
+                if r < R:
+                    if replan:
+                        v = (cap[r, k] - usage[r, k]) / cap[r, k] if cap[r, k] > 0 else 0.0
+                    elif h < free_len:
+                        v = free_src[t + h, r, k] / cap[r, k] if cap[r, k] > 0 else 0.0
+                out[p] = v
+                p += 1
+    for j in range(job_part.shape[0]):
+        out[p] = job_part[j]
+        p += 1
+    C = mask.shape[0]
+    F = 12 if rows else 10
+    mn = np.inf
+    anym = False
+    if cand_on and extra_on:
+        for r in range(C):
+            if mask[r]:
+                if not anym or total[r] < mn:
+                    mn = total[r]
+                anym = True
+    nmax = max(n_max, 1)
+    for r in range(C):
+        ok = cand_on and mask[r]
+        f = np.zeros(12)
+        if ok:
+            f[0] = N[r] / nmax
+            f[1] = win[r] / max_win
+            f[2] = (start[r] - t) / calendar_len
+            f[3] = (N[r] - y[r, max(ps[r], 0)]) / max(N[r], 1)
+            f[4] = transfer[r] / scale
+            f[5] = param[r] / scale
+            f[6] = latency[r] / scale
+            f[7] = transfer[r] / scale + param[r] / scale + latency[r] / scale
+            f[8] = peak[r]
+            f[9] = 1.0
+            if anym:
+                f[10] = (total[r] - mn) / scale
+                f[11] = 1.0 if N[r] == n_tent else 0.0
+        for fi in range(F):
+            if rows:
+                out[p + r * F + fi] = f[fi]
+            else:
+                out[p + fi * C + r] = f[fi]
+    res = np.empty(out.shape[0], np.float32)
+    for j in range(out.shape[0]):
+        v = out[j]
+        if np.isnan(v):
+            v = 0.0
+        elif v == np.inf:
+            v = clip
+        elif v == -np.inf:
+            v = 0.0
+        lo = low[j]
+        hi = high[j]
+        if v < lo:
+            v = lo
+        if v > hi:
+            v = hi
+        res[j] = v
+    return res

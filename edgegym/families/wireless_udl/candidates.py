@@ -16,12 +16,13 @@ committed plan is what the reward charges.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _kernels as kn
-from .simulator import EPS, Plan, Simulator, job_latency_cost, tentative
+from .simulator import Plan, Simulator
 
 __all__ = ["Candidates", "build_candidates", "earliest_fit", "worker_grid"]
 
@@ -78,86 +79,73 @@ def earliest_fit(cal: np.ndarray, dem: np.ndarray, t: int, win: int, horizon: in
     return int(kn.earliest_fit(cal, np.ascontiguousarray(dem, dtype=float), used, int(t), int(win), int(end)))
 
 
-def _peak(dem, U, cap):
-    """Peak utilisation, after adding ``dem``, over the (site, resource) pairs ``dem`` uses."""
-    used = (dem > 0) & (cap > 0)
-    if not used.any():
-        return 0.0
-    return float(min(max(((cap[used] - U[used] + dem[used]) / cap[used]).max(), 0.0), 1.0))
+@functools.lru_cache(maxsize=4096)
+def _geo_grid(n_max: int, G: int) -> np.ndarray:
+    """The geometric part of :func:`worker_grid` (cached: it depends on ``n_max`` and ``G`` only)."""
+    if n_max > 1:
+        return np.unique(np.round(np.geomspace(1, n_max, num=max(G, 2))).astype(np.int64))
+    return np.array([1], dtype=np.int64)
 
 
-def build_candidates(sim: Simulator, i: int, G: int, wait_max: int) -> Candidates:
-    """The 2·G candidate plans of pending job ``i`` at slot ``sim.t``."""
+@functools.lru_cache(maxsize=64)
+def _lin_table(G: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(np.round(np.linspace(0, n - 1, k)))`` of :func:`worker_grid` for every ``n ≤ max(G, 2)``,
+    ``1 ≤ k < n``: ``(idx (n, k, j), count (n, k))``."""
+    n_hi = max(G, 2)
+    idx = np.zeros((n_hi + 1, G + 1, max(G, 1)), np.int64)
+    cnt = np.zeros((n_hi + 1, G + 1), np.int64)
+    for nr in range(n_hi + 1):
+        for k in range(1, G + 1):
+            if nr > k:
+                v = np.unique(np.round(np.linspace(0, nr - 1, k)).astype(int))
+                idx[nr, k, : v.size] = v
+                cnt[nr, k] = v.size
+    return idx, cnt
+
+
+def _latency_vector(inst, i: int, latency: np.ndarray) -> np.ndarray:
+    """``job_latency_cost(inst, i, latency)`` for an int array ``latency``: the same numpy operations as
+    :func:`~.costs.latency_cost`'s vectorised path, for the job's kind only (NumPy's ``exp`` is not the scalar
+    ``math.exp`` bit for bit, so the tentative enumeration keeps NumPy's)."""
+    k = int(inst.kind[i])
+    L = np.asarray(latency, dtype=float)
+    rate = inst.exp_rate
+    if k == 0:
+        with np.errstate(over="ignore"):
+            return np.asarray(inst.tau[i]) * np.exp(np.minimum(rate * L, 700.0))
+    if k == 1:
+        return np.asarray(inst.tau[i]) * L + np.asarray(inst.b[i])
+    if k == 3:
+        with np.errstate(over="ignore"):
+            return np.asarray(inst.b[i]) / (np.exp(np.minimum(-rate * (L - np.asarray(inst.c[i])), 700.0)) + 1.0)
+    return np.where(L < np.asarray(inst.c[i]), np.asarray(inst.tau1[i]), np.asarray(inst.tau2[i])).astype(float)
+
+
+def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio: float | None = None) -> Candidates:
+    """The 2·G candidate plans of pending job ``i`` at slot ``sim.t`` (one compiled kernel,
+    :func:`~._kernels.candidate_table`; ``_reference.build_candidates`` is the numpy original).
+
+    ``prune_ratio`` (v1's ``env.prune_ratio``): if some row is legal, rows estimated above ``prune_ratio`` × the
+    cheapest legal one are masked too (their ``total`` set to ``inf``)."""
     inst, st = sim.inst, sim.static
-    t, R = sim.t, inst.num_sites
+    t = int(sim.t)
     M = sim.M[i]
-    a_i = int(inst.arrival[i])
-    tab = tentative(inst, st, i, inst.cap, M, t, sim.offset, sim.prop)
-    n_tent = tab["best"]
-    tab_u = tentative(inst, st, i, sim.cal[t], M, t, sim.offset, sim.prop)
-    n_now = tab_u["best"] or n_tent
-    Ns = worker_grid(tab["n_max"], G, (n_tent, n_now))
-    C = 2 * G
-    mode = np.tile(np.array([NOW, WAIT]), G)
-    Nc = np.zeros(C, np.int64)
-    lc = np.zeros(C, np.int64)
-    start = np.full(C, -1, np.int64)
-    ps = np.full(C, -1, np.int64)
-    y = np.zeros((C, R), np.int64)
-    transfer = np.zeros(C)
-    param = np.zeros(C)
-    latency = np.zeros(C)
-    peak = np.zeros(C)
-    mask = np.zeros(C, bool)
-    order_c, _ = kn.site_order(inst.cap, inst.cap, st.qbar, M, inst.data[i], *st.beta)
+    tot = int(M.sum())
     kap = int(inst.kappa[i])
-    for j in range(G):
-        N = int(Ns[min(j, Ns.size - 1)])
-        real = j < Ns.size
-        win = int(tab["l"][N])
-        psC = int(tab["ps"][N])
-        for r in (2 * j, 2 * j + 1):
-            Nc[r], lc[r] = N, win
-        if psC < 0 or not real:
-            continue
-        yC = kn.fill(inst.cap, order_c, inst.m[i], inst.n[i], N, psC)
-        demC = sim.demand(i, yC, psC)
-        # ---- now
-        r = 2 * j
-        if t + win <= sim.calendar_len:
-            Uw = sim.free_window(t, win)
-            if np.all(demC <= Uw + EPS):
-                y[r], ps[r] = yC, psC
-                param[r], transfer[r] = tab["param"][N], tab["transfer"][N]
-                ok = True
-            else:
-                order_u, _ = kn.site_order(Uw, inst.cap, st.qbar, M, inst.data[i], *st.beta)
-                unit, y1, ps1 = kn.pa(Uw, order_u, inst.q, inst.m[i], inst.n[i], N, st.tie_le)
-                ok = ps1 >= 0
-                if ok:
-                    c = kn.window_transfer(y1, M, inst.data[i], kap, win, order_u, inst.q, st.src_order, sim.prop,
-                                           inst.cap, st.qbar, st.beta)
-                    y[r], ps[r] = y1, ps1
-                    param[r] = win * inst.param_mb[i] * unit
-                    transfer[r] = inst.chunk_mb[i] * c
-            if ok:
-                start[r] = t
-                latency[r] = job_latency_cost(inst, i, t + win - 1 - a_i + sim.offset)
-                peak[r] = _peak(sim.demand(i, y[r], int(ps[r])), Uw, inst.cap)
-                mask[r] = True
-        # ---- wait
-        r = 2 * j + 1
-        s = earliest_fit(sim.cal, demC, t, win)
-        if s >= 0:
-            y[r], ps[r], start[r] = yC, psC, s
-            param[r], transfer[r] = tab["param"][N], tab["transfer"][N]
-            latency[r] = job_latency_cost(inst, i, s + win - 1 - a_i + sim.offset)
-            peak[r] = _peak(demC, sim.free_window(s, win), inst.cap)
-            mask[r] = True
-    late = mask & (mode == WAIT) & (start - t > wait_max)
-    if (mask & ~late).any():
-        mask &= ~late
-    total = np.where(mask, transfer + param + latency, np.inf)
+    n_max = max(1, min(-(-tot // kap), int(st.n_cap[i])))
+    Ns = np.arange(1, n_max + 1)
+    L = np.zeros(n_max + 1, np.int64)
+    L[1:] = (tot + kap * Ns - 1) // (kap * Ns)
+    a_i = inst.arrival[i]
+    lat = _latency_vector(inst, i, t + L - 1 - a_i + sim.offset)
+    lin_idx, lin_cnt = _lin_table(G)
+    (mode, Nc, lc, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now) = kn.candidate_table(
+        inst.cap, st.qbar, inst.q, st.src_order, M, inst.data[i], inst.m[i], inst.n[i], kap, n_max, st.beta,
+        st.tie_le, sim.prop, float(inst.param_mb[i]), float(inst.chunk_mb[i]), lat, sim.cal, t,
+        int(sim.calendar_len), int(a_i), int(sim.offset), int(inst.kind[i]), float(inst.tau[i]), float(inst.b[i]),
+        float(inst.tau1[i]), float(inst.tau2[i]), float(inst.c[i]), float(inst.exp_rate), int(G), int(wait_max),
+        _geo_grid(n_max, int(G)), lin_idx, lin_cnt, prune_ratio is not None,
+        float(prune_ratio) if prune_ratio is not None else 0.0)
     return Candidates(mode=mode, N=Nc, win=lc, start=start, ps=ps, y=y, transfer=transfer, param=param,
                       latency=latency, total=total, peak=peak, mask=mask, n_tent=int(n_tent), n_now=int(n_now),
-                      n_max=int(tab["n_max"]))
+                      n_max=int(n_max))

@@ -31,7 +31,6 @@ describes it), ``prune_ratio: 3`` (candidates estimated above 3× the cheapest l
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -40,6 +39,8 @@ from gymnasium import spaces
 
 from ...core.actions import check_action
 from ...core.validation import check_config_mapping
+from . import _kernels as kn
+from . import _reference as ref
 from .candidates import Candidates, build_candidates
 from .disciplines import make_discipline
 from .instance import Instance, build_instance
@@ -153,6 +154,9 @@ def _param_max(jb) -> list[float]:
     return [jb.tau[1], b_max, jb.tau1[1], jb.tau2[1], c_max]
 
 
+_NO_CAL = np.zeros((1, 1, 1))  # the observation kernel's calendar argument in replan mode (unused there)
+
+
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -197,6 +201,11 @@ class WirelessUDLEnv(gym.Env):
             data=jb.chunks_per_site[1] * p.cluster.sites,
             nmax=-(-jb.chunks_per_site[1] * p.cluster.sites // jb.chunks_per_worker_slot[0]),
         )
+        self._low64 = self.observation_space.low.astype(np.float64)
+        self._high64 = self.observation_space.high.astype(np.float64)
+        self._use_reference = False  # True: the numpy reference (``_reference``) instead of the compiled kernels
+        self._obs_site: np.ndarray | None = None  # per episode: site mask + mean price (observation)
+        self._obs_job: np.ndarray | None = None  # per episode: (n_jobs, ·) the job blocks of the observation
         self.sim: Simulator | None = None
         self.inst: Instance | None = None
         self._k = 0
@@ -225,8 +234,34 @@ class WirelessUDLEnv(gym.Env):
         self._return = 0.0
         self._illegal = 0
         self._decisions = 0
+        self._obs_site, self._obs_job = self._observation_constants()
         self._prepare()
         return self._observation(), {"job": 0, "action_mask": self.action_masks()}
+
+    def _observation_constants(self) -> tuple[np.ndarray, np.ndarray]:
+        """The observation's per-episode parts: site mask + mean price ``(2·R_max,)``, and every job's block
+        ``(n_jobs, ·)`` (κ, δ, π, cost kind and parameters, demands, data, N_max: the numpy operations of
+        ``_reference.observation``, element by element, for all jobs at once)."""
+        inst, Rm, nz = self.inst, self.R_max, self._norm
+        R = inst.num_sites
+        site = np.zeros(2 * Rm)
+        site[:R] = 1
+        qmax = inst.q.max()
+        if R > 1 and qmax > 0:
+            site[Rm:Rm + R] = inst.q.sum(axis=1) / (R - 1) / qmax
+        nj = inst.num_jobs
+        kind = np.zeros((nj, 3))
+        kind[np.arange(nj), np.where(inst.kind < 3, inst.kind, 0)] = 1
+        D = inst.data.sum(axis=1)
+        df = np.zeros((nj, Rm))
+        df[:, :R] = inst.data / D[:, None]
+        nmax = np.minimum(-(-D // inst.kappa), self.sim.static.n_cap) / nz["nmax"]
+        job = np.concatenate([
+            np.stack([inst.kappa / nz["kappa"], inst.chunk_mb / nz["chunk"], inst.param_mb / nz["param"]], axis=1),
+            kind, np.stack([inst.tau, inst.b, inst.tau1, inst.tau2, inst.c], axis=1) / nz["params"],
+            inst.m / nz["cap"], inst.n / nz["cap"], (D / nz["data"])[:, None], df, nmax[:, None],
+        ], axis=1)
+        return site, np.ascontiguousarray(job, dtype=float)
 
     def _prepare(self) -> float:
         """Advance to the arrival of job ``self._k``; returns the cost of the slots run (replan mode)."""
@@ -238,15 +273,22 @@ class WirelessUDLEnv(gym.Env):
         else:
             sim.t = a
         sim.arrive(i)
-        self._cand = build_candidates(sim, i, self.G, self.preset.env.wait_max_slots) if self.mode == "commit" else None
-        while self._cand is not None and not self._cand.mask.any():  # the calendar is booked to its end (extreme
-            sim.extend_calendar(sim.calendar_len)  # load): double it, so that the one-worker "wait" row fits
-            self._cand = build_candidates(sim, i, self.G, self.preset.env.wait_max_slots)
-        ratio = self.preset.env.prune_ratio
-        if ratio is not None and self._cand is not None and self._cand.mask.any():
-            c = self._cand  # v1: candidates estimated far above the cheapest legal one are not actions
-            keep = c.mask & (c.total <= ratio * c.total[c.mask].min())
-            self._cand = dataclasses.replace(c, mask=keep, total=np.where(keep, c.total, np.inf))
+        if self.mode != "commit":
+            self._cand = None
+            return cost
+        wait_max, ratio = self.preset.env.wait_max_slots, self.preset.env.prune_ratio
+        if self._use_reference:
+            self._cand = ref.build_candidates(sim, i, self.G, wait_max)
+            while not self._cand.mask.any():  # as below
+                sim.extend_calendar(sim.calendar_len)
+                self._cand = ref.build_candidates(sim, i, self.G, wait_max)
+            self._cand = ref.prune(self._cand, ratio)
+            return cost
+        # v1 (prune_ratio): candidates estimated far above the cheapest legal one are not actions
+        self._cand = build_candidates(sim, i, self.G, wait_max, ratio)
+        while not self._cand.mask.any():  # the calendar is booked to its end (extreme load): double it, so that
+            sim.extend_calendar(sim.calendar_len)  # the one-worker "wait" row fits
+            self._cand = build_candidates(sim, i, self.G, wait_max, ratio)
         return cost
 
     def _check(self, action) -> int:
@@ -286,7 +328,10 @@ class WirelessUDLEnv(gym.Env):
                     self._illegal += 1
                     a = int(np.argmin(np.where(self._cand.mask, self._cand.total, np.inf)))
                 plan = self._cand.plan(i, a)
-            job_cost = sim.commit(plan)
+            if self._use_reference:
+                job_cost = ref.commit(sim, plan)
+            else:  # a row of the candidate table is legal by construction: no check_plan
+                job_cost = sim.commit(plan, checked=a >= 0)
             cost = job_cost
             info["action"] = a
         else:
@@ -354,80 +399,39 @@ class WirelessUDLEnv(gym.Env):
         )
 
     def _observation(self) -> np.ndarray:
+        """The observation (one compiled call, :func:`~._kernels.observe`; ``_reference.observation`` is the
+        numpy original)."""
+        if self._use_reference:
+            return ref.observation(self)
         p, inst, sim = self.preset, self.inst, self.sim
-        R, Rm, K, H = inst.num_sites, self.R_max, self.K, p.env.calendar_slots
+        R = inst.num_sites
         i = min(self._k, inst.num_jobs - 1)
-        nz = self._norm
-        parts = []
-        T = inst.horizon_slots
-        rel = p.env.obs_relative
-        parts.append([0.0, 0.0] if rel else [min(sim.t / T, p.env.cap_factor), self._k / inst.num_jobs])
-        if self.mode == "commit":
-            active = np.sum((sim.start >= 0) & (sim.start <= sim.t) & (sim.t_last >= sim.t))
+        if p.env.obs_relative:  # slot and job fractions, and the normaliser of the active-job count
+            head = np.array([0.0, 0.0, R], dtype=float)
         else:
-            active = np.sum(sim.status == 1)
-        parts.append([active / (R if rel else inst.num_jobs)])
-        site_mask = np.zeros(Rm)
-        site_mask[:R] = 1
-        parts.append(site_mask)
-        pm = np.zeros(Rm)
-        qmax = inst.q.max()
-        if R > 1 and qmax > 0:
-            pm[:R] = inst.q.sum(axis=1) / (R - 1) / qmax
-        parts.append(pm)
-        free = np.zeros((Rm, K, H))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if self.mode == "commit":
-                win = sim.cal[sim.t:sim.t + H]
-                fr = np.where(inst.cap > 0, win / inst.cap, 0.0)  # (h, R, K)
-                free[:R, :, : fr.shape[0]] = np.transpose(fr, (1, 2, 0))
-            else:
-                fr = np.where(inst.cap > 0, (inst.cap - sim.usage) / inst.cap, 0.0)
-                free[:R] = fr[:, :, None]
-        parts.append(free.ravel())
-        parts.append([inst.kappa[i] / nz["kappa"], inst.chunk_mb[i] / nz["chunk"], inst.param_mb[i] / nz["param"]])
-        kind = np.zeros(3)
-        kind[inst.kind[i] if inst.kind[i] < 3 else 0] = 1  # the logistic shares the exponential's slot
-        parts.append(kind)
-        parts.append(np.array([inst.tau[i], inst.b[i], inst.tau1[i], inst.tau2[i], inst.c[i]]) / nz["params"])
-        parts.append(inst.m[i] / nz["cap"])
-        parts.append(inst.n[i] / nz["cap"])
-        D = inst.data[i].sum()
-        parts.append([D / nz["data"]])
-        df = np.zeros(Rm)
-        df[:R] = inst.data[i] / D
-        parts.append(df)
-        parts.append([min(-(-D // inst.kappa[i]), sim.static.n_cap[i]) / nz["nmax"]])
-        C = 2 * self.G
-        clip = p.env.cost_clip
-        if self.mode == "commit" and self._cand is not None:
-            c = self._cand
-            ok = c.mask
-            nmax = max(c.n_max, 1)
-            remote = np.where(ok, c.N - c.y[np.arange(C), np.maximum(c.ps, 0)], 0) / np.maximum(c.N, 1)
-            S = self.reward_scale
-            feats = [
-                np.where(ok, c.N / nmax, 0), np.where(ok, c.win / p.max_window_slots, 0),
-                np.where(ok, (c.start - sim.t) / sim.calendar_len, 0), remote,
-                np.where(ok, c.transfer / S, 0), np.where(ok, c.param / S, 0), np.where(ok, c.latency / S, 0),
-                np.where(ok, c.transfer / S + c.param / S + c.latency / S, 0), np.where(ok, c.peak, 0),
-                ok.astype(float),
-            ]
-        else:
-            feats = [np.zeros(C)] * len(CAND_FEATURES)
-        if p.env.obs_rows:  # v1: (C, F) row-major, plus the cost relative to the cheapest row and the N_tent flag
-            if self.mode == "commit" and self._cand is not None and self._cand.mask.any():
-                c = self._cand
-                rel_cost = np.where(c.mask, (c.total - c.total[c.mask].min()) / self.reward_scale, 0)
-                feats = feats + [rel_cost, np.where(c.mask & (c.N == c.n_tent), 1.0, 0.0)]
-            else:
-                feats = feats + [np.zeros(C)] * len(ROW_EXTRA_FEATURES)
-            feats = [np.stack([np.asarray(f, dtype=float) for f in feats], axis=1)]
-        for f in feats:
-            parts.append(f)
-        obs = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in parts])
-        obs = np.nan_to_num(obs, nan=0.0, posinf=clip, neginf=0.0)
-        return np.clip(obs, self.observation_space.low, self.observation_space.high).astype(np.float32)
+            head = np.array([min(sim.t / inst.horizon_slots, p.env.cap_factor), self._k / inst.num_jobs,
+                             inst.num_jobs], dtype=float)
+        commit = self.mode == "commit"
+        c = self._cand if commit else None
+        if c is None:
+            c = self._no_cand()
+        H = p.env.calendar_slots
+        cal = sim.cal if commit else _NO_CAL
+        free_len = max(0, min(H, cal.shape[0] - sim.t)) if commit else 0
+        return kn.observe(
+            self._low64, self._high64, float(p.env.cost_clip), head, self._obs_site, self._obs_job[i], cal, free_len,
+            inst.cap, R, self.R_max, H, not commit, sim.usage, commit and self._cand is not None, bool(p.env.obs_rows),
+            bool(p.env.obs_rows), c.mask, c.N, int(c.n_max), c.win, int(p.max_window_slots), c.start, int(sim.t),
+            int(sim.calendar_len), c.y, c.ps, c.transfer, c.param, c.latency, c.peak, c.total, int(c.n_tent),
+            float(self.reward_scale), sim.start, sim.t_last, sim.status)
+
+    def _no_cand(self) -> Candidates:
+        """An all-masked table of the right shapes (the observation of the replan mode has no candidates)."""
+        C, R = 2 * self.G, self.inst.num_sites
+        z = np.zeros(C)
+        zi = np.zeros(C, np.int64)
+        return Candidates(mode=zi, N=zi, win=zi, start=zi, ps=zi, y=np.zeros((C, R), np.int64), transfer=z,
+                          param=z, latency=z, total=z, peak=z, mask=np.zeros(C, bool), n_tent=0, n_now=0, n_max=0)
 
     @property
     def obs_layout(self):

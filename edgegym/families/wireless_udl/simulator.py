@@ -252,22 +252,33 @@ class Simulator:
             return "the plan over-commits a site's resources in its window"
         return None
 
-    def commit(self, plan: Plan) -> float:
-        """Reserve and run ``plan`` (commit mode); returns the job's total cost (its exact contribution)."""
-        err = self.check_plan(plan)
-        if err:
-            raise ValueError(f"illegal plan: {err}")
+    def commit(self, plan: Plan, checked: bool = False) -> float:
+        """Reserve and run ``plan`` (commit mode); returns the job's total cost (its exact contribution).
+
+        ``checked``: ``plan`` is known to be legal (a row of the env's candidate table, built on this calendar),
+        so :meth:`check_plan` is skipped."""
+        if not checked:
+            err = self.check_plan(plan)
+            if err:
+                raise ValueError(f"illegal plan: {err}")
         i = plan.job
         y = np.asarray(plan.y, dtype=np.int64)
         N = int(y.sum())
         win = self.window(i, N)
-        self.cal[plan.start:plan.start + win] -= self.demand(i, y, plan.ps)
         M = self.M[i]
-        tr = pa = 0.0
-        for s in range(win):
-            a, b, _ = self.execute(i, plan.start + s, y, plan.ps, M)
-            tr += a
-            pa += b
+        if self.record:  # slot by slot, recording each slot's routing
+            self.cal[plan.start:plan.start + win] -= self.demand(i, y, plan.ps)
+            tr = pa = 0.0
+            for s in range(win):
+                a, b, _ = self.execute(i, plan.start + s, y, plan.ps, M)
+                tr += a
+                pa += b
+        else:  # the same in one compiled call (``execute``'s operations, summed in the same order)
+            inst, st, ps = self.inst, self.static, int(plan.ps)
+            param_slot = float(inst.param_mb[i] * np.dot(inst.q[:, ps], y)) if ps >= 0 else 0.0
+            tr, pa = kn.run_plan(inst.cap, st.qbar, inst.q, st.src_order, st.beta, M, inst.data[i], y,
+                                 int(inst.kappa[i]), int(win), self.sampling == "complete", float(inst.chunk_mb[i]),
+                                 param_slot, self.cal, int(plan.start), inst.m[i], inst.n[i], ps)
         assert M.sum() == 0, "a committed window must train all data"  # internal invariant
         self.start[i], self.t_last[i] = plan.start, plan.start + win - 1
         self.plan_l[i], self.plan_y[i], self.plan_ps[i] = win, y, plan.ps

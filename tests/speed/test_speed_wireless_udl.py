@@ -1,0 +1,218 @@
+"""Differential tests of the WirelessUDL env's compiled per-step kernels (issue 20: ``candidate_table``,
+``run_plan``, ``observe`` in ``edgegym/families/wireless_udl/_kernels.py``) against the numpy code they replaced,
+kept as the oracle in ``_reference.py``: on >= 1,000 random states (random legal actions, presets tiny, testbed,
+the default sim, the v1 ids, ``complete`` and ``proportional`` sampling, every latency cost shape, the calendar
+extension under extreme load, the replan mode), the candidate tables (every field), masks, observations, rewards,
+infos and episode metrics are identical (``==``, no tolerance)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from edgegym.families.wireless_udl import _kernels as kn
+from edgegym.families.wireless_udl import _reference as ref
+from edgegym.families.wireless_udl.candidates import _latency_vector
+from edgegym.families.wireless_udl.env import WirelessUDLEnv
+from edgegym.families.wireless_udl.instance import build_instance
+from edgegym.families.wireless_udl.presets import load_preset
+from edgegym.families.wireless_udl.simulator import Plan, job_latency_cost
+
+SHORT = {"count": 40, "horizon_slots": 60, "arrival_window": [0, 59]}  # the sim preset's arrival rate, fewer jobs
+
+
+def _same_cand(c1, c2, where):
+    for f in c1.__dataclass_fields__:
+        a, b = getattr(c1, f), getattr(c2, f)
+        np.testing.assert_array_equal(a, b, err_msg=f"{where}: candidate field {f}")
+        assert np.asarray(a).dtype == np.asarray(b).dtype, f"{where}: dtype of {f}"
+
+
+def _lockstep(preset, config, seed, rng, policy="random"):
+    """One episode of the compiled env and of the reference env in lockstep; the number of states compared."""
+    e1 = WirelessUDLEnv(preset, config=config)
+    e2 = WirelessUDLEnv(preset, config=config)
+    e2._use_reference = True
+    o1, i1 = e1.reset(seed=seed)
+    o2, i2 = e2.reset(seed=seed)
+    states = 0
+    while True:
+        where = f"{preset} {config} seed {seed} job {e1._k}"
+        np.testing.assert_array_equal(o1, o2, err_msg=where)
+        assert o1.dtype == o2.dtype == np.float32
+        np.testing.assert_array_equal(i1["action_mask"], i2["action_mask"], err_msg=where)
+        np.testing.assert_array_equal(e1.action_masks(), e2.action_masks(), err_msg=where)
+        if e1.mode == "commit":
+            _same_cand(e1._cand, e2._cand, where)
+            np.testing.assert_array_equal(o1, ref.observation(e1), err_msg=where)  # the reference on the same state
+        states += 1
+        mask = e1.action_masks()
+        if policy == "random":
+            a = int(rng.choice(np.flatnonzero(mask)))
+        elif policy == "any":  # masked actions too (the env falls back to the cheapest legal row)
+            a = int(rng.integers(mask.size))
+        else:  # a Plan through the structured API (check_plan runs)
+            a = e1._cand.plan(e1._k, int(rng.choice(np.flatnonzero(mask))))
+        o1, r1, t1, tr1, i1 = e1.step(a)
+        o2, r2, t2, tr2, i2 = e2.step(a)
+        assert (r1, t1, tr1) == (r2, t2, tr2), where
+        assert {k: v for k, v in i1.items() if k != "action_mask"} == {k: v for k, v in i2.items()
+                                                                       if k != "action_mask"}, where
+        if t1 or tr1:
+            np.testing.assert_array_equal(o1, o2, err_msg=where)
+            assert i1["episode_metrics"] == i2["episode_metrics"], where
+            assert e1.episode_return() == e2.episode_return()
+            return states
+
+
+@pytest.mark.parametrize("preset", ["tiny", "testbed", "sim", "tiny-v1", "testbed-v1", "sim-v1",
+                                    "sim-exp-proportional", "sim-exp-proportional-v1", "paper-literal"])
+def test_episodes_match_reference_on_presets(preset):
+    rng = np.random.default_rng(0)
+    cfg = None if preset.startswith(("tiny", "testbed")) else {"jobs": SHORT}
+    states = sum(_lockstep(preset, cfg, seed, rng) for seed in range(2))
+    assert states > 0
+
+
+@pytest.mark.parametrize("shape", ["exp", "linear", "piecewise", "logistic"])
+@pytest.mark.parametrize("sampling", ["complete", "proportional"])
+def test_episodes_match_reference_for_every_cost_shape_and_sampling(shape, sampling):
+    rng = np.random.default_rng(1)
+    cfg = {"jobs": {**SHORT, "count": 25, "latency_cost": shape}, "env": {"sampling": sampling}}
+    for preset in ("sim", "sim-v1"):
+        assert _lockstep(preset, cfg, 3, rng) == 25
+
+
+def test_at_least_1000_random_states_match_reference():
+    """Random presets, sizes, loads, worker grids, wait limits and shapes: >= 1,000 decision states."""
+    rng = np.random.default_rng(2)
+    states = seed = 0
+    while states < 1000:
+        r = np.random.default_rng(seed)
+        preset = ["tiny", "testbed", "sim", "sim-v1", "testbed-v1"][seed % 5]
+        p = load_preset(preset)
+        T = int(r.integers(5, 40))
+        cfg = {"jobs": {"count": int(r.integers(5, 30)), "horizon_slots": T, "arrival_window": [0, T - 1],
+                        "latency_cost": ["exp", "linear", "piecewise", "logistic"][int(r.integers(4))]},
+               "env": {"sampling": ["complete", "proportional"][int(r.integers(2))],
+                       "worker_counts": int(r.integers(1, 10)), "wait_max_slots": int(r.integers(0, 40)),
+                       "obs_relative": bool(r.integers(2)), "calendar_slots": int(r.integers(1, 10))}}
+        if p.cluster.sites > 20:
+            cfg["cluster"] = {"sites": int(r.integers(2, 20))}
+        states += _lockstep(preset, cfg, seed, rng, policy=["random", "random", "any", "plan"][seed % 4])
+        seed += 1
+    assert states >= 1000
+
+
+def test_extreme_load_calendar_extension_matches_reference():
+    """100 jobs in 20 slots book the calendar to its end: it doubles (same tables, same episode)."""
+    rng = np.random.default_rng(3)
+    assert _lockstep("sim", {"jobs": {"horizon_slots": 20, "arrival_window": [0, 19]}}, 0, rng) == 100
+
+
+def test_replan_mode_observation_matches_reference():
+    rng = np.random.default_rng(4)
+    for disc in ("okita", "fifo"):
+        cfg = {"jobs": {**SHORT, "count": 15}, "env": {"mode": "replan", "discipline": disc}}
+        assert _lockstep("sim", cfg, 0, rng) == 15
+        assert _lockstep("testbed-v1", {"env": {"mode": "replan", "discipline": disc}}, 1, rng) > 0
+
+
+def test_recording_commit_equals_compiled_commit():
+    """``record_schedule`` runs the slots one by one in Python (``execute``): same rewards and metrics."""
+    rng = np.random.default_rng(5)
+    e1 = WirelessUDLEnv("sim", config={"jobs": SHORT})
+    e2 = WirelessUDLEnv("sim", config={"jobs": SHORT, "env": {"record_schedule": True}})
+    e1.reset(seed=0)
+    e2.reset(seed=0)
+    while True:
+        a = int(rng.choice(np.flatnonzero(e1.action_masks())))
+        s1, s2 = e1.step(a), e2.step(a)
+        np.testing.assert_array_equal(s1[0], s2[0])
+        assert s1[1:4] == s2[1:4]
+        if s1[2]:
+            assert s1[4]["episode_metrics"] == s2[4]["episode_metrics"]
+            break
+    assert e2.sim.log
+
+
+def test_illegal_plan_still_refused():
+    env = WirelessUDLEnv("testbed")
+    env.reset(seed=0)
+    c = env._cand
+    r = int(np.flatnonzero(c.mask)[0])
+    with pytest.raises(ValueError, match="illegal plan"):
+        env.step(Plan(job=env._k, start=int(c.start[r]), y=c.y[r] * 0, ps=int(c.ps[r])))
+
+
+def test_commit_kernel_matches_reference_on_random_plans():
+    """``run_plan`` (via ``Simulator.commit``) = the slot-by-slot reference on random legal candidate rows."""
+    rng = np.random.default_rng(6)
+    n = 0
+    for seed in range(4):
+        env = WirelessUDLEnv(["sim", "sim-exp-proportional", "testbed", "sim-v1"][seed], config={"jobs": SHORT}
+                             if seed != 2 else None)
+        env.reset(seed=seed)
+        while env._k < env.inst.num_jobs:
+            sim = env.sim
+            rows = np.flatnonzero(env._cand.mask)
+            plan = env._cand.plan(env._k, int(rng.choice(rows)))
+            s_ref = copy.deepcopy(sim)
+            c_ref = ref.commit(s_ref, plan)
+            s_new = copy.deepcopy(sim)
+            c_new = s_new.commit(plan, checked=True)
+            assert c_new == c_ref
+            for f in ("cal", "M", "transfer", "param", "lat_cost", "start", "t_last", "plan_y", "status"):
+                np.testing.assert_array_equal(getattr(s_new, f), getattr(s_ref, f), err_msg=f)
+            assert s_new.worker_slots == s_ref.worker_slots
+            env.step(plan)
+            n += 1
+    assert n > 100
+
+
+@pytest.mark.parametrize("kind", ["exp", "linear", "piecewise", "logistic"])
+def test_latency_vector_equals_latency_cost(kind):
+    """The tentative enumeration's latency vector: the same numpy operations as ``costs.latency_cost``."""
+    p = load_preset("sim").replace(jobs={"latency_cost": kind})
+    inst = build_instance(p, np.random.default_rng(0))
+    rng = np.random.default_rng(1)
+    for i in range(inst.num_jobs):
+        lat = rng.integers(-5, 3000, size=int(rng.integers(1, 300)))
+        np.testing.assert_array_equal(_latency_vector(inst, i, lat), job_latency_cost(inst, i, lat))
+        for L in lat[:5]:
+            assert kn.latency_scalar(int(inst.kind[i]), float(inst.tau[i]), float(inst.b[i]), float(inst.tau1[i]),
+                                     float(inst.tau2[i]), float(inst.c[i]), float(L), float(inst.exp_rate)) == \
+                job_latency_cost(inst, i, int(L))
+
+
+def test_order_by_score_is_the_stable_argsort():
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        R = int(rng.integers(1, 60))
+        Q = np.round(rng.normal(size=R), int(rng.integers(0, 3)))  # ties
+        order = rng.permutation(R).astype(np.int64)
+        kn._order_by_score(Q, order)
+        np.testing.assert_array_equal(order, np.argsort(-Q, kind="mergesort"))
+
+
+def test_tentative_best_matches_full_enumeration():
+    """The pruned enumeration's optimum = argmin over every N of ``simulator.tentative`` (numpy, all N)."""
+    from edgegym.families.wireless_udl.simulator import tentative
+
+    rng = np.random.default_rng(8)
+    n = 0
+    for preset in ("sim", "sim-exp-proportional", "testbed"):
+        env = WirelessUDLEnv(preset, config=None if preset == "testbed" else {"jobs": SHORT})
+        env.reset(seed=1)
+        while env._k < env.inst.num_jobs:
+            sim, i = env.sim, env._k
+            c = env._cand
+            tab = tentative(sim.inst, sim.static, i, sim.inst.cap, sim.M[i], sim.t, sim.offset, sim.prop)
+            tab_u = tentative(sim.inst, sim.static, i, sim.cal[sim.t], sim.M[i], sim.t, sim.offset, sim.prop)
+            assert c.n_tent == tab["best"]
+            assert c.n_now == (tab_u["best"] or tab["best"])
+            env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            n += 1
+    assert n == 90
