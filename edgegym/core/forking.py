@@ -33,6 +33,7 @@ import numpy as np
 
 __all__ = [
     "FUTURES",
+    "cached_draw",
     "check_fork_args",
     "fast_copy",
     "fork_env",
@@ -144,6 +145,8 @@ def fork_env(env, *, seed: int, future: str, shared: Iterable[str] = (),
     (immutable for the episode), marked ``clairvoyant`` for ``future="keep"``; for ``future="resample"``,
     ``resample(fork, rng)`` (the family's) redraws the fork's future from :func:`fork_rng` of ``seed``."""
     check_fork_args(env, seed, future)
+    if "_fork_draws" not in env.__dict__:
+        env._fork_draws = {}  # the redrawn job tables of resampled forks, shared by the env and its forks
     memo: dict = {}
     for name in shared:  # attribute names, dotted for attributes of sub-objects ("sim.p_edge")
         v = env
@@ -162,6 +165,27 @@ def fork_env(env, *, seed: int, future: str, shared: Iterable[str] = (),
     if future == "resample" and resample is not None:
         resample(fork, fork_rng(seed))
     return fork
+
+
+def cached_draw(env, key, rng: np.random.Generator, draw: Callable[[np.random.Generator], object], owner=None):
+    """``draw(rng)`` (a family's redraw of the whole job table), memoised per ``key`` (the fork seed, plus whatever
+    else the draw depends on) in ``env._fork_draws``, a dict the family shares between an env and its forks: a
+    look-ahead that forks with the same seeds at every decision draws each table once per episode. ``rng`` is left
+    in the state the draw left it in, cached or not, so later draws of the fork are the same either way. ``owner``:
+    an object the draw depends on (e.g. the episode's cluster); a cached draw is used only for the same object."""
+    cache = env.__dict__.get("_fork_draws")
+    if cache is None:
+        cache = env._fork_draws = {}
+    hit = cache.get(key)
+    if hit is None or hit[2] is not owner:
+        if len(cache) >= 64:
+            cache.clear()
+        new = draw(rng)
+        cache[key] = (new, rng.bit_generator.state, owner)
+        return new
+    new, state, _ = hit
+    rng.bit_generator.state = state
+    return new
 
 
 def splice_jobs(old, new, start: int, *, rows: int | None = None, fields: tuple[str, ...] | None = None,

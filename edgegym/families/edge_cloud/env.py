@@ -655,6 +655,7 @@ class EdgeCloudMLEnv(gym.Env):
     # ------------------------------------------------------------------ forking
     #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
     _FORK_SHARED = (
+        "_fork_draws",
         "preset", "features", "observation_space", "action_space", "metadata", "spec", "_instance", "cluster", "jobs",
         "_server_workers", "_order", "_srv_ptr", "_srv_workers", "_type_ptr", "_type_workers", "_worker_server",
         "_jd", "_jdc", "_jwork", "_jwt", "_jpst", "_no_cand",
@@ -700,7 +701,7 @@ class EdgeCloudMLEnv(gym.Env):
         """Replace the jobs after the pending one by a fresh draw (``fork(future="resample")``)."""
         import dataclasses
 
-        from ...core.forking import shifted_arrivals, splice_jobs
+        from ...core.forking import cached_draw, shifted_arrivals, splice_jobs
         from .instance import build_jobs
 
         k, J = self._k, self.jobs.num_jobs
@@ -709,7 +710,8 @@ class EdgeCloudMLEnv(gym.Env):
             return
         if w.source != "synthetic" and w.window != "random":
             w = dataclasses.replace(w, window="random")
-        new = build_jobs(w, self.preset.job_model, self.cluster, rng, speed=self.preset.env.speed)
+        new = cached_draw(self, (self.fork_seed, "jobs"), rng, lambda g: build_jobs(
+            w, self.preset.job_model, self.cluster, g, speed=self.preset.env.speed), owner=self.cluster)
         jobs = splice_jobs(self.jobs, new, k + 1,
                            arrival_slots=shifted_arrivals(self.jobs.arrival_slots, new.arrival_slots, k + 1))
         old = self.sim

@@ -6,12 +6,13 @@ import dataclasses
 
 import numpy as np
 
-from ...core.forking import fork_env, shifted_arrivals, splice_jobs
+from ...core.forking import cached_draw, fork_env, shifted_arrivals, splice_jobs
 
 __all__ = ["FORK_SHARED", "fork", "resample_future"]
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
-FORK_SHARED = ("preset", "features", "observation_space", "action_space", "metadata", "spec", "_instance", "jobs",
+FORK_SHARED = ("_fork_draws",
+               "preset", "features", "observation_space", "action_space", "metadata", "spec", "_instance", "jobs",
                "server_type", "sim.jobs", "sim._scale_p", "sim._scale_up", "sim._scale_down")
 
 
@@ -37,7 +38,7 @@ def resample_future(env, rng: np.random.Generator) -> None:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the trace-absent notice was given at reset
-            new = env._draw_jobs(rng)
+            new = cached_draw(env, (env.fork_seed, "jobs"), rng, env._draw_jobs)
     finally:
         env.preset = p
         env._workload_source = source
@@ -55,7 +56,7 @@ def resample_future(env, rng: np.random.Generator) -> None:
     sim.jobs = jobs
     sim._scale_p, sim._scale_up, sim._scale_down = fresh._scale_p, fresh._scale_up, fresh._scale_down
     utab = _find_utab(fresh)
-    soft = next((getattr(s, "soft_deadlines") for s in fresh.servers if getattr(s, "soft_deadlines", None)), None)
+    soft = next((s.soft_deadlines for s in fresh.servers if getattr(s, "soft_deadlines", None)), None)
     # the per-job tables held by the servers and the server banks: the utility table and the EDF keys are replaced,
     # the banks' per-job rows (release time, keys, ...) of the redrawn jobs are taken from the fresh simulator
     objs = [(m, t) for m, t in zip(sim.servers, fresh.servers, strict=True)]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.forking import fork_env, splice_jobs
+from ...core.forking import cached_draw, fork_env, splice_jobs
 
 __all__ = ["FORK_SHARED", "fork", "resample_future"]
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
 #: (``_mask_cache`` maps a configuration to whether it fits the empty cluster: a cache of the cluster alone)
-FORK_SHARED = ("preset", "features", "observation_space", "action_space", "metadata", "spec", "_inst", "cluster",
+FORK_SHARED = ("_fork_draws",
+               "preset", "features", "observation_space", "action_space", "metadata", "spec", "_inst", "cluster",
                "jobs", "ideal", "_mask_cache", "sim.cluster", "sim.jobs")
 
 
@@ -28,7 +29,7 @@ def resample_future(env, rng: np.random.Generator) -> None:
     k, J = env._k, env.jobs.num_jobs
     if k + 1 >= J:
         return
-    new = build_instance(env.preset, rng)
+    new = cached_draw(env, (env.fork_seed, "instance"), rng, lambda g: build_instance(env.preset, g))
     a_k, T = int(env.jobs.arrival[k]), int(env.preset.workload.horizon_slots)
     # the preset's arrivals are J uniform slots of [1, T], sorted: given the pending job's, the later ones are
     # uniform on [a_k, T]

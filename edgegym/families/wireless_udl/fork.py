@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.forking import fork_env, splice_jobs
+from ...core.forking import cached_draw, fork_env, splice_jobs
 
 __all__ = ["FORK_SHARED", "JOB_FIELDS", "fork", "resample_future"]
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
-FORK_SHARED = ("preset", "features", "observation_space", "action_space", "metadata", "spec", "fixed_instance",
+FORK_SHARED = ("_fork_draws",
+               "preset", "features", "observation_space", "action_space", "metadata", "spec", "fixed_instance",
                "inst", "_blocks", "_norm", "_low64", "_high64", "_obs_site", "_obs_job", "sim.inst", "sim.static")
 #: the per-job fields of an :class:`~.instance.Instance` (the others describe the sites)
 JOB_FIELDS = ("arrival", "kappa", "chunk_mb", "param_mb", "m", "n", "data", "kind", "tau", "b", "tau1", "tau2", "c")
@@ -29,7 +30,7 @@ def resample_future(env, rng: np.random.Generator) -> None:
     if k + 1 >= J:
         return
     p = env.preset
-    new = build_instance(p, rng)
+    new = cached_draw(env, (env.fork_seed, "instance"), rng, lambda g: build_instance(p, g))
     lo, hi = (int(x) for x in p.jobs.arrival_window)
     a_k = int(env.inst.arrival[k])
     # the preset's arrivals are uniform slots of the arrival window, sorted: given the pending job's, the later
