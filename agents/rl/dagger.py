@@ -173,7 +173,7 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
     "restored_round", "wall_s", "label_s", "fit_s", "eval_s"}``; a round row holds ``round``, ``seeds``
     (first, last), ``beta`` (the executed-teacher probability), ``new_states``, ``dataset_size`` (the aggregate
     after the round), ``agreement`` (student argmax vs teacher label on the new states, before refitting),
-    ``train_agreement`` (on the aggregate, after refitting), ``teacher_label_s``, ``teacher_steps``,
+    ``train_agreement`` (on the aggregate, after refitting; both ``None`` for round 0), ``teacher_label_s``, ``teacher_steps``,
     ``student_objective`` (the visiting student's mean episode objective), ``eval_mean_return``,
     ``eval_mean_objective``, ``eval_std_objective``, ``max_action_share`` and the round's times. ``progress(msg)``
     gets one line per phase of every round.
@@ -212,7 +212,7 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
     data = [round0]
     size = len(round0)
     row0 = {"round": 0, "seeds": None, "beta": 1.0, "new_states": size, "dataset_size": size,
-            "agreement": float("nan"), "train_agreement": None, "teacher_label_s": None, "teacher_steps": size,
+            "agreement": None, "train_agreement": None, "teacher_label_s": None, "teacher_steps": size,
             "student_objective": float(np.mean(round0.objective)) if round0.objective.size else float("nan")}
     evaluate(row0)
     history = [row0]
