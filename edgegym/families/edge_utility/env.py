@@ -240,10 +240,6 @@ class _JobFeatures:
         f = obs[:, :_JOB_FEATURES]
         f[np.arange(n), [min(FAMILY_CODES[g.family], 3) for g in us]] = 1.0
         pos = np.flatnonzero(g0 > 0)
-        if pos.size:
-            f[pos, 4 : 4 + _G_POINTS.size] = vector_rows([us[q] for q in pos.tolist()],
-                                                         np.broadcast_to(_G_POINTS, (pos.size, _G_POINTS.size)))
-            f[pos, 4 : 4 + _G_POINTS.size] /= g0[pos, None]
         f[:, -2] = [math.log1p(x) / 5 for x in g0.tolist()]
         relative = env.preset.env.obs_relative
         if not relative:
@@ -256,8 +252,12 @@ class _JobFeatures:
         obs[:, c + 1] = np.log1p(pu)
         obs[:, c + 2] = np.log1p(pdn)
         obs[:, c + 3] = np.log1p(lb)
-        if pos.size:
-            obs[pos[:, None], c + 5] = vector_rows([us[q] for q in pos.tolist()], lb[pos]) / g0[pos, None]
+        if pos.size:  # g(t)/g_max at the 16 response times and at each row's no-queue time: one evaluation
+            G = _G_POINTS.size
+            t = np.concatenate([np.broadcast_to(_G_POINTS, (pos.size, G)), lb[pos]], axis=1)
+            v = vector_rows([us[q] for q in pos.tolist()], t) / g0[pos, None]
+            f[pos, 4 : 4 + G] = v[:, :G]
+            obs[pos[:, None], c + 5] = v[:, G:]
         obs[:, c + 8] = 1.0
         gl = obs[:, -_GLOBAL_FEATURES:]
         r = jobs.release_s
