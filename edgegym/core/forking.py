@@ -38,6 +38,7 @@ __all__ = [
     "fast_copy",
     "fork_env",
     "fork_rng",
+    "prefix_copy",
     "shifted_arrivals",
     "splice_jobs",
 ]
@@ -140,7 +141,8 @@ def _copy(x, memo: dict):
 
 
 def fork_env(env, *, seed: int, future: str, shared: Iterable[str] = (),
-             resample: Callable[[object, np.random.Generator], None] | None = None):
+             resample: Callable[[object, np.random.Generator], None] | None = None,
+             copies: dict[str, Callable] | None = None):
     """The fork of ``env`` (see the module docstring): a fast copy sharing the attributes named in ``shared``
     (immutable for the episode), marked ``clairvoyant`` for ``future="keep"``; for ``future="resample"``,
     ``resample(fork, rng)`` (the family's) redraws the fork's future from :func:`fork_rng` of ``seed``."""
@@ -149,13 +151,13 @@ def fork_env(env, *, seed: int, future: str, shared: Iterable[str] = (),
         env._fork_draws = {}  # the redrawn job tables of resampled forks, shared by the env and its forks
     memo: dict = {}
     for name in shared:  # attribute names, dotted for attributes of sub-objects ("sim.p_edge")
-        v = env
-        for part in name.split("."):
-            v = getattr(v, part, None)
-            if v is None:
-                break
+        v = _resolve(env, name)
         if v is not None:
             memo[id(v)] = v
+    for name, fn in (copies or {}).items():
+        v = _resolve(env, name)
+        if v is not None and id(v) not in memo:
+            memo[id(v)] = fn(v, env)
     fork = _copy(env, memo)
     # a "keep" fork of the real env knows the true future; a "keep" fork of a resampled fork only its parent's
     fork.clairvoyant = bool(getattr(env, "clairvoyant", False)) or (
@@ -165,6 +167,23 @@ def fork_env(env, *, seed: int, future: str, shared: Iterable[str] = (),
     if future == "resample" and resample is not None:
         resample(fork, fork_rng(seed))
     return fork
+
+
+def _resolve(obj, dotted: str):
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def prefix_copy(a: np.ndarray, n: int) -> np.ndarray:
+    """A copy of ``a`` whose first ``n`` rows are ``a``'s and the rest zero (for a buffer whose rows past ``n``
+    are zero or unused): the zero part is allocated, not written, so a large buffer costs only its live rows."""
+    out = np.zeros(a.shape, dtype=a.dtype)
+    n = max(0, min(int(n), a.shape[0]))
+    out[:n] = a[:n]
+    return out
 
 
 def cached_draw(env, key, rng: np.random.Generator, draw: Callable[[np.random.Generator], object], owner=None):

@@ -695,7 +695,22 @@ class EdgeCloudMLEnv(gym.Env):
         from ...core.forking import fork_env
 
         return fork_env(self, seed=seed, future=future, shared=self._FORK_SHARED,
-                        resample=type(self)._resample_future)
+                        resample=type(self)._resample_future, copies=self._fork_copies())
+
+    def _fork_copies(self) -> dict:
+        """Large simulator buffers copied by their live part only: the executed log (rows up to its length) and
+        the per-chunk arrays that are zero until a chunk is placed (the chunks of the jobs placed so far)."""
+        from ...core.forking import prefix_copy
+
+        sim = self.sim
+        if sim is None:
+            return {}
+        n_log = int(sim._cnt[0])
+        n_chunks = int(sim.offsets[min(self._k, self.jobs.num_jobs)])
+        out = {f"sim.{a}": (lambda v, env, n=n_log: prefix_copy(v, n)) for a in ("_lw", "_ls", "_le", "_lc")}
+        out.update({f"sim.{a}": (lambda v, env, n=n_chunks: prefix_copy(v, n))
+                    for a in ("chunk_rho", "chunk_key", "chunk_seq", "_rem", "chunk_alpha")})
+        return out
 
     def _resample_future(self, rng: np.random.Generator) -> None:
         """Replace the jobs after the pending one by a fresh draw (``fork(future="resample")``)."""
