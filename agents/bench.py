@@ -624,6 +624,9 @@ def _save(fig, path: Path, layout: bool = True) -> Path:
 
 
 def _short(policy: str) -> str:
+    m = re.match(r"^(rollout(?:\([^)]*\))?):(.+)$", policy)
+    if m:  # rollout(...):<base>: the base shortened
+        return f"{m.group(1)}:{_short(m.group(2))}"
     if ":" in policy:
         algo, path = policy.split(":", 1)
         return f"{algo}:{Path(path).parent.name or Path(path).name}"

@@ -20,6 +20,7 @@ __all__ = [
     "PolicyName",
     "PolicySpec",
     "make_policy",
+    "policy_name_forms",
     "policy_names",
     "policy_spec",
     "register_policy",
@@ -145,3 +146,20 @@ def env_family_of(env) -> str:
 def make_policy(name: str, env, seed: int = 0):
     """Build the named policy for ``env`` (which must already carry the policy's ``env_config``)."""
     return policy_spec(name, env_family_of(env)).factory(env, seed)
+
+
+def policy_name_forms() -> list[dict]:
+    """Policy names built from a pattern rather than registered one by one (``name``, ``families``,
+    ``description``, as :data:`POLICIES` entries read): ``rollout:<base>`` over any policy of a family
+    (:mod:`edgegym.agents.reference.rollout`) and the saved agents ``<algo>:PATH``. They run wherever a policy name
+    is taken (``edgegym run --policy``, ``bench --policies``) but are not expanded by ``--policies all``."""
+    from edgegym.families import families
+
+    fams = list(families())
+    return [
+        {"name": "rollout:<base>", "families": fams,
+         "description": "rollout (Bertsekas, Tsitsiklis and Wu, J. Heuristics 1997) over any policy <base> of the "
+                        "env's family: rollout(K=4,H=20,k=6):<base> (K resampled forks, H steps, k candidates)"},
+        {"name": "<algo>:PATH", "families": fams,
+         "description": "a saved agent: ppo:PATH, maskable-ppo:PATH, rllib:DIR, or a model folder"},
+    ]

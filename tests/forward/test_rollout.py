@@ -114,3 +114,22 @@ def test_rollout_of_a_saved_agent_via_the_cli(capsys):
                "--no-progress"])
     out = capsys.readouterr().out
     assert rc == 0 and '"objective"' in out
+
+
+def test_bench_runs_rollout_next_to_its_base(tmp_path):
+    from edgegym.agents.bench import _short, build_grid, run_bench
+
+    cells = build_grid(["HeteroML-tiny-v0"], ["earliest", "rollout(K=1,H=2,k=2):earliest"], [0, 1])
+    res = run_bench(cells, tmp_path, workers=1, progress=False, plots=False)
+    assert not res["failed"]
+    text = (tmp_path / "summary.md").read_text()
+    assert "rollout(K=1,H=2,k=2):earliest" in text
+    assert _short(f"rollout(K=2):maskable-ppo:{MODEL}/model.zip") == "rollout(K=2):maskable-ppo:ecml_testbed"
+
+
+def test_registry_lists_the_rollout_name_form():
+    from edgegym.agents.registry import POLICIES, policy_name_forms
+
+    forms = {f["name"]: f for f in policy_name_forms()}
+    assert "rollout:<base>" in forms and "rollout:<base>" not in POLICIES
+    assert set(forms["rollout:<base>"]["families"]) == {"EdgeCloudML", "EdgeUtility", "HeteroML", "WirelessUDL"}
