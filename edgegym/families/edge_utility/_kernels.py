@@ -2,8 +2,9 @@
 Heterogeneous Utility Jobs in Edge Computing", IEEE/ACM ToN 2023): utility functions on struct-of-arrays, the priority
 disciplines' what-if simulation (the estimates behind the observation, OnDisc's Inc_j and the priority servers' planned
 finish), O4A's PLAN (FILL over every density level plus the logarithmic rounding), the server bank (every priority
-server's state as arrays, advanced, committed to and queried in one call per step: see the section below) and O4A's
-server helpers (flat job set, pick, density levels).
+server's state as arrays, advanced, committed to and queried in one call per step: see the section below), O4A's
+server helpers (flat job set, pick, density levels) and the O4A server bank (the same for the O4A servers: the last
+section).
 
 Inner loops call helpers with scalar arguments only: a Numba call that passes arrays costs reference-count
 operations that, inside a loop, dwarf the work (measured ~20x on a heap of 80 items).

@@ -8,9 +8,12 @@ times something can change (a job becomes ready, an executable-interval boundary
 
 Compiled paths (``compiled=True``, the default): the priority-discipline servers live in a :class:`_Bank`
 (struct-of-arrays; each server's next event in an array instead of the heap), advanced, committed to and queried
-for estimates or OnDisc increments by one kernel call per operation for all of them; O4A servers stay objects
-with compiled helpers. ``compiled=False`` builds the pure-Python server objects, the test oracle: both give
-identical completions, estimates, plans and preemption counts (``tests/speed/test_speed_edge_utility.py``).
+for estimates or OnDisc increments by one kernel call per operation for all of them; the O4A servers likewise in an
+:class:`_O4ABank` (jobs in admission order, executable sets in a pool, PLAN's density levels cached per server and
+recomputed only after the server's job set changed), unless :data:`O4A_BANK` is off or ``record=True``, where
+they stay objects with compiled helpers. ``compiled=False`` builds the pure-Python server objects, the test
+oracle: both give identical completions, estimates, plans and preemption counts
+(``tests/speed/test_speed_edge_utility.py``).
 
 Units: seconds (``_s``); utility in points. Server indices: edge servers ``0..S-1``, then the cloud
 (index ``S``) when it exists.
@@ -512,7 +515,8 @@ class UtilitySimulator:
             if members and not record:  # the priority servers as struct-of-arrays (segments need the objects)
                 self._bank = _Bank(self, members, utab, soft)
             o4 = [k for k, srv in enumerate(self.servers) if isinstance(srv, O4AScheduler)]
-            if o4 and O4A_BANK and not record:  # the O4A servers too (they share one O4AParams)
+            if o4 and O4A_BANK and not record and all(self.servers[k].params == self.servers[o4[0]].params
+                                                      for k in o4):  # the O4A servers too (one set of knobs)
                 self._o4bank = _O4ABank(self, o4, utab, self.servers[o4[0]].params)
         self._req_rows: tuple | None = None  # the last job's request fields, as Python lists by server
         self._o4a_lv: _O4ALevels | None = None  # the O4A servers' PLAN levels for the compiled estimates
