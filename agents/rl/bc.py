@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Demonstrations", "agreement", "clone", "collect"]
+__all__ = ["Demonstrations", "agreement", "clone", "collect", "discrete_label"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,19 @@ class Demonstrations:
         return out
 
 
+def discrete_label(env, action, teacher: str = "the teacher") -> int:
+    """The teacher's ``action`` as an index of the env's ``Discrete`` action space, read *before* the action is
+    applied: an integer as is; a structured action (HeteroML's policies may return a ``Placement``) projected onto the
+    nearest grid action by the env's ``grid_action_of``; anything else is a ``ValueError`` naming the teacher."""
+    a = np.asarray(action) if isinstance(action, np.ndarray | np.generic | int) else action
+    if isinstance(a, np.ndarray) and a.size == 1 and np.issubdtype(a.dtype, np.integer):
+        return int(a.reshape(()))
+    project = getattr(env.unwrapped, "grid_action_of", None)
+    if project is not None:
+        return int(project(action))
+    raise ValueError(f"{teacher} returned {action!r}, not an action index of {env.action_space}: it cannot be cloned")
+
+
 def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None, on_episode=None) -> Demonstrations:
     """Run ``teacher`` (a policy name) on ``env_id`` for each seed; record its decisions.
 
@@ -71,10 +84,10 @@ def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None, on
             while not done:
                 mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
                 a, _ = pol.predict(obs, deterministic=True)
-                a = int(np.asarray(a).reshape(()))
+                act_l.append(discrete_label(env, a, teacher))  # before the step: a projection reads the state
+                a = act_l[-1] if isinstance(a, np.ndarray | np.generic | int) else a  # the teacher's own action runs
                 obs_l.append(np.asarray(obs, dtype=np.float32))
                 mask_l.append(mask)
-                act_l.append(a)
                 start_l.append(first)
                 first = False
                 obs, r, term, trunc, info = env.step(a)

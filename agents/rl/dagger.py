@@ -25,9 +25,9 @@ through the env. Every shipped teacher of the hyperparameter files (``aonline``,
 ``greedy-min-cost``) and every learned agent decides from the env's current state alone, so its labels are exactly
 its decisions on the student's states; a rollout teacher re-plans from a fork of the current state at every decision.
 A teacher that keeps its own record of its past decisions (HeteroML's A_online variants keep a ledger of their own
-reservations, HeteroML's ``fifo`` the previous start) labels the student's states with a record that assumes its own
-actions were taken where the student's differed; such a teacher is still usable, but its labels are those of the
-teacher continued from that record.
+reservations) labels the student's states with a record that assumes its own actions were taken where the student's
+differed; such a teacher (``Policy.markov`` false, see :func:`teacher_is_markov`) is still usable, but its labels are
+those of the teacher continued from that record, and :func:`run_dagger` says so in a warning.
 
 Seeds: the rounds use ``seed_start, seed_start + 1, …`` (``episodes`` per round, a new block each round), which must be
 disjoint from the evaluation seeds (100-104) and the best-model evaluation seeds.
@@ -40,9 +40,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bc import Demonstrations
+from .bc import Demonstrations, discrete_label
 
-__all__ = ["DaggerRound", "EVAL_SEEDS", "check_seeds", "check_teacher", "label_student_states", "run_dagger"]
+__all__ = ["DaggerRound", "EVAL_SEEDS", "check_seeds", "check_teacher", "label_student_states", "run_dagger",
+           "teacher_is_markov"]
 
 #: the seeds ``edgegym eval`` and the reports use: never a training seed
 EVAL_SEEDS = range(100, 105)
@@ -52,8 +53,9 @@ EVAL_SEEDS = range(100, 105)
 class DaggerRound:
     """The states one round's student visited, labelled by the teacher.
 
-    ``demos.actions`` are the teacher's labels, ``executed`` the actions taken (the student's, or the teacher's
-    with the β-mixture), ``student`` the student's argmax action on every state; ``seeds`` the episodes' seeds;
+    ``demos.actions`` are the teacher's labels (a structured action, e.g. a HeteroML ``Placement``, as its nearest
+    grid action), ``executed`` the actions taken (the student's, or the teacher's with the β-mixture: its own
+    structured action runs, recorded here as its label), ``student`` the student's argmax action on every state; ``seeds`` the episodes' seeds;
     ``label_s`` the seconds spent in the teacher's decisions; ``teacher_steps`` how many executed actions were the
     teacher's."""
 
@@ -82,6 +84,21 @@ def check_teacher(env_id: str, teacher: str) -> None:
         check_env_policy(env_id, teacher)
     except UserError as e:
         raise UserError(f"teacher: {e}") from None
+
+
+def teacher_is_markov(env_id: str, teacher: str, env_config: dict | None = None) -> bool:
+    """Whether ``teacher`` decides from the env's current state alone (``Policy.markov``; HeteroML's A_online
+    policies keep their own schedule of their past decisions), so that its label on a state the student reached is
+    its decision there."""
+    from ..runner import make_env
+
+    env, pol = make_env(env_id, teacher, 0, env_config)
+    env.close()
+    try:
+        from ..reference.rollout import _is_markov
+    except ImportError:  # a version without the rollout policies: the attribute alone
+        return bool(getattr(pol, "markov", True))
+    return bool(_is_markov(pol))
 
 
 def check_seeds(first: int, count: int, flag: str, reserved: dict[str, range]) -> None:
@@ -130,12 +147,13 @@ def label_student_states(model, env_id: str, teacher: str, seeds, env_config: di
             while not done:
                 mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
                 t = time.perf_counter()
-                a_t, _ = pol.predict(obs, deterministic=True)  # the teacher reads the state before any step
+                own, _ = pol.predict(obs, deterministic=True)  # the teacher reads the state before any step
                 label_s += time.perf_counter() - t
-                a_t = int(np.asarray(a_t).reshape(()))
+                a_t = discrete_label(env, own, teacher)  # a structured action: its nearest grid action
                 a_s = _student_action(model, obs, mask, masked)
                 use_teacher = beta > 0.0 and rng.random() < beta
                 a = a_t if use_teacher else a_s
+                run = own if use_teacher and not isinstance(own, np.ndarray | np.generic | int) else a
                 teacher_steps += int(use_teacher)
                 obs_l.append(np.asarray(obs, dtype=np.float32))
                 mask_l.append(mask)
@@ -144,7 +162,7 @@ def label_student_states(model, env_id: str, teacher: str, seeds, env_config: di
                 exe_l.append(a)
                 start_l.append(first)
                 first = False
-                obs, r, term, trunc, info = env.step(a)
+                obs, r, term, trunc, info = env.step(run)
                 rew_l.append(float(r))
                 done = term or trunc
             objs.append(float(info["episode_metrics"]["objective"]))
@@ -175,7 +193,8 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
     after the round), ``agreement`` (student argmax vs teacher label on the new states, before refitting),
     ``train_agreement`` (on the aggregate, after refitting; both ``None`` for round 0), ``teacher_label_s``, ``teacher_steps``,
     ``student_objective`` (the visiting student's mean episode objective), ``eval_mean_return``,
-    ``eval_mean_objective``, ``eval_std_objective``, ``max_action_share`` and the round's times. ``progress(msg)``
+    ``eval_mean_objective``, ``eval_std_objective``, ``max_action_share`` and the round's times. ``warnings``: a
+    teacher that is not Markov (:func:`teacher_is_markov`). ``progress(msg)``
     gets one line per phase of every round.
     """
     import copy
@@ -191,6 +210,13 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
         raise ValueError(f"dagger_beta must be in [0, 1], got {beta}")
     say = progress or (lambda msg: None)
     eval_seeds = [int(s) for s in eval_seeds]
+    warnings = []
+    markov = teacher_is_markov(env_id, teacher, env_config) if int(rounds) > 0 else True
+    if not markov:
+        warnings.append(f"DAgger teacher {teacher} keeps its own record of its past decisions: its labels on the "
+                        "student's states assume its own earlier decisions were taken (use a teacher that decides "
+                        "from the env's state, e.g. a rollout policy over one)")
+        say(f"warning: {warnings[-1]}")
     t_start = time.perf_counter()
     totals = {"label_s": 0.0, "fit_s": 0.0, "eval_s": 0.0}
     best = {"row": None, "state": None}
@@ -260,4 +286,5 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
     return {"teacher": teacher, "beta": float(beta), "episodes": int(episodes), "epochs": int(epochs),
             "seed_start": int(seed_start), "eval_seeds": eval_seeds, "rounds": history,
             "best_round": best["row"]["round"] if best["row"] is not None else None,
-            "best": best["row"], "restored_round": restored, "wall_s": time.perf_counter() - t_start, **totals}
+            "best": best["row"], "restored_round": restored, "teacher_markov": markov, "warnings": warnings,
+            "wall_s": time.perf_counter() - t_start, **totals}

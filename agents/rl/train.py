@@ -452,6 +452,8 @@ def train(
         saved = {"timesteps": 0, "dagger_round": b["round"], "mean_return": b.get("eval_mean_return"),
                  "mean_objective": b.get("eval_mean_objective")}
     warnings = warnings_for(diag.history) + collapse_warnings(keeper.history, share, warm_start=bc_summary is not None)
+    if dagger_summary is not None:
+        warnings += dagger_summary["warnings"]
     summary = {
         **meta,
         "model": str(model_path),

@@ -221,3 +221,25 @@ def test_yaml_dagger_seeds_must_avoid_the_evaluation_seeds(tmp_path, capsys):
                "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 2 and "dagger_seed" in err and "100-104" in err, err
+
+
+def test_a_teacher_with_its_own_schedule_is_flagged():
+    from edgegym.agents.rl.dagger import teacher_is_markov
+
+    assert teacher_is_markov(ENV, TEACHER, CFG)
+    assert teacher_is_markov("HeteroML-tiny-v1", "earliest")
+    if teacher_is_markov("HeteroML-tiny-v1", "aonline-hetero-now"):
+        pytest.skip("this version cannot tell a policy that keeps its own schedule")
+    import torch as th
+    from sb3_contrib import MaskablePPO
+
+    from edgegym.agents.rl.shared import SharedRowPolicy, env_obs_layout
+
+    th.manual_seed(0)
+    env = gym.make("HeteroML-tiny-v1")
+    model = MaskablePPO(SharedRowPolicy, env, policy_kwargs={"layout": env_obs_layout(env)}, seed=0, device="cpu",
+                        n_steps=64)
+    d0 = collect("HeteroML-tiny-v1", "aonline-hetero-now", [20000])
+    clone(model, d0, epochs=1)
+    s = run_dagger(model, "HeteroML-tiny-v1", "aonline-hetero-now", d0, rounds=1, episodes=1, epochs=1)
+    assert s["teacher_markov"] is False and "own record of its past decisions" in s["warnings"][0]
