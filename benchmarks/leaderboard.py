@@ -19,7 +19,8 @@ or Ray tasks with ``--backend ray``). The page ``docs/results/leaderboard.md`` g
 
 Runs are appended to ``<data>/results.jsonl`` as they finish, and a later run with the same ``--data`` skips the
 runs already there (``--fresh`` starts over); ``--from-csv FILE`` renders the page from a ``results.csv`` or
-``results.jsonl`` without running anything. ``--quick`` runs the tiny presets on seeds 100-101 (a smoke test).
+``results.jsonl`` without running anything. ``--quick`` runs the tiny presets on seeds 100-101 (a smoke test,
+written to ``runs/leaderboard-quick.md`` unless ``--out`` says otherwise).
 """
 
 from __future__ import annotations
@@ -478,7 +479,8 @@ def _execute(tasks, workers: int, backend: str, address, on_result) -> list[dict
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the tiny presets, seeds 100-101 (a smoke test)")
-    ap.add_argument("--out", default=None, help="the page (default docs/results/leaderboard.md)")
+    ap.add_argument("--out", default=None, help="the page (default docs/results/leaderboard.md; with --quick "
+                    "runs/leaderboard-quick.md)")
     ap.add_argument("--data", default=None, help="folder of results.jsonl / results.csv (default: next to the page, "
                     "<page stem>/)")
     ap.add_argument("--workers", type=int, default=2, help="parallel worker processes / Ray tasks (default 2)")
@@ -503,7 +505,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.workers < 1:
         ap.error(f"--workers must be >= 1, got {a.workers}")
-    out = Path(a.out).resolve() if a.out else ROOT / "docs" / "results" / "leaderboard.md"
+    # a quick run never overwrites the shipped page unless asked to
+    default = Path("runs") / "leaderboard-quick.md" if a.quick else ROOT / "docs" / "results" / "leaderboard.md"
+    out = Path(a.out or default).resolve()
     data = Path(a.data).resolve() if a.data else out.parent / out.stem
     agent_dirs = [Path(d).resolve() for d in a.agents] if a.agents is not None else sorted(AGENTS.glob("*"))
     cwd = Path.cwd()
