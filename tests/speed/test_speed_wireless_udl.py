@@ -216,3 +216,24 @@ def test_tentative_best_matches_full_enumeration():
             env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
             n += 1
     assert n == 90
+
+
+def test_n_cap_kernel_matches_numpy():
+    """``simulator._n_cap`` (compiled) = ``_reference.n_cap`` (numpy) on presets and random clusters (zero
+    demands, sites too small for a PS, unbounded worker counts)."""
+    from types import SimpleNamespace
+
+    from edgegym.families.wireless_udl.simulator import _n_cap
+
+    for preset in ("sim", "tiny", "testbed", "paper-literal"):
+        for seed in range(10):
+            inst = build_instance(load_preset(preset), np.random.default_rng(seed))
+            a, b = _n_cap(inst), ref.n_cap(inst)
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        R, K, nj = int(rng.integers(0, 6)), int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        inst = SimpleNamespace(cap=rng.integers(0, 6, (R, K)).astype(float), m=rng.integers(0, 3, (nj, K)) * 1.0,
+                               n=rng.integers(0, 4, (nj, K)) * 1.0, num_sites=R, num_jobs=nj)
+        np.testing.assert_array_equal(_n_cap(inst), ref.n_cap(inst))

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...core.jit import HAVE_NUMBA, njit
+from ...core.jit import HAVE_NUMBA, njit, njit_inline
 
 __all__ = [
     "BIG",
@@ -56,7 +56,7 @@ def site_order(U, cap, qbar, M, D, beta1, beta2, beta3):
     return np.argsort(-Q, kind="mergesort"), Q
 
 
-@njit
+@njit_inline
 def max_workers(Ur, m, n, ps_here):
     """A_i^r: most workers of demand ``m`` fitting in ``Ur`` (K,), after the PS (``n``) if ``ps_here``."""
     best = BIG
@@ -359,6 +359,55 @@ def earliest_fit(cal, dem, used, t, win, end):
     return -1
 
 
+@njit
+def n_cap(cap, m, n):
+    """(n_jobs,) most workers each job can place on the empty cluster (one PS included), at least 1: per job, the
+    best PS site's ``Σ_r A_r − A_ps + A'_ps`` (``A`` without, ``A'`` with the PS reserved; ``floor(free/m + 1e-9)``
+    per resource, 0 if the site lacks room, at most :data:`BIG`), over the sites that can host the PS. The values
+    are integers below 2**53, so the sums are exact in any order (``_reference.n_cap``, numpy)."""
+    R, K = cap.shape
+    nj = m.shape[0]
+    out = np.ones(nj, np.int64)
+    a0 = np.empty(R)
+    a1 = np.empty(R)
+    for i in range(nj):
+        for w in range(2):
+            for r in range(R):
+                a = np.inf
+                neg = False
+                for k in range(K):
+                    free = cap[r, k] - (n[i, k] if w == 1 else 0.0)
+                    if free < -_EPS:
+                        neg = True
+                    if m[i, k] > 0:
+                        v = math.floor(free / m[i, k] + 1e-9)
+                        if v < a:
+                            a = v
+                if neg:
+                    a = 0.0
+                a = min(max(a, 0.0), float(BIG))
+                if w == 0:
+                    a0[r] = a
+                else:
+                    a1[r] = a
+        if R == 0:
+            continue
+        tot0 = 0.0
+        for r in range(R):
+            tot0 += a0[r]
+        best = -np.inf
+        for r in range(R):
+            ok = True
+            for k in range(K):
+                if not cap[r, k] >= n[i, k] - _EPS:
+                    ok = False
+            v = tot0 - a0[r] + a1[r] if ok else 0.0
+            if v > best:
+                best = v
+        out[i] = int(max(1.0, min(best, float(BIG))))
+    return out
+
+
 PURE = {
     name: globals()[name].py_func
     for name in ("site_order", "max_workers", "pa", "pa_all_n", "fill", "split", "dta", "prop_quota", "earliest_fit",
@@ -385,7 +434,7 @@ def latency_scalar(kind, tau, b, tau1, tau2, c, L, rate):
     return tau1 if L < c else tau2
 
 
-@njit
+@njit_inline
 def _split_into(y, used_sites, n_used, M, tot_m, kappa, h, order, d):
     """:func:`split` into the zero scratch ``d`` (``y`` non-zero only on ``used_sites[:n_used]``, ``tot_m = Σ M``)."""
     R = y.shape[0]
@@ -410,7 +459,7 @@ def _split_into(y, used_sites, n_used, M, tot_m, kappa, h, order, d):
             rem -= x
 
 
-@njit
+@njit_inline
 def _complete_transfer(y, used_sites, n_used, M, tot_m, kappa, h, order, q, src_order, d, H, sent, touched):
     """:func:`window_transfer` with ``prop = False`` (SPLIT with ``h`` slots, one DTA on ``M``) on scratch
     buffers: ``d`` and ``sent`` zero and ``H == M`` on entry, restored on exit; ``y`` non-zero only on
@@ -478,7 +527,7 @@ def _complete_transfer(y, used_sites, n_used, M, tot_m, kappa, h, order, q, src_
     return cost
 
 
-@njit
+@njit_inline
 def _fill_fast(y, used_sites, A0, A1, order, N, ps):
     """:func:`fill` with the per-site worker bounds precomputed (``A1`` with the PS, ``A0`` without); ``y`` zero on
     entry. Returns the number of sites used (``-1``, ``y`` all -1, if N does not fit)."""
@@ -503,19 +552,21 @@ def _fill_fast(y, used_sites, A0, A1, order, N, ps):
 
 
 @njit
-def _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, D, kappa, order, A0, A1, prop, beta, y, used_sites, d, H,
-                   sent, touched):
+def _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, tot_m, D, kappa, order, A0, A1, prop, beta, y, used_sites,
+                   d, H, sent, touched):
     """``Σ q·g`` of :func:`window_estimate` for one N (``ps[N] >= 0``)."""
     nu = _fill_fast(y, used_sites, A0, A1, order, N, ps[N])
     if nu < 0 or prop:
         c = window_transfer(y.copy(), M, D, kappa, L[N], order, q, src_order, prop, cap, qbar, beta)
+        y[:] = 0
     else:
-        c = _complete_transfer(y, used_sites, nu, M, M.sum(), kappa, L[N], order, q, src_order, d, H, sent, touched)
-    y[:] = 0
+        c = _complete_transfer(y, used_sites, nu, M, tot_m, kappa, L[N], order, q, src_order, d, H, sent, touched)
+        for j in range(nu):
+            y[used_sites[j]] = 0
     return c
 
 
-@njit
+@njit_inline
 def _transfer_floor(N, L, ps, M, tot_m, kappa, order, A0, A1, qin, y, used_sites, d):
     """A lower bound of :func:`_complete_transfer` for one N: every chunk a site lacks comes from its cheapest
     other site at best (``qin[r] = min_{s≠r} q[s, r]``); scaled by ``1 − 1e-9``, below the computed transfer
@@ -529,7 +580,10 @@ def _transfer_floor(N, L, ps, M, tot_m, kappa, order, A0, A1, qin, y, used_sites
             if d[r] > M[r]:
                 lb += (d[r] - M[r]) * qin[r]
             d[r] = 0
-    y[:] = 0
+        for j in range(nu):
+            y[used_sites[j]] = 0
+    else:
+        y[:] = 0
     return lb * (1.0 - 1e-9)
 
 
@@ -583,7 +637,7 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
             continue
         if lb[N] > bv:
             break
-        transfer[N] = chunk_mb * _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, D, kappa, order, A0, A1,
+        transfer[N] = chunk_mb * _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, tot, D, kappa, order, A0, A1,
                                                 prop, beta, y, used_sites, d, H, sent, touched)
         v = param[N] + transfer[N] + lat[N]
         if v < bv or (v == bv and N < best):
@@ -592,7 +646,7 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     return L, param, transfer, ps, best, order, A0, A1
 
 
-@njit
+@njit_inline
 def _peak_of(dem, U, cap):
     """Peak utilisation after adding ``dem`` over the (site, resource) pairs it uses (``_reference._peak``)."""
     R, K = dem.shape
@@ -610,7 +664,7 @@ def _peak_of(dem, U, cap):
     return min(max(mx, 0.0), 1.0)
 
 
-@njit
+@njit_inline
 def _demand(y, m, n, ps, dem):
     """``Simulator.demand`` into ``dem`` (R, K)."""
     R, K = dem.shape
@@ -643,20 +697,6 @@ def _window_min_sites(cal, start, win, dem, U):
 
 
 @njit
-def _prefix_min(cal, t, wmax, pm):
-    """``pm[w - 1] = cal[t:t + w].min(axis=0)`` for ``w = 1..wmax``."""
-    R, K = cal.shape[1], cal.shape[2]
-    for r in range(R):
-        for k in range(K):
-            pm[0, r, k] = cal[t, r, k]
-    for w in range(1, wmax):
-        for r in range(R):
-            for k in range(K):
-                v = cal[t + w, r, k]
-                pm[w, r, k] = v if v < pm[w - 1, r, k] else pm[w - 1, r, k]
-
-
-@njit
 def _earliest(cal, dem, t, win):
     """``candidates.earliest_fit`` (whole calendar)."""
     R, K = dem.shape
@@ -673,7 +713,38 @@ def _earliest(cal, dem, t, win):
                 break
     if nu == 0:
         return t
-    return earliest_fit(cal, dem, used[:nu], t, win, end)
+    # earliest_fit's answer (the first start of a run of ``win`` fitting slots) found by checking each candidate
+    # window from its last slot down: a slot that does not fit rules out every start up to it, so the next
+    # candidate starts just after it; slots already seen to fit are not checked again
+    s = t
+    good_lo = -1  # slots [good_lo, good_hi] are known to fit
+    good_hi = -2
+    while s + win <= end:
+        x = s + win - 1
+        bad = -1
+        while x >= s:
+            if good_lo <= x <= good_hi:
+                x = good_lo - 1
+                continue
+            ok = True
+            for j in range(nu):
+                r = used[j]
+                for k in range(K):
+                    if cal[x, r, k] < dem[r, k] - _EPS:
+                        ok = False
+                        break
+                if not ok:
+                    break
+            if not ok:
+                bad = x
+                break
+            x -= 1
+        if bad < 0:
+            return s
+        good_lo = bad + 1
+        good_hi = s + win - 1
+        s = bad + 1
+    return -1
 
 
 @njit
@@ -756,15 +827,12 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     dem1 = np.empty((R, K))
     Us = np.empty((R, K))
     yC = np.zeros(R, np.int64)
-    wmax = 0  # longest "now" window: the free resources of every now window are prefix minima from slot t
-    for j in range(min(G, nv)):
-        w = Lc[vals[j]]
-        if ps_c[vals[j]] >= 0 and t + w <= calendar_len and w > wmax:
-            wmax = w
-    pm = np.empty((max(wmax, 1), R, K))
-    if wmax > 0:
-        _prefix_min(cal, t, wmax, pm)
-    for j in range(G):
+    # the rows are independent: visited by decreasing N (non-decreasing window), so that the free resources of
+    # each "now" window, cal[t:t + l].min(axis=0), extend one running minimum
+    Uw = np.full((R, K), np.inf)
+    w_run = 0
+    for jj in range(G):
+        j = G - 1 - jj
         N = vals[min(j, nv - 1)]
         real = j < nv
         win = Lc[N]
@@ -775,15 +843,22 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         if psC < 0 or not real:
             continue
         if np.isnan(tr_c[N]):
-            tr_c[N] = chunk_mb * _tent_transfer(N, Lc, ps_c, cap, cap, qbar, q, src_order, M, D, kappa, order_c, A0c,
-                                                A1c, prop, beta, y_s, used_s, d_s, H_s, sent_s, touched_s)
+            tr_c[N] = chunk_mb * _tent_transfer(N, Lc, ps_c, cap, cap, qbar, q, src_order, M, M.sum(), D, kappa,
+                                                order_c, A0c, A1c, prop, beta, y_s, used_s, d_s, H_s, sent_s,
+                                                touched_s)
         yC[:] = 0
         _fill_fast(yC, used_s, A0c, A1c, order_c, N, psC)
         _demand(yC, m, n, psC, demC)
         # ---- now
         r = 2 * j
         if t + win <= calendar_len:
-            Uw = pm[win - 1]
+            while w_run < win:
+                for rr in range(R):
+                    for kk in range(K):
+                        v = cal[t + w_run, rr, kk]
+                        if v < Uw[rr, kk] or w_run == 0:
+                            Uw[rr, kk] = v
+                w_run += 1
             fits = True
             for rr in range(R):
                 for kk in range(K):
@@ -851,7 +926,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     return mode, Nc, lc, start, psr, y, transfer, param, latency, total, peak, mask, n_tent, n_now
 
 
-@njit
+@njit_inline
 def _order_by_score(Q, order):
     """Re-sort ``order`` (a permutation) by decreasing ``Q``, ties by lower index first: the same permutation as
     ``np.argsort(-Q, kind="mergesort")`` (the keys ``(−Q_r, r)`` are distinct), by insertion from the last order

@@ -17,7 +17,7 @@ from . import _kernels as kn
 from .candidates import NOW, WAIT, Candidates, worker_grid
 from .simulator import EPS, Plan, Simulator, job_latency_cost, tentative
 
-__all__ = ["build_candidates", "commit", "earliest_fit", "observation", "prune"]
+__all__ = ["build_candidates", "commit", "earliest_fit", "n_cap", "observation", "prune"]
 
 
 def earliest_fit(cal: np.ndarray, dem: np.ndarray, t: int, win: int, horizon: int | None = None) -> int:
@@ -228,3 +228,25 @@ def observation(env) -> np.ndarray:
     obs = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in parts])
     obs = np.nan_to_num(obs, nan=0.0, posinf=clip, neginf=0.0)
     return np.clip(obs, env.observation_space.low, env.observation_space.high).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- per-instance constants
+def _max_workers_all(cap, m, n_sub):
+    """(n_jobs, R) most workers of each job per site with ``n_sub`` (n_jobs, K) reserved (vectorised max_workers)."""
+    free = cap[None, :, :] - n_sub[:, None, :]  # (n_jobs, R, K)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_k = np.where(m[:, None, :] > 0, np.floor(free / m[:, None, :] + 1e-9), np.inf)
+    a = per_k.min(axis=2)
+    a = np.where(np.any(free < -EPS, axis=2), 0, a)
+    return np.minimum(np.maximum(a, 0), kn.BIG)
+
+
+def n_cap(inst) -> np.ndarray:
+    """(n_jobs,) most workers each job can place on the empty cluster (one PS included), at least 1 (numpy
+    reference of ``simulator._n_cap``)."""
+    a0 = _max_workers_all(inst.cap, inst.m, np.zeros_like(inst.n))
+    a1 = _max_workers_all(inst.cap, inst.m, inst.n)
+    ps_ok = np.all(inst.cap[None, :, :] >= inst.n[:, None, :] - EPS, axis=2)  # (n_jobs, R)
+    tot = a0.sum(axis=1, keepdims=True) - a0 + a1
+    best = np.where(ps_ok, tot, 0).max(axis=1) if inst.num_sites else np.zeros(inst.num_jobs)
+    return np.maximum(1, np.minimum(best, kn.BIG)).astype(np.int64)

@@ -81,24 +81,11 @@ class Static:
     n_cap: np.ndarray  # (n_jobs,) most workers placeable on the empty cluster (≥ 1)
 
 
-def _max_workers_all(cap, m, n_sub):
-    """(n_jobs, R) most workers of each job per site with ``n_sub`` (n_jobs, K) reserved (vectorised max_workers)."""
-    free = cap[None, :, :] - n_sub[:, None, :]  # (n_jobs, R, K)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_k = np.where(m[:, None, :] > 0, np.floor(free / m[:, None, :] + 1e-9), np.inf)
-    a = per_k.min(axis=2)
-    a = np.where(np.any(free < -EPS, axis=2), 0, a)
-    return np.minimum(np.maximum(a, 0), kn.BIG)
-
-
 def _n_cap(inst: Instance) -> np.ndarray:
-    """(n_jobs,) most workers each job can place on the empty cluster (one PS included), at least 1."""
-    a0 = _max_workers_all(inst.cap, inst.m, np.zeros_like(inst.n))
-    a1 = _max_workers_all(inst.cap, inst.m, inst.n)
-    ps_ok = np.all(inst.cap[None, :, :] >= inst.n[:, None, :] - EPS, axis=2)  # (n_jobs, R)
-    tot = a0.sum(axis=1, keepdims=True) - a0 + a1
-    best = np.where(ps_ok, tot, 0).max(axis=1) if inst.num_sites else np.zeros(inst.num_jobs)
-    return np.maximum(1, np.minimum(best, kn.BIG)).astype(np.int64)
+    """(n_jobs,) most workers each job can place on the empty cluster (one PS included), at least 1 (one compiled
+    call, :func:`~._kernels.n_cap`; ``_reference.n_cap`` is the numpy original)."""
+    return kn.n_cap(np.ascontiguousarray(inst.cap, dtype=float), np.ascontiguousarray(inst.m, dtype=float),
+                    np.ascontiguousarray(inst.n, dtype=float))
 
 
 def make_static(inst: Instance, beta=(1.0, 1.0, 1.0), q_norm="max", tie_le=True) -> Static:
