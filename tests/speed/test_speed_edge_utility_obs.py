@@ -102,3 +102,25 @@ def test_vector_rows_matches_vector():
         t = np.abs(rng.normal(0, 3, size=(n, m))) * float(rng.choice([1e-3, 1.0, 10.0, 100.0]))
         t[rng.random(t.shape) < 0.05] = np.inf
         np.testing.assert_array_equal(vector_rows(us, t), np.stack([u.vector(t[q]) for q, u in enumerate(us)]))
+
+
+def test_job_table_keeps_few_blocks_and_recomputes_evicted_ones():
+    """The job table holds at most ``MAX_BLOCKS`` blocks; a deep copy (which shares the table) left behind while the
+    original runs on recomputes the evicted blocks with identical values."""
+    from edgegym.families.edge_utility.env import _JobFeatures
+
+    env = EdgeUtilityEnv("testbed-stressed", config={"workload": {"num_jobs": 1200}})
+    env.reset(seed=2)
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        env.step(int(rng.integers(env.num_edge_servers)))
+    behind = copy.deepcopy(env)
+    assert behind._job_features is env._job_features
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(int(rng.integers(env.num_edge_servers)))
+        assert len(env._job_features.blocks) <= _JobFeatures.MAX_BLOCKS
+    assert 0 not in env._job_features.blocks
+    for _ in range(300):
+        o, _, done, _, _ = behind.step(int(rng.integers(behind.num_edge_servers)))
+        np.testing.assert_array_equal(o, behind._observation_reference())

@@ -196,14 +196,15 @@ class _JobFeatures:
     each row's processing time, delays, no-queue response time and its utility, the presence flags and the global
     features), one float32 row per job, computed a block of :attr:`BLOCK` jobs at a time with the same elementwise
     operations as :meth:`EdgeUtilityEnv._observation_reference` (numpy over the block instead of one job), so the
-    values are identical. A cache derived from the immutable jobs: deep copies share it (``__deepcopy__``
-    returns it) and pickling drops it (rebuilt on first use), so env copies stay cheap."""
+    values are identical; the last :attr:`MAX_BLOCKS` blocks are kept (memory independent of the episode length).
+    A cache derived from the immutable jobs: deep copies share it (``__deepcopy__`` returns it) and pickling drops
+    it (rebuilt on first use), so env copies stay cheap."""
 
     BLOCK = 128
+    MAX_BLOCKS = 8
 
     def __init__(self, env: EdgeUtilityEnv) -> None:
         self.jobs = env.jobs
-        J = env.jobs.num_jobs
         S = env.num_edge_servers
         idx = list(range(S)) + ([S] if env.has_cloud else [])
         self.idx = None if idx == list(range(len(env.sim.servers))) else np.array(idx, dtype=np.int64)
@@ -211,9 +212,8 @@ class _JobFeatures:
         #: flat observation index of each row's first feature
         self.cols = _JOB_FEATURES + self.ridx * _ROW_FEATURES
         self.c4, self.c6, self.c7 = self.cols + 4, self.cols + 6, self.cols + 7  # estimate and queue features
-        self.table = np.zeros((J, len(env.features)), dtype=np.float32)
-        self.done = np.zeros((J + self.BLOCK - 1) // self.BLOCK, dtype=bool)
-        self.g0 = np.zeros(J)  # g_max of every job (filled with its block)
+        self.dim = len(env.features)
+        self.blocks: dict[int, tuple[np.ndarray, list[float]]] = {}  # block -> (float32 rows, g_max of each job)
 
     def __deepcopy__(self, memo):
         return self
@@ -221,26 +221,29 @@ class _JobFeatures:
     def __reduce__(self):
         return (_JobFeatures.__new__, (_JobFeatures,), {"jobs": None})
 
-    def row(self, env: EdgeUtilityEnv, i: int) -> np.ndarray:
-        """A new float32 copy of job ``i``'s row (its block computed first if needed)."""
-        b = i // self.BLOCK
-        if not self.done[b]:
-            self._fill(env, b * self.BLOCK, min((b + 1) * self.BLOCK, self.jobs.num_jobs))
-            self.done[b] = True
-        return self.table[i].copy()
+    def row(self, env: EdgeUtilityEnv, i: int) -> tuple[np.ndarray, float]:
+        """A new float32 copy of job ``i``'s row (its block computed first if needed) and the job's ``g_max``."""
+        b, q = divmod(i, self.BLOCK)
+        blk = self.blocks.get(b)
+        if blk is None:
+            blk = self._fill(env, b * self.BLOCK, min((b + 1) * self.BLOCK, self.jobs.num_jobs))
+            if len(self.blocks) >= self.MAX_BLOCKS:
+                del self.blocks[next(iter(self.blocks))]  # the oldest block
+            self.blocks[b] = blk
+        return blk[0][q].copy(), blk[1][q]
 
-    def _fill(self, env: EdgeUtilityEnv, lo: int, hi: int) -> None:
+    def _fill(self, env: EdgeUtilityEnv, lo: int, hi: int) -> tuple[np.ndarray, list[float]]:
         jobs, sim = self.jobs, env.sim
         J = jobs.num_jobs
         n = hi - lo
-        obs = np.zeros((n, self.table.shape[1]))
+        obs = np.zeros((n, self.dim))
         us = jobs.utilities[lo:hi]
-        g0 = np.array([g.g_max for g in us])
-        self.g0[lo:hi] = g0
+        g0l = [g.g_max for g in us]
+        g0 = np.array(g0l)
         f = obs[:, :_JOB_FEATURES]
         f[np.arange(n), [min(FAMILY_CODES[g.family], 3) for g in us]] = 1.0
         pos = np.flatnonzero(g0 > 0)
-        f[:, -2] = [math.log1p(x) / 5 for x in g0.tolist()]
+        f[:, -2] = [math.log1p(x) / 5 for x in g0l]
         relative = env.preset.env.obs_relative
         if not relative:
             f[:, -1] = (J - np.arange(lo, hi)) / J
@@ -266,7 +269,7 @@ class _JobFeatures:
             gl[:, 1] = np.arange(lo, hi) / J
         gl[:, 2] = [_log_rate(i - max(0, i - 50), float(r[i]) - float(r[max(0, i - 50)])) / 5
                     for i in range(lo, hi)]
-        self.table[lo:hi] = obs
+        return obs.astype(np.float32), g0l
 
 
 class EdgeUtilityEnv(gym.Env):
@@ -647,7 +650,7 @@ class EdgeUtilityEnv(gym.Env):
         tab = self._job_features
         if tab is None or tab.jobs is not self.jobs:
             tab = self._job_features = _JobFeatures(self)
-        obs = tab.row(self, i)
+        obs, g0 = tab.row(self, i)
         relative = self.preset.env.obs_relative
         if self.preset.env.obs_estimates:
             g = self.jobs.utilities[i]
@@ -655,7 +658,6 @@ class EdgeUtilityEnv(gym.Env):
             est = self._all_estimates()[tab.ridx] - float(self.jobs.release_s[i])
             # v1 (obs_relative): the estimate minus the best row's, which does not drift with the backlog
             obs[tab.c4] = np.log1p(np.maximum(est - est.min() if relative else est, 0.0))
-            g0 = tab.g0[i]
             if g0 > 0:
                 obs[tab.c6] = g.vector(est) / g0
         ql = sim.queue_lengths()
