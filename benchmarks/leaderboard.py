@@ -91,9 +91,10 @@ def _warm_up(env_id: str, policy: str, env_config: dict | None) -> None:
     """One episode of ``policy`` on the family's tiny preset of the same version, once per process, so that a
     measured episode does not carry the first call of compiled kernels (a saved agent, whose spaces fit only its own
     preset, is not warmed: it has no compiled kernels of its own, and the env's are warmed by the other policies)."""
-    import edgegym
     from edgegym.agents.rl.learned import is_learned
     from edgegym.agents.runner import env_family, run_episode
+
+    import edgegym
 
     fam, version = env_family(env_id), env_id.rsplit("-v", 1)[-1]
     key = (fam, version, "random" if is_learned(policy) else policy)
@@ -247,7 +248,6 @@ def _agent_config(env_id: str, name: str) -> dict:
     """An agent whose sidecar changes the workload (e.g. 400-job training episodes) runs the preset's own workload
     here, so that every policy of a table plays the same instances."""
     import gymnasium as gym
-
     from edgegym.agents.rl.learned import learned_env_config
 
     wl = learned_env_config(name).get("workload") or {}
@@ -519,9 +519,10 @@ def main(argv=None) -> int:
 
 
 def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
-    import edgegym
     from edgegym.agents.rl.learned import is_learned
     from edgegym.agents.runner import env_family
+
+    import edgegym
 
     base_ids = list(a.envs or (QUICK_IDS if a.quick else DEFAULT_IDS))
     known = set(edgegym.registered_ids())

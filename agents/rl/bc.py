@@ -32,7 +32,7 @@ class Demonstrations:
         return int(self.actions.size)
 
     @classmethod
-    def concat(cls, parts) -> "Demonstrations":
+    def concat(cls, parts) -> Demonstrations:
         """The decisions of ``parts`` (several :class:`Demonstrations`) in order, as one data set."""
         parts = [p for p in parts if p is not None]
         if not parts:
@@ -109,7 +109,8 @@ def clone(model, demos: Demonstrations, *, epochs: int = 20, batch_size: int = 2
     Minimises ``−log π(a_teacher | s, mask) + value_coef · (V(s) − G_t)² / Var(G)`` with Adam (its own optimiser, so
     PPO's starts fresh); the current weights are the starting point (a warm start when the model was fitted
     before, as in the rounds of :mod:`edgegym.agents.rl.dagger`). ``reset_value_bias``: first set the value head's
-    bias to the mean return (off for a warm start that keeps the fitted head). Returns ``{"epochs", "samples", "final_nll", "final_value_mse" (divided by Var(G)),
+    bias to the mean return (off for a warm start that keeps the fitted head). Returns ``{"epochs", "samples",
+    "final_nll", "final_value_mse" (divided by Var(G)),
     "train_agreement"}``.
     """
     import torch as th

@@ -55,7 +55,8 @@ class DaggerRound:
 
     ``demos.actions`` are the teacher's labels (a structured action, e.g. a HeteroML ``Placement``, as its nearest
     grid action), ``executed`` the actions taken (the student's, or the teacher's with the β-mixture: its own
-    structured action runs, recorded here as its label), ``student`` the student's argmax action on every state; ``seeds`` the episodes' seeds;
+    structured action runs, recorded here as its label), ``student`` the student's argmax action on every state;
+    ``seeds`` the episodes' seeds;
     ``label_s`` the seconds spent in the teacher's decisions; ``teacher_steps`` how many executed actions were the
     teacher's."""
 
@@ -191,7 +192,8 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
     "restored_round", "wall_s", "label_s", "fit_s", "eval_s"}``; a round row holds ``round``, ``seeds``
     (first, last), ``beta`` (the executed-teacher probability), ``new_states``, ``dataset_size`` (the aggregate
     after the round), ``agreement`` (student argmax vs teacher label on the new states, before refitting),
-    ``train_agreement`` (on the aggregate, after refitting; both ``None`` for round 0), ``teacher_label_s``, ``teacher_steps``,
+    ``train_agreement`` (on the aggregate, after refitting; both ``None`` for round 0), ``teacher_label_s``,
+    ``teacher_steps``,
     ``student_objective`` (the visiting student's mean episode objective), ``eval_mean_return``,
     ``eval_mean_objective``, ``eval_std_objective``, ``max_action_share`` and the round's times. ``warnings``: a
     teacher that is not Markov (:func:`teacher_is_markov`). ``progress(msg)``

@@ -184,7 +184,8 @@ def _check_dagger(env_id: str, bc: dict, dg: dict, timesteps: int, eval_seed: in
         raise ValueError("--timesteps 0 (no PPO) needs a teacher to learn from (--teacher NAME)")
     if out["rounds"] > 0:
         check_seeds(out["seed"], out["rounds"] * out["episodes"], "dagger_seed",
-                    {"evaluation seeds": EVAL_SEEDS, "best-model evaluation seeds": range(eval_seed, eval_seed + n_eval)})
+                    {"evaluation seeds": EVAL_SEEDS,
+                     "best-model evaluation seeds": range(eval_seed, eval_seed + n_eval)})
     return out
 
 
@@ -271,8 +272,9 @@ def train(
     cloning, PPO rollouts, PPO updates, evaluations, saving), ``env_steps_per_s`` (timesteps / wall_s),
     ``rollout_steps_per_s`` (timesteps / rollout time), ``evaluations`` (one row per evaluation), ``best``,
     ``restored_best``, ``dagger`` (every round: dataset size, agreement with the teacher, the student's objective on
-    the evaluation seeds, the teacher's label time), the hyperparameters, diagnostics and ``warnings`` (not learning, argmax collapse, regression
-    below the starting policy; also printed on stderr).
+    the evaluation seeds, the teacher's label time), the hyperparameters, diagnostics and ``warnings`` (not
+    learning, argmax collapse, regression below the starting policy, a teacher that is not Markov; also printed on
+    stderr).
     """
     import sys
 

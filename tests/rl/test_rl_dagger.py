@@ -12,9 +12,10 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-import edgegym  # noqa: E402,F401
 from edgegym.agents.rl.bc import Demonstrations, clone, collect  # noqa: E402
 from edgegym.agents.rl.dagger import label_student_states, run_dagger  # noqa: E402
+
+import edgegym  # noqa: E402,F401
 
 ENV = "EdgeUtility-tiny-v1"
 CFG = {"workload": {"num_jobs": 20}}
@@ -23,9 +24,8 @@ TEACHER = "o4a"  # deterministic, decides from the env's current state alone
 
 def _student(seed: int = 0):
     import torch as th
-    from sb3_contrib import MaskablePPO
-
     from edgegym.agents.rl.shared import SharedRowPolicy, env_obs_layout
+    from sb3_contrib import MaskablePPO
 
     th.manual_seed(seed)
     env = gym.make(ENV, config=CFG)
@@ -93,7 +93,6 @@ def test_student_after_dagger_agrees_with_the_teacher_on_its_own_states():
 def test_best_round_is_restored(monkeypatch):
     """The weights of the best evaluated round come back at the end (here round 1 of 3, by construction)."""
     import torch as th
-
     from edgegym.agents.rl import best
 
     model = _student()
@@ -231,9 +230,8 @@ def test_a_teacher_with_its_own_schedule_is_flagged():
     if teacher_is_markov("HeteroML-tiny-v1", "aonline-hetero-now"):
         pytest.skip("this version cannot tell a policy that keeps its own schedule")
     import torch as th
-    from sb3_contrib import MaskablePPO
-
     from edgegym.agents.rl.shared import SharedRowPolicy, env_obs_layout
+    from sb3_contrib import MaskablePPO
 
     th.manual_seed(0)
     env = gym.make("HeteroML-tiny-v1")
