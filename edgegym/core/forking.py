@@ -177,12 +177,13 @@ def _resolve(obj, dotted: str):
     return obj
 
 
-def prefix_copy(a: np.ndarray, n: int) -> np.ndarray:
-    """A copy of ``a`` whose first ``n`` rows are ``a``'s and the rest zero (for a buffer whose rows past ``n``
-    are zero or unused): the zero part is allocated, not written, so a large buffer costs only its live rows."""
+def prefix_copy(a: np.ndarray, n: int, axis: int = 0) -> np.ndarray:
+    """A copy of ``a`` whose first ``n`` entries along ``axis`` are ``a``'s and the rest zero (for a buffer whose
+    entries past ``n`` are zero or unused): only the live part is copied."""
     out = np.zeros(a.shape, dtype=a.dtype)
-    n = max(0, min(int(n), a.shape[0]))
-    out[:n] = a[:n]
+    n = max(0, min(int(n), a.shape[axis]))
+    idx = (slice(None),) * axis + (slice(0, n),)
+    out[idx] = a[idx]
     return out
 
 

@@ -698,8 +698,9 @@ class EdgeCloudMLEnv(gym.Env):
                         resample=type(self)._resample_future, copies=self._fork_copies())
 
     def _fork_copies(self) -> dict:
-        """Large simulator buffers copied by their live part only: the executed log (rows up to its length) and
-        the per-chunk arrays that are zero until a chunk is placed (the chunks of the jobs placed so far)."""
+        """Large simulator buffers copied by their live part only: the executed log (rows up to its length), the
+        per-chunk arrays that are zero until a chunk is placed (the chunks of the jobs placed so far) and the
+        workers' plans (columns up to the longest plan)."""
         from ...core.forking import prefix_copy
 
         sim = self.sim
@@ -710,6 +711,9 @@ class EdgeCloudMLEnv(gym.Env):
         out = {f"sim.{a}": (lambda v, env, n=n_log: prefix_copy(v, n)) for a in ("_lw", "_ls", "_le", "_lc")}
         out.update({f"sim.{a}": (lambda v, env, n=n_chunks: prefix_copy(v, n))
                     for a in ("chunk_rho", "chunk_key", "chunk_seq", "_rem", "chunk_alpha")})
+        # each worker's plan lives in columns [phead, plen) of ps/pe/pc: the columns up to the longest plen
+        n_plan = int(sim._plen.max(initial=0))
+        out.update({f"sim.{a}": (lambda v, env, n=n_plan: prefix_copy(v, n, axis=1)) for a in ("_ps", "_pe", "_pc")})
         return out
 
     def _resample_future(self, rng: np.random.Generator) -> None:
