@@ -44,15 +44,15 @@ import numpy as np
 from gymnasium import spaces
 
 from ...core.validation import check_config_mapping
+from . import _reference
 from .instance import IdealConfig, build_instance
-from .placement import grid_place, ps_type_for, ps_types_for
+from .placement import ps_type_for
 from .presets import DEFAULT_PRESET, HeteroPreset, load_preset
 from .simulator import (
     HeteroCluster,
     HeteroJobs,
     Placement,
     ReservationSim,
-    comm_slots,
     duration_slots,
 )
 
@@ -64,6 +64,19 @@ __all__ = [
 N_BINS = 8  # geometric lookahead bins [0,1), [1,2), [2,4), ..., [64,128)
 _BIN_EDGES = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128])
 OBS_HIGH = 10.0
+_K = None
+
+
+def _kernels():
+    """The compiled kernels (:mod:`._kernels`), imported on first use (``import edgegym`` does not load Numba)."""
+    global _K
+    if _K is None:
+        from . import _kernels as k
+
+        _K = k
+    return _K
+
+
 #: per-grid-action row of the v1 observation (``env.obs_actions``): (name, meaning, low, high)
 ACTION_ROW_FEATURES = (
     ("valid", "1 if the action is valid (the action mask); an invalid action's row is all 0", 0.0, 1.0),
@@ -237,11 +250,21 @@ class HeteroMLEnv(gym.Env):
         self._k = 0
         self._rewards = []
         self._illegal = 0
-        self._mask_cache: dict = {}
         self._mask_step = None
         self._est_step = None
-        self._dur_step = None
+        self._cfg_step = None
         self._slot = None
+        c = self.cluster
+        # the kernels' read-only inputs: capacity, worker/PS tables and bandwidths, cbar, PS architecture, lambda
+        self._kc = (np.ascontiguousarray(c.capacity), np.ascontiguousarray(c.worker_res),
+                    np.ascontiguousarray(c.ps_res), np.ascontiguousarray(c.worker_bw), np.ascontiguousarray(c.ps_bw),
+                    np.ascontiguousarray(c.cbar), c.arch == "ps", float(self.lam))
+        self._zf = (c.ps_res / c.cbar).sum(axis=1)  # (P,) Σ_r ẑ of each PS type (as ``placement.ps_types_for``)
+        self._fracs = np.asarray(self.preset.env.worker_fractions, dtype=np.float64)
+        self._delays = np.asarray(self.preset.env.delays, dtype=np.int64)
+        # whether a configuration (m, n, spread, PS type + 1) fits the empty cluster: a cache of the cluster alone
+        n_max = max(int(self.jobs.chunks.max()), int(self.preset.workload.chunks[1]))
+        self._feas = np.full((self.M, n_max + 1, 2, c.num_ps_types + 1), -1, dtype=np.int8)
         if self.slot_driven:
             from .disciplines import run_slot_driver
 
@@ -279,7 +302,9 @@ class HeteroMLEnv(gym.Env):
                 if not mask[act]:  # an unmasked invalid action maps to the earliest-completion valid one
                     self._illegal += 1
                     act = self._earliest_valid(k, now, mask)
-                pl = self.sim.commit(k, self._decode(k, act, now), earliest=now)
+                # the decoded placement was computed on the exact residual capacity (feasible by construction;
+                # the differential tests check it against the reference search and T1)
+                pl = self.sim.commit(k, self._decode(k, act, now), earliest=now, validate=False)
             c, start, dur = pl.completion, pl.start, pl.duration
             m, n, col = pl.worker_type, pl.num_workers, pl.colocated
         r = -w * (c - (a if self.preset.env.reward == "flow" else 0)) / self.reward_scale
@@ -319,20 +344,26 @@ class HeteroMLEnv(gym.Env):
         return duration_slots(float(self.jobs.work[k]), n, iteration_slots(self.cluster, self.jobs, k, m, p, n, q))
 
     def _try(self, k, m, n, spread, p, t0):
-        """Earliest start >= t0 (candidate times: t0 and later reservation ends) and the placement there."""
+        """Earliest start >= t0 (candidate times: t0 and later reservation ends) and the placement there: one
+        compiled search (``_kernels.try_place``); the NumPy reference (``_reference.try_place``) decides when two
+        servers' prices tie within rounding."""
         d = self._dur(k, m, p, n, not spread)
-        ends = self.sim.completion[: self._k]
-        cands = np.unique(np.concatenate(([t0], ends[ends > t0])))
-        for t in cands:
-            t = int(t)
-            free = self.sim.ledger.free_over(t, t + d)
-            got = grid_place(self.cluster, free, m, p, n, spread, self.lam)
-            if got is not None:
-                return t, got
-        return None
+        wk = np.zeros(self.H, dtype=np.int64)
+        ps = np.zeros(self.H, dtype=np.int64)
+        st, t = _kernels().try_place(self._rec(), self._k, *self._kc, m, p, n, spread, d, int(t0), wk, ps)
+        if st == 2:
+            return _reference.try_place(self, k, m, n, spread, p, t0)
+        return (int(t), (wk, ps)) if st == 1 else None
+
+    def _rec(self) -> tuple:
+        """The committed reservations as the kernels read them: start, duration, workers, PSs, worker and PS type."""
+        s = self.sim
+        return s.start, s.duration, s.workers, s.ps, s.worker_type, s.ps_type
 
     def _decode(self, k: int, act: int, now: int) -> Placement:
-        m, n, spread, p, delay = self._grid_config(k, act)
+        m4, n4, q4, p4 = self._job_cfg()
+        m, n, spread, p = int(m4[act]), int(n4[act]), bool(q4[act] == 1), int(p4[act])
+        delay = int(self.preset.env.delays[act % self.n_delays])
         got = self._try(k, m, n, spread, p, now + delay)
         if got is None:  # cannot happen for a masked action (the cluster empties after the last reservation)
             raise RuntimeError(f"no start found for a valid action {act}")
@@ -366,86 +397,71 @@ class HeteroMLEnv(gym.Env):
             return np.ones(1, dtype=bool)
         return self._grid_mask()
 
+    def _job_cfg(self):
+        """Worker type, workers, spread flag (1 = spread) and derived PS type of every grid action of the pending
+        job (flat, in grid order; compiled, cached per step).                                  # 4 x (n_grid,)"""
+        k = self._k
+        if self._cfg_step is not None and self._cfg_step[0] == k:
+            return self._cfg_step[1]
+        G = self.n_grid
+        cfg = tuple(np.empty(G, dtype=np.int64) for _ in range(4))
+        kc = self._kc
+        _kernels().grid_configs(int(self.jobs.chunks[k]), self._fracs, self.M, self.n_delays, kc[3], kc[4], self._zf,
+                                self.jobs.ps_update[k], kc[6], *cfg)
+        self._cfg_step = (k, cfg)
+        return cfg
+
     def _grid_mask(self) -> np.ndarray:
+        """The action mask (compiled ``_kernels.grid_mask``; reference ``_reference.grid_mask``), cached per step."""
         if self._inst is None or self._k >= self.jobs.num_jobs:
             return np.ones(self.n_grid, dtype=bool)
         k = self._k
         if self._mask_step is not None and self._mask_step[0] == k:
             return self._mask_step[1].copy()
-        mask = np.zeros(self.grid_shape, dtype=bool)
-        D = int(self.jobs.chunks[k])
-        fr = np.asarray(self.preset.env.worker_fractions)
-        ns = np.minimum(D, np.maximum(1, np.ceil(D * fr - 1e-9))).astype(np.int64)  # (levels,)
-        mm, nn = np.meshgrid(np.arange(self.M), ns, indexing="ij")  # (M, levels)
-        for qm in (0, 1):
-            if self.cluster.arch == "ps":
-                ps = ps_types_for(self.cluster, nn, mm, qm == 1, self.jobs.ps_update[k])
-            else:
-                ps = np.full(nn.shape, -1)
-            for m in range(self.M):
-                for lvl in range(self.n_levels):
-                    n, p = int(nn[m, lvl]), int(ps[m, lvl])
-                    key = (m, n, qm, p)
-                    ok = self._mask_cache.get(key)
-                    if ok is None:
-                        ok = grid_place(self.cluster, self.cluster.capacity, m, p, n, qm == 1, self.lam) is not None
-                        self._mask_cache[key] = ok
-                    mask[m, lvl, qm, :] = ok
-        mask = mask.reshape(-1)
+        mask = np.empty(self.n_grid, dtype=bool)
+        _kernels().grid_mask(*self._kc, self.n_delays, *self._job_cfg(), self._feas, mask)
         self._mask_step = (k, mask)
         return mask.copy()
 
     # ------------------------------------------------------------------ observation
     def _observation(self) -> np.ndarray:
+        """The observation (compiled job block and lookahead bins, v1 rows from :meth:`grid_estimates`); equal
+        (``==``) to ``_reference.observation``, the original NumPy encoder (the test oracle)."""
+        K = _kernels()
         k = min(self._k, self.jobs.num_jobs - 1)
-        jb, c = self.jobs, self.cluster
+        jb, s = self.jobs, self.sim
+        cap, wres, _, wbw = self._kc[:4]
         now = self._decision_time(k)
-        D = int(jb.chunks[k])
-        W = float(jb.work[k])
-        comm = comm_slots(jb.grad_mb[k], c.worker_bw)
-        if c.arch == "ps":
-            u = float(jb.ps_update[k].min())
-            it_c = jb.v[k] + u
-            it_s = it_c + comm
-        else:
-            frac = (D - 1) / D
-            it_c = jb.v[k] + jb.ra_update[k] * frac
-            it_s = it_c + comm * frac
-        x = [
-            jb.weight[k] / 5000.0, math.log10(jb.epochs[k]) / 3, math.log10(D) / 3, math.log10(jb.batches[k]) / 3,
-            math.log10(max(jb.grad_mb[k], 1.0)) / 3,
-        ]
-        dc = np.ceil(W * it_c / D - 1e-9) / self.T
-        ds = np.ceil(W * it_s / D - 1e-9) / self.T
-        x += list(np.stack([dc, ds], axis=1).reshape(-1))
-        x += [jb.ps_update[k].mean() * 1e4, jb.ps_update[k].min() * 1e4, jb.ra_update[k] * 1e4]
-        a = int(jb.arrival[k])
-        tau = 1
-        while tau < a:
-            tau *= 2
-        comp = self.sim.completion[: self._k]
+        n_obs = int(self.observation_space.shape[0])
+        x = np.empty(n_obs)
+        i = self._n_job
+        K.job_features(float(jb.weight[k]), int(jb.epochs[k]), int(jb.chunks[k]), int(jb.batches[k]),
+                       float(jb.grad_mb[k]), jb.v[k], jb.ps_update[k], float(jb.ra_update[k]), wbw, self.T,
+                       self._kc[6], x[:i])
         if self.obs_actions:
-            x += list(self._action_rows().reshape(-1))
+            rows = self._action_rows()
+            x[i : i + rows.size] = rows.reshape(-1)
+            i += rows.size
+        active = K.count_after(self._k, s.start, s.duration, now)
         if self.obs_relative:
-            x += [0.0, 0.0, 0.0, float(np.sum(comp > now)) / self.H]
+            x[i : i + 4] = (0.0, 0.0, 0.0, active / self.H)
         else:
-            x += [now / self.T, (tau - a) / tau, self._k / jb.num_jobs, float(np.sum(comp > now)) / jb.num_jobs]
-        win = self.sim.ledger.window(now, now + 128)  # (H, R, 128)
-        C = c.capacity
-        Ctot = np.maximum(C.sum(axis=0), 1e-12)
-        safeC = np.where(C > 0, C, 1.0)
-        blocks = []
-        for b in range(N_BINS):
-            used = win[:, :, _BIN_EDGES[b] : _BIN_EDGES[b + 1]].max(axis=2)
-            free = C - used
-            agg = free.sum(axis=0) / Ctot
-            mx = (free / safeC).max(axis=0)
-            hosts = np.all(free[:, None, :] + 1e-9 >= c.worker_res[None, :, :], axis=2).mean(axis=0)
-            blocks.append(np.concatenate([np.stack([agg, mx], axis=1).reshape(-1), hosts]))
-        tail = [] if self.obs_actions else [self._grid_mask().astype(np.float64)]
-        x = np.concatenate([np.asarray(x, dtype=np.float64), *blocks, *tail])
-        lo, hi = self.observation_space.low, self.observation_space.high
-        return np.clip(np.nan_to_num(x.astype(np.float32)), lo, hi)
+            a = int(jb.arrival[k])
+            tau = 1
+            while tau < a:
+                tau *= 2
+            x[i : i + 4] = (now / self.T, (tau - a) / tau, self._k / jb.num_jobs, active / jb.num_jobs)
+        i += 4
+        rec = self._rec()
+        ptr, jobs = K.server_jobs(self._k, now, rec, self.H)
+        nb = N_BINS * (2 * self.R + self.M)
+        K.lookahead_bins(rec, ptr, jobs, wres, self._kc[2], self._kc[6], cap, now, x[i : i + nb])
+        i += nb
+        if not self.obs_actions:
+            x[i:] = self._grid_mask()
+        out = np.empty(n_obs, dtype=np.float32)
+        K.finish_observation(x, self.observation_space.low, self.observation_space.high, out)
+        return out
 
     # ------------------------------------------------------------------ v1: per-grid-action rows
     def _obs_layout(self) -> dict:
@@ -458,23 +474,6 @@ class HeteroMLEnv(gym.Env):
         return {"job": (0, self._n_job), "rows_start": self._n_job, "rows": self.n_grid, "row_dim": nr,
                 "glob": (start, int(self.observation_space.shape[0])), "row_actions": True, "extra_actions": 0}
 
-    def _grid_configs(self, k: int):
-        """Per grid action of job k: worker type, workers, spread, PS type, delay index (arrays of grid_shape)."""
-        D = int(self.jobs.chunks[k])
-        fr = np.asarray(self.preset.env.worker_fractions)
-        ns = np.minimum(D, np.maximum(1, np.ceil(D * fr - 1e-9))).astype(np.int64)
-        mm, nn = np.meshgrid(np.arange(self.M), ns, indexing="ij")  # (M, levels)
-        m4, n4, q4, p4, d4 = (np.zeros(self.grid_shape, dtype=np.int64) for _ in range(5))
-        for qm in (0, 1):
-            ps = (ps_types_for(self.cluster, nn, mm, qm == 1, self.jobs.ps_update[k]) if self.cluster.arch == "ps"
-                  else np.full(nn.shape, -1))
-            m4[:, :, qm, :] = mm[:, :, None]
-            n4[:, :, qm, :] = nn[:, :, None]
-            q4[:, :, qm, :] = qm
-            p4[:, :, qm, :] = ps[:, :, None]
-        d4[...] = np.arange(self.n_delays)[None, None, None, :]
-        return m4, n4, q4, p4, d4
-
     def grid_estimates(self) -> tuple[np.ndarray, np.ndarray]:
         """Earliest start and duration (slots) of every grid action for the pending job, exactly as :meth:`step`
         would commit it (earliest start >= decision time + delay among that time and later reservation ends at
@@ -483,113 +482,33 @@ class HeteroMLEnv(gym.Env):
         k = self._k
         if self._est_step is not None and self._est_step[0] == k:
             return self._est_step[1], self._est_step[2]
+        jb = self.jobs
         mask = self._grid_mask()
-        m4, n4, q4, p4, d4 = (a.reshape(-1) for a in self._grid_configs(k))
-        keys = np.stack([m4, n4, q4], axis=1)[mask]
-        if self._dur_step is None or self._dur_step[0] != k:  # configurations and durations depend on the job only
-            uk, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-            up = p4[mask][first]
-            dur = np.array([self._dur(k, int(m), int(pp), int(n), not bool(q)) for (m, n, q), pp in zip(uk, up,
-                                                                                                        strict=True)],
-                           dtype=np.int64)
-            self._dur_step = (k, uk, up, inv.reshape(-1), dur)
-        _, uk, up, inv, dur = self._dur_step
-        U = uk.shape[0]
-        um, un, uq = uk[:, 0], uk[:, 1], uk[:, 2].astype(bool)
-        now = self._decision_time(k)
-        ends = self.sim.completion[: self._k]
-        # usage is piecewise constant between reservation starts and ends: the max over [t, t + d) is the max over
-        # the usage at t and at every breakpoint in (t, t + d)
-        marks = np.unique(np.concatenate((self.sim.start[: self._k], ends)))
-        usage = self.sim.ledger
-        start_u = np.full((self.n_delays, U), -1, dtype=np.int64)
-        for di, delay in enumerate(self.preset.env.delays):
-            t0 = now + int(delay)
-            todo = np.arange(U)
-            for t in np.unique(np.concatenate(([t0], ends[ends > t0]))):
-                if todo.size == 0:
-                    break
-                t = int(t)
-                dd = np.maximum(dur[todo], 1)
-                bps = np.concatenate(([t], marks[(marks > t) & (marks < t + int(dd.max()))]))
-                usage._ensure(int(bps[-1]) + 1)
-                cm = np.maximum.accumulate(usage.usage[:, :, bps], axis=2)  # (H, R, breakpoints)
-                last = np.searchsorted(bps, t + dd, side="left") - 1
-                free = self.cluster.capacity[None] - np.moveaxis(cm[:, :, last], 2, 0)  # (U', H, R)
-                ok = self._fits(free, um[todo], un[todo], uq[todo], up[todo])
-                start_u[di, todo[ok]] = t
-                todo = todo[~ok]
-        start = np.full(self.n_grid, -1, dtype=np.int64)
-        d_out = np.zeros(self.n_grid, dtype=np.int64)
-        start[mask] = start_u[d4[mask], inv]
-        d_out[mask] = dur[inv]
+        start = np.empty(self.n_grid, dtype=np.int64)
+        d_out = np.empty(self.n_grid, dtype=np.int64)
+        st = _kernels().grid_estimates(
+            self._rec(), k, *self._kc, float(jb.work[k]), jb.v[k], jb.ps_update[k], float(jb.ra_update[k]),
+            float(jb.grad_mb[k]), self._decision_time(k), self._delays, *self._job_cfg(), mask, start, d_out)
+        if st == 2:  # a price tie within rounding: the NumPy reference decides
+            start, d_out = _reference.grid_estimates(self)
         self._est_step = (k, start, d_out)
         return start, d_out
 
-    def _fits(self, free: np.ndarray, m, n, spread, p) -> np.ndarray:
-        """Whether :func:`grid_place` finds a placement on residuals ``free`` (U, H, R), vectorised over U configs."""
-        c = self.cluster
-        ps_arch = c.arch == "ps"
-        e = c.worker_res[m]  # (U, R)
-        z = c.ps_res[p] if ps_arch else np.zeros_like(e)
-        ok = np.zeros(m.shape[0], dtype=bool)
-        co = ~spread
-        if co.any():
-            need = n[co, None] * e[co] + z[co]
-            ok[co] = np.all(free[co] + 1e-9 >= need[:, None, :], axis=2).any(axis=1)
-        sp = np.flatnonzero(spread)
-        if sp.size:
-            f, es, ns = free[sp], e[sp], n[sp]
-            rest, anyps = f, np.ones(sp.size, dtype=bool)
-            if ps_arch:
-                zs = z[sp]
-                kps = np.maximum(1, np.ceil(ns * c.worker_bw[m[sp]] / c.ps_bw[p[sp]] - 1e-9)).astype(np.int64)
-                okps = np.all(f + 1e-9 >= (kps[:, None] * zs)[:, None, :], axis=2)  # (S, H)
-                C = c.capacity
-                used = np.divide(C[None] - f, C[None], out=np.zeros_like(f), where=C[None] > 0)
-                price = np.power(self.lam, np.clip(used, 0.0, 1.0)) - 1.0
-                cost = np.where(okps, np.einsum("shr,sr->sh", price, zs / c.cbar), np.inf)
-                h = np.argmin(cost, axis=1)
-                rest = f.copy()
-                rest[np.arange(sp.size), h] -= kps[:, None] * zs
-                anyps = okps.any(axis=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                q = np.where(es[:, None, :] > 0, np.floor(rest / np.where(es > 0, es, 1.0)[:, None, :] + 1e-9), np.inf)
-            cap = q.min(axis=2)
-            cap = np.maximum(np.where(np.isfinite(cap), cap, 1 << 30), 0)
-            ok[sp] = anyps & (cap.sum(axis=1) >= ns)
-        return ok
-
     def _action_rows(self) -> np.ndarray:
-        """The v1 per-grid-action rows (:data:`ACTION_ROW_FEATURES`).                  # (n_grid, row features)"""
+        """The v1 per-grid-action rows (:data:`ACTION_ROW_FEATURES`; compiled, NumPy's log2 for ``area``; equal to
+        ``_reference.action_rows``).                                                  # (n_grid, row features)"""
         rows = np.zeros((self.n_grid, len(ACTION_ROW_FEATURES)))
         if self.slot_driven or self._k >= self.jobs.num_jobs:
             return rows
         k = self._k
         mask = self._grid_mask()
         start, dur = self.grid_estimates()
-        now = self._decision_time(k)
-        c = self.cluster
-        m4, n4, q4, p4, d4 = (a.reshape(-1)[mask] for a in self._grid_configs(k))
-        st, du = start[mask].astype(np.float64), dur[mask].astype(np.float64)
-        comp = st + du
-        best = comp.min()
-        ref = max(best - now, 1.0)
-        delays = np.asarray(self.preset.env.delays, dtype=np.float64)
-        e = c.worker_res[m4]
-        if c.arch == "ps":
-            kps = np.where(q4 == 1, np.maximum(1, np.ceil(n4 * c.worker_bw[m4] / c.ps_bw[p4] - 1e-9)), 1.0)
-            dem = n4[:, None] * e + kps[:, None] * c.ps_res[p4]
-        else:
-            dem = n4[:, None] * e
-        share = (dem / np.maximum(c.capacity.sum(axis=0), 1e-12)[None, :]).max(axis=1)
-        area = share * np.maximum(du, 1.0)
-        rows[mask] = np.stack([
-            np.ones(st.size), (comp - best) / ref, (st - now) / ref, du / ref, n4 / float(self.jobs.chunks[k]),
-            q4.astype(np.float64), delays[d4] / max(delays.max(), 1.0), 10.0 * share,
-            np.log2(area / max(area.min(), 1e-12)) / 2.0, e[:, 0] / 4.0, c.worker_bw[m4] / 5.0,
-            (st == now + delays[d4]).astype(np.float64),
-        ], axis=1)
+        kc = self._kc
+        ratio = np.empty(self.n_grid)
+        nv = _kernels().action_rows(int(self.jobs.chunks[k]), self._decision_time(k), kc[0], kc[1], kc[2], kc[3],
+                                    kc[4], kc[6], self._delays, *self._job_cfg(), mask, start, dur, rows, ratio)
+        if nv:
+            rows[mask, 8] = np.log2(ratio[:nv]) / 2.0
         return np.clip(rows, 0.0, OBS_HIGH)
 
     # ------------------------------------------------------------------ structured API
@@ -671,11 +590,22 @@ class HeteroMLEnv(gym.Env):
             out["avg_workers"] = float(s.workers.sum(axis=1).mean())
             out["frac_colocated"] = float(s.colocated.mean())
             end = int(comp.max())
-            out["utilisation_gpu"] = float(s.ledger.utilisation(1, max(2, end))[0])
+            out["utilisation_gpu"] = self._gpu_utilisation(1, max(2, end))
         else:
             out["preemptions"] = int(self._slot.preemptions)
             out["utilisation_gpu"] = float(self._slot.gpu_utilisation)
         return out
+
+    def _gpu_utilisation(self, start: int, end: int) -> float:
+        """``sim.ledger.utilisation(start, end)[0]`` (mean used GPU fraction): from the reservations (compiled, an
+        exact integer sum) when every worker and PS type has a whole number of GPUs, else from the dense ledger."""
+        wres, pres = self._kc[1], self._kc[2]
+        g = np.concatenate([wres[:, 0], pres[:, 0]])
+        if not np.all(g == np.floor(g)) or float(np.abs(g).max(initial=0.0)) * self.H * (end - start) > 2.0 ** 50:
+            return float(self.sim.ledger.utilisation(start, end)[0])
+        busy = _kernels().gpu_busy(self._k, self._rec(), wres, pres, self._kc[6], int(start), int(end))
+        tot = max(float(self.cluster.capacity[:, 0].sum()), 1e-12)
+        return float(busy / tot / max(1, end - start))
 
     def episode_return(self) -> float:
         return float(sum(self._rewards))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .presets import PS_TYPES, SERVER_SHAPES, WORKER_TYPES, HeteroPreset
-from .simulator import MS_PER_SLOT, HeteroCluster, HeteroJobs, comm_slots, duration_slots
+from .simulator import EPS, MS_PER_SLOT, HeteroCluster, HeteroJobs, comm_slots
 
 __all__ = [
     "Instance", "IdealConfig", "build_instance", "draw_jobs", "ideal_configs", "ideal_area", "offered_load",
@@ -107,6 +107,7 @@ def ideal_configs(
     out = {k: np.zeros(J, dtype=np.int64) for k in ("m", "p", "n", "s", "d")}
     dem = np.zeros((J, worker_res.shape[1]))
     W = jobs.work.astype(np.float64)
+    ns = np.arange(1, int(jobs.chunks.max(initial=1)) + 1)  # N = 1 .. max D_j
     for j in range(J):
         order = np.lexsort((np.arange(len(gpus)), gpus, jobs.v[j]))
         if fit is not None:
@@ -119,16 +120,15 @@ def ideal_configs(
             if fit is not None:
                 porder = porder[fit[m, porder]]
             p = int(porder[0])
-            durs = [duration_slots(W[j], n, jobs.v[j, m] + jobs.ps_update[j, p] + comm) for n in range(1, D + 1)]
+            it = jobs.v[j, m] + jobs.ps_update[j, p] + comm
         else:
             p = -1
-            durs = [
-                duration_slots(W[j], n, jobs.v[j, m] + (jobs.ra_update[j] + comm) * (n - 1) / n)
-                for n in range(1, D + 1)
-            ]
+            it = jobs.v[j, m] + (jobs.ra_update[j] + comm) * (ns[:D] - 1) / ns[:D]
+        # duration_slots for every N = 1..D at once (the same floating-point operations, elementwise)
+        durs = np.ceil(W[j] * it / ns[:D] - EPS)
         n = int(np.argmin(durs)) + 1  # argmin returns the first (smallest N) minimum
         s = max(1, int(np.ceil(n * b[m] / B[p] - 1e-9))) if arch == "ps" else 0
-        out["m"][j], out["p"][j], out["n"][j], out["s"][j], out["d"][j] = m, p, n, s, durs[n - 1]
+        out["m"][j], out["p"][j], out["n"][j], out["s"][j], out["d"][j] = m, p, n, s, int(durs[n - 1])
         dem[j] = n * worker_res[m] + (s * ps_res[p] if arch == "ps" else 0.0)
     return IdealConfig(out["m"], out["p"], out["n"], out["s"], out["d"], dem)
 

@@ -286,20 +286,39 @@ def check_structure(cluster: HeteroCluster, jobs: HeteroJobs, j: int, pl: Placem
 
 
 class Ledger:
-    """usage[h, r, t] for absolute slots t (index t; slot 0 unused), grown on demand."""
+    """usage[h, r, t] for absolute slots t (index t; slot 0 unused), grown on demand.
+
+    Commits are recorded and added to the dense array when it is next read (``usage``, :meth:`window`, ...), in
+    commit order, so its values are exactly those of adding at commit time; a reader that works from the
+    reservations themselves (the env's compiled kernels) never pays for the dense array."""
 
     def __init__(self, capacity: np.ndarray, horizon: int = 64) -> None:
         self.capacity = np.asarray(capacity, dtype=np.float64)
         H, R = self.capacity.shape
-        self.usage = np.zeros((H, R, max(2, int(horizon) + 1)))
+        self._usage = np.zeros((H, R, max(2, int(horizon) + 1)))
+        self._pending: list = []  # (rows, f[rows], start, end) of commits not yet added to _usage
+
+    @property
+    def usage(self) -> np.ndarray:
+        """The dense usage array (pending commits added first).                          # (H, R, slots)"""
+        if self._pending:
+            self._flush()
+        return self._usage
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        for rows, fr, start, end in pending:
+            self._ensure(end)
+            for i, h in enumerate(rows):  # rows of zeros would add 0.0: skipped (same values)
+                self._usage[h, :, start:end] += fr[i][:, None]
 
     def _ensure(self, end: int) -> None:
-        T = self.usage.shape[2]
+        T = self._usage.shape[2]
         if end > T:
             new = max(end, 2 * T)
-            grown = np.zeros(self.usage.shape[:2] + (new,))
-            grown[:, :, :T] = self.usage
-            self.usage = grown
+            grown = np.zeros(self._usage.shape[:2] + (new,))
+            grown[:, :, :T] = self._usage
+            self._usage = grown
 
     def window(self, start: int, end: int) -> np.ndarray:
         """usage over slots [start, end) (a copy, zero-padded past the array).           # (H, R, end-start)"""
@@ -317,12 +336,17 @@ class Ledger:
             return True
         rows = np.flatnonzero(np.any(f > 0, axis=1))  # only the servers the placement uses
         self._ensure(end)
-        peak = self.usage[rows, :, start:end].max(axis=2)
-        return bool(np.all(peak + f[rows] <= self.capacity[rows] + 1e-9))
+        for h in rows:
+            peak = self.usage[h, :, start:end].max(axis=1)
+            if not np.all(peak + f[h] <= self.capacity[h] + 1e-9):
+                return False
+        return True
 
     def commit(self, f: np.ndarray, start: int, end: int) -> None:
-        self._ensure(end)
-        self.usage[:, :, start:end] += f[:, :, None]
+        """Add footprint ``f`` (H, R) over slots [start, end) (recorded; applied on the next read)."""
+        if end > start:
+            rows = np.flatnonzero(np.any(f != 0, axis=1))
+            self._pending.append((rows, np.array(f[rows], dtype=np.float64), int(start), int(end)))
 
     def utilisation(self, start: int, end: int) -> np.ndarray:
         """Mean used fraction per resource over [start, end).                             # (R,)"""
@@ -367,13 +391,16 @@ class ReservationSim:
     def completion(self) -> np.ndarray:
         return np.where(self.start >= 0, self.start + self.duration, -1)
 
-    def commit(self, j: int, pl: Placement, earliest: int = 0) -> Placement:
-        """Validate (T1) and commit; returns the placement with its exact duration."""
+    def commit(self, j: int, pl: Placement, earliest: int = 0, validate: bool = True) -> Placement:
+        """Validate (T1) and commit; returns the placement with its exact duration. ``validate=False`` skips T1: only
+        for placements that a placement rule computed on this schedule's residual capacity (the env's grid
+        decoding), feasible by construction."""
         if self.start[j] >= 0:
             raise ValueError(f"job {j} is already committed")
-        err = check_placement(self.cluster, self.jobs, j, pl, self.ledger, earliest)
-        if err:
-            raise ValueError(f"infeasible placement for job {j}: {err}")
+        if validate:
+            err = check_placement(self.cluster, self.jobs, j, pl, self.ledger, earliest)
+            if err:
+                raise ValueError(f"infeasible placement for job {j}: {err}")
         d = placement_duration(self.cluster, self.jobs, j, pl)
         f = footprint(self.cluster, pl.worker_type, pl.ps_type, pl.workers, pl.ps)
         self.ledger.commit(f, pl.start, pl.start + d)

@@ -1,0 +1,1086 @@
+"""Compiled hot paths of the HeteroML env (Zhou et al., "Online Scheduling Algorithm for Heterogeneous Distributed
+Machine Learning Jobs", IEEE Transactions on Cloud Computing 11(2), 2023): the grid action mask, the observation's
+lookahead bins and job features, the placement search that decodes a grid action, and the earliest start of every
+grid action (``HeteroMLEnv.grid_estimates``, the v1 per-action rows).
+
+Every kernel is plain Python over numpy arrays, compiled with Numba's ``@njit(cache=True)`` (through
+:mod:`edgegym.core.jit`); without Numba the same source runs as Python. Each kernel reproduces the floating-point
+operations of the pure reference (:mod:`._reference`, the env's original NumPy code) so that results agree bit for
+bit (``tests/speed/test_speed_hetero_ml.py`` checks it on random states), with one exception handled exactly:
+
+* The placement price ``lambda^(used / C) - 1`` and its dot products decide which server gets a PS or a co-located
+  job (an ``argmin``) and the order in which spread workers fill the servers. NumPy evaluates the power with its
+  own vectorised routine and the dot products with BLAS, which differ from the C library's ``pow`` and a sequential
+  sum in the last bit. The kernels compute them with ``pow`` and sequential sums and check every such decision: when
+  another candidate server's price lies within a relative 1e-9 of the chosen one (and is not the same computation
+  on the same numbers), the kernel reports the decision as ambiguous (status 2) and the env reruns that step's
+  search with the NumPy reference. The result is therefore always the reference's.
+
+Usage: the kernels never read the simulator's dense ``Ledger``; they evaluate ``usage[h, r, t]`` from the committed
+reservations (``rec``: start, duration, per-server workers and PSs, worker and PS type of each job), adding the
+footprints of server ``h``'s jobs that cover slot ``t`` in commit order from 0.0, which is exactly the sequence of
+additions the dense ledger performs. The usage is piecewise constant in ``t`` between the starts and ends of a
+server's reservations, so its maximum over a window is its maximum over the window's first slot and those
+breakpoints inside it. Per-server job lists of the reservations that end after the decision time are built once per
+call (CSR arrays ``ptr/jobs``, :func:`server_jobs`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...core.jit import njit, njit_inline
+
+TOL = 1e-9
+TIE = 1e-9  # relative band within which two prices count as a possible tie (NumPy's result decides)
+N_BINS = 8
+BIN_EDGES = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128], dtype=np.int64)
+BIG_CAP = float(1 << 30)
+
+
+# ------------------------------------------------------------------------------------------ small helpers
+@njit_inline
+def _pw_block(a, lo, n):
+    """NumPy's pairwise summation of ``a[lo:lo + n]`` for n <= 128 (one unrolled block)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit
+def pairwise_sum(a, lo, n):
+    """NumPy's pairwise summation of ``a[lo:lo + n]`` (contiguous float64), bit for bit: blocks of <= 128 summed
+    unrolled, longer runs split at n/2 rounded down to a multiple of 8 and the halves added (evaluated with an
+    explicit stack: Numba's on-disk cache does not support recursive functions)."""
+    if n <= 128:
+        return _pw_block(a, lo, n)
+    seg_lo = np.empty(128, dtype=np.int64)
+    seg_n = np.empty(128, dtype=np.int64)
+    seg_st = np.zeros(128, dtype=np.int64)  # 0: new, 1: left half done, 2: both halves done
+    vals = np.empty(128)
+    sp, vp = 0, 0
+    seg_lo[0], seg_n[0], seg_st[0] = lo, n, 0
+    while sp >= 0:
+        nn = seg_n[sp]
+        n2 = nn // 2
+        n2 -= n2 % 8
+        if nn <= 128:
+            vals[vp] = _pw_block(a, seg_lo[sp], nn)
+            vp += 1
+            sp -= 1
+        elif seg_st[sp] == 0:
+            seg_st[sp] = 1
+            seg_lo[sp + 1], seg_n[sp + 1], seg_st[sp + 1] = seg_lo[sp], n2, 0
+            sp += 1
+        elif seg_st[sp] == 1:
+            seg_st[sp] = 2
+            seg_lo[sp + 1], seg_n[sp + 1], seg_st[sp + 1] = seg_lo[sp] + n2, nn - n2, 0
+            sp += 1
+        else:
+            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
+            vp -= 1
+            sp -= 1
+    return vals[0]
+
+
+@njit_inline
+def _n_workers(D, frac):
+    """N = min(D, max(1, ceil(D f - 1e-9)))."""
+    x = math.ceil(D * frac - 1e-9)
+    if x < 1.0:
+        x = 1.0
+    if D < x:
+        x = float(D)
+    return np.int64(x)
+
+
+@njit
+def ps_type(n, m, spread, wbw, pbw, zf, psu):
+    """The env's derived PS type (``placement.ps_type_for``): smallest s·Σ_r ẑ, ties by the lower U^p_j, then index."""
+    P = zf.shape[0]
+    best = math.inf
+    for p in range(P):
+        v = zf[p]
+        if spread:
+            s = math.ceil(n * wbw[m] / pbw[p] - 1e-9)
+            if s < 1.0:
+                s = 1.0
+            v = s * zf[p]
+        if v < best:
+            best = v
+    tol = 1e-12 * max(1.0, abs(best))
+    out = 0
+    bu = math.inf
+    for p in range(P):
+        v = zf[p]
+        if spread:
+            s = math.ceil(n * wbw[m] / pbw[p] - 1e-9)
+            if s < 1.0:
+                s = 1.0
+            v = s * zf[p]
+        if abs(v - best) <= tol and psu[p] < bu:
+            bu = psu[p]
+            out = p
+    return out
+
+
+@njit
+def duration(W, v, psu_p, ra, comm, n, colocated, ps_arch):
+    """d = ceil(W · iter / n - 1e-9) with iter of eq. (1) (PS) or eq. (14) (RA)."""
+    if ps_arch:
+        it = v + psu_p + (0.0 if colocated else comm)
+    else:
+        frac = (n - 1) / n
+        it = v + ra * frac + (0.0 if colocated else comm * frac)
+    return np.int64(math.ceil(W * it / n - 1e-9))
+
+
+@njit_inline
+def _caps_of(row_free, e, R):
+    """Workers of resource vector e that fit on residual ``row_free`` (``placement.server_caps`` for one server)."""
+    c = math.inf
+    for r in range(R):
+        if e[r] > 0:
+            q = math.floor(row_free[r] / e[r] + 1e-9)
+            if q < c:
+                c = q
+    if not math.isfinite(c):
+        c = BIG_CAP
+    if c < 0.0:
+        c = 0.0
+    return c
+
+
+@njit_inline
+def _price(free, cap, h, r, lam):
+    C = cap[h, r]
+    u = (C - free[h, r]) / C if C > 0 else 0.0
+    if u < 0.0:
+        u = 0.0
+    if u > 1.0:
+        u = 1.0
+    return lam ** u - 1.0
+
+
+@njit_inline
+def _used_equal(free, cap, h1, h2, R):
+    """Whether servers h1 and h2 have the same clipped used fractions (hence bit-identical NumPy prices)."""
+    for r in range(R):
+        C1, C2 = cap[h1, r], cap[h2, r]
+        u1 = (C1 - free[h1, r]) / C1 if C1 > 0 else 0.0
+        u2 = (C2 - free[h2, r]) / C2 if C2 > 0 else 0.0
+        u1 = min(max(u1, 0.0), 1.0)
+        u2 = min(max(u2, 0.0), 1.0)
+        if u1 != u2:
+            return False
+    return True
+
+
+@njit
+def _cost(free, cap, h, vec, lam, empty):
+    """Σ_r price[h, r] · vec[r] (sequential); 0 on the empty cluster (every price is exactly 0 there)."""
+    if empty:
+        return 0.0
+    s = 0.0
+    for r in range(vec.shape[0]):
+        s += _price(free, cap, h, r, lam) * vec[r]
+    return s
+
+
+# ------------------------------------------------------------------------------------------ placement
+@njit
+def grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, empty, w_out, s_out):
+    """``placement.grid_place`` on residuals ``free`` (H, R): 1 placed (``w_out``, ``s_out`` filled), 0 none,
+    2 ambiguous (a price tie within rounding: rerun with the NumPy reference). ``empty``: free is the capacity."""
+    H, R = free.shape
+    w_out[:] = 0
+    s_out[:] = 0
+    e = wres[m]
+    z = np.zeros(R)
+    if ps_arch:
+        z[:] = pres[p]
+    if not spread:
+        need = np.empty(R)
+        vec = np.empty(R)
+        for r in range(R):
+            need[r] = n * e[r] + z[r]
+            vec[r] = n * (e[r] / cbar[r]) + z[r] / cbar[r]
+        cost = np.full(H, math.inf)
+        best_h = -1
+        best = math.inf
+        for h in range(H):
+            ok = True
+            for r in range(R):
+                if not free[h, r] + 1e-9 >= need[r]:
+                    ok = False
+                    break
+            if ok:
+                c = _cost(free, cap, h, vec, lam, empty)
+                cost[h] = c
+                if c < best:
+                    best = c
+                    best_h = h
+        if best_h < 0:
+            return 0
+        if not empty:
+            for h in range(H):
+                if h != best_h and cost[h] <= best * (1.0 + TIE) and not (cost[h] == 0.0 and best == 0.0):
+                    if not _used_equal(free, cap, h, best_h, R):
+                        return 2
+        w_out[best_h] = n
+        if ps_arch:
+            s_out[best_h] = 1
+        return 1
+    rest = free.copy()
+    if ps_arch:
+        kk = math.ceil(n * wbw[m] / pbw[p] - 1e-9)
+        if kk < 1:
+            kk = 1
+        zvec = np.empty(R)
+        for r in range(R):
+            zvec[r] = z[r] / cbar[r]
+        cost = np.full(H, math.inf)
+        best_h = -1
+        best = math.inf
+        for h in range(H):
+            ok = True
+            for r in range(R):
+                if not free[h, r] + 1e-9 >= kk * z[r]:
+                    ok = False
+                    break
+            if ok:
+                c = _cost(free, cap, h, zvec, lam, empty)
+                cost[h] = c
+                if c < best:
+                    best = c
+                    best_h = h
+        if best_h < 0:
+            return 0
+        if not empty:
+            for h in range(H):
+                if h != best_h and cost[h] <= best * (1.0 + TIE) and not (cost[h] == 0.0 and best == 0.0):
+                    if not _used_equal(free, cap, h, best_h, R):
+                        return 2
+        s_out[best_h] = kk
+        for r in range(R):
+            rest[best_h, r] -= kk * z[r]
+    caps = np.empty(H)
+    tot = 0.0
+    nz = 0
+    for h in range(H):
+        caps[h] = _caps_of(rest[h], e, R)
+        tot += caps[h]
+        if caps[h] > 0:
+            nz += 1
+    if tot < n:
+        return 0
+    # fill order: servers by om = price · ê ascending, ties by index (only servers with room matter)
+    ehat = np.empty(R)
+    for r in range(R):
+        ehat[r] = e[r] / cbar[r]
+    idx = np.empty(nz, dtype=np.int64)
+    om = np.empty(nz)
+    j = 0
+    for h in range(H):
+        if caps[h] > 0:
+            idx[j] = h
+            om[j] = _cost(free, cap, h, ehat, lam, empty)
+            j += 1
+    order = np.argsort(om, kind="mergesort")
+    rem = n
+    for i in range(nz):
+        if rem <= 0:
+            break
+        h = idx[order[i]]
+        if not empty and i + 1 < nz:
+            a, b = om[order[i]], om[order[i + 1]]
+            if b <= a * (1.0 + TIE) and not (a == 0.0 and b == 0.0):
+                if not _used_equal(free, cap, h, idx[order[i + 1]], R):
+                    return 2
+        kw = min(np.int64(caps[h]), rem)
+        w_out[h] = kw
+        rem -= kw
+    return 1
+
+
+@njit
+def fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, empty):
+    """Whether :func:`grid_place` finds a placement (the reference ``fits`` for one configuration): 1 yes, 0 no,
+    2 ambiguous (the PS server's price ties within rounding and the candidates disagree)."""
+    H, R = free.shape
+    e = wres[m]
+    if not spread:
+        for h in range(H):
+            ok = True
+            for r in range(R):
+                zr = pres[p, r] if ps_arch else 0.0
+                if not free[h, r] + 1e-9 >= n * e[r] + zr:
+                    ok = False
+                    break
+            if ok:
+                return 1
+        return 0
+    if not ps_arch:
+        tot = 0.0
+        for h in range(H):
+            tot += _caps_of(free[h], e, R)
+            if tot >= n:
+                return 1
+        return 0
+    z = pres[p]
+    kk = max(1.0, math.ceil(n * wbw[m] / pbw[p] - 1e-9))
+    row = np.empty(R)
+    if empty:  # every price is 0: the PS goes to the first server that fits it
+        for h in range(H):
+            ok = True
+            for r in range(R):
+                if not free[h, r] + 1e-9 >= kk * z[r]:
+                    ok = False
+                    break
+            if ok:
+                for r in range(R):
+                    row[r] = free[h, r] - kk * z[r]
+                tot = _caps_of(row, e, R) - _caps_of(free[h], e, R)
+                for g in range(H):
+                    tot += _caps_of(free[g], e, R)
+                    if tot >= n:
+                        return 1
+                return 0
+        return 0
+    tot = 0.0
+    for h in range(H):
+        tot += _caps_of(free[h], e, R)
+    lo_loss, hi_loss = math.inf, -math.inf
+    any_ps = False
+    for h in range(H):
+        ok = True
+        for r in range(R):
+            if not free[h, r] + 1e-9 >= kk * z[r]:
+                ok = False
+                break
+        if ok:
+            for r in range(R):
+                row[r] = free[h, r] - kk * z[r]
+            loss = _caps_of(free[h], e, R) - _caps_of(row, e, R)
+            any_ps = True
+            lo_loss = min(lo_loss, loss)
+            hi_loss = max(hi_loss, loss)
+    if not any_ps:
+        return 0
+    if tot - hi_loss >= n:
+        return 1
+    if tot - lo_loss < n:
+        return 0
+    # the PS server decides: the cheapest by price (ties: lowest index)
+    best_h = -1
+    best = math.inf
+    zvec = np.empty(R)
+    for r in range(R):
+        zvec[r] = z[r] / cbar[r]
+    cost = np.full(H, math.inf)
+    for h in range(H):
+        ok = True
+        for r in range(R):
+            if not free[h, r] + 1e-9 >= kk * z[r]:
+                ok = False
+                break
+        if ok:
+            c = _cost(free, cap, h, zvec, lam, empty)
+            cost[h] = c
+            if c < best:
+                best = c
+                best_h = h
+    for r in range(R):
+        row[r] = free[best_h, r] - kk * z[r]
+    res = tot - _caps_of(free[best_h], e, R) + _caps_of(row, e, R) >= n
+    if not empty:
+        for h in range(H):
+            if h != best_h and cost[h] <= best * (1.0 + TIE) and not (cost[h] == 0.0 and best == 0.0):
+                for r in range(R):
+                    row[r] = free[h, r] - kk * z[r]
+                if (tot - _caps_of(free[h], e, R) + _caps_of(row, e, R) >= n) != res:
+                    return 2
+    return 1 if res else 0
+
+
+# ------------------------------------------------------------------------------------------ grid configurations
+@njit
+def grid_configs(D, fracs, M, n_delays, wbw, pbw, zf, psu, ps_arch, m4, n4, q4, p4):
+    """Worker type, workers, spread flag and PS type of every grid action (flat, grid order)."""
+    L = fracs.shape[0]
+    for m in range(M):
+        for lvl in range(L):
+            n = _n_workers(D, fracs[lvl])
+            for q in range(2):
+                p = ps_type(n, m, q == 1, wbw, pbw, zf, psu) if ps_arch else -1
+                base = ((m * L + lvl) * 2 + q) * n_delays
+                for di in range(n_delays):
+                    m4[base + di] = m
+                    n4[base + di] = n
+                    q4[base + di] = q
+                    p4[base + di] = p
+
+
+@njit
+def grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q4, p4, feas, mask):
+    """Valid grid actions: :func:`grid_place` finds a placement on the empty cluster. ``feas[m, n, q, p + 1]``
+    caches the answer per configuration for the episode (-1: not computed yet; n beyond its size: not cached)."""
+    G = mask.shape[0]
+    for a in range(0, G, n_delays):
+        m, n, q, p = m4[a], n4[a], q4[a], p4[a]
+        if n < feas.shape[1] and p + 1 < feas.shape[3]:
+            v = feas[m, n, q, p + 1]
+            if v < 0:
+                v = fits(cap, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, q == 1, True)
+                feas[m, n, q, p + 1] = v
+        else:
+            v = fits(cap, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, q == 1, True)
+        for di in range(n_delays):
+            mask[a + di] = v == 1
+
+
+# ------------------------------------------------------------------------------------------ ledger windows
+# ``rec`` = (start, dur, workers, ps, worker_type, ps_type) of the simulator's committed jobs (< k, in commit order)
+
+
+@njit
+def server_jobs(k, t_lo, rec, H):
+    """Per server, the jobs (< k, ascending) that use it and end after ``t_lo``: CSR ``(ptr, jobs)``."""
+    start, dur, workers, ps = rec[0], rec[1], rec[2], rec[3]
+    ptr = np.zeros(H + 1, dtype=np.int64)
+    for j in range(k):
+        if start[j] + dur[j] > t_lo:
+            for h in range(H):
+                if workers[j, h] > 0 or ps[j, h] > 0:
+                    ptr[h + 1] += 1
+    for h in range(H):
+        ptr[h + 1] += ptr[h]
+    jobs = np.empty(ptr[H], dtype=np.int64)
+    fill = ptr[:H].copy()
+    for j in range(k):
+        if start[j] + dur[j] > t_lo:
+            for h in range(H):
+                if workers[j, h] > 0 or ps[j, h] > 0:
+                    jobs[fill[h]] = j
+                    fill[h] += 1
+    return ptr, jobs
+
+
+@njit_inline
+def _usage(rec, ptr, jobs, wres, pres, ps_arch, h, s, out):
+    """out[r] = usage[h, r, s] of the ledger: the footprints (w e + s z) of server h's jobs covering slot s, added in
+    commit order from 0.0 (exactly the dense ledger's adds)."""
+    start, dur, workers, ps, wt, pt = rec
+    R = out.shape[0]
+    for r in range(R):
+        out[r] = 0.0
+    for i in range(ptr[h], ptr[h + 1]):
+        j = jobs[i]
+        if start[j] <= s < start[j] + dur[j]:
+            w = workers[j, h]
+            m = wt[j]
+            if ps_arch and pt[j] >= 0:
+                q = ps[j, h]
+                p = pt[j]
+                for r in range(R):
+                    out[r] += w * wres[m, r] + q * pres[p, r]
+            else:
+                for r in range(R):
+                    out[r] += w * wres[m, r]
+
+
+@njit
+def free_over(rec, ptr, jobs, wres, pres, ps_arch, cap, t, d, free):
+    """free[h, r] = C - max usage over slots [t, t + d) (the capacity if d <= 0); ``ptr/jobs`` from
+    :func:`server_jobs` with t_lo <= t.
+
+    The usage is piecewise constant between the starts and ends of a server's jobs; an end only removes terms from
+    the ordered sum of non-negative footprints (which cannot increase a rounded sum), so the maximum over the window
+    is the maximum over its first slot and the starts inside it."""
+    H, R = cap.shape
+    if d <= 0:
+        free[:, :] = cap
+        return
+    start = rec[0]
+    u = np.empty(R)
+    for h in range(H):
+        _usage(rec, ptr, jobs, wres, pres, ps_arch, h, t, u)
+        for r in range(R):
+            free[h, r] = u[r]
+        for i in range(ptr[h], ptr[h + 1]):
+            s = start[jobs[i]]
+            if t < s < t + d:
+                _usage(rec, ptr, jobs, wres, pres, ps_arch, h, s, u)
+                for r in range(R):
+                    if u[r] > free[h, r]:
+                        free[h, r] = u[r]
+        for r in range(R):
+            free[h, r] = cap[h, r] - free[h, r]
+
+
+@njit
+def try_place(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, d, t0, w_out, s_out):
+    """The env's ``_try``: the earliest start >= t0 among t0 and the later reservation ends at which
+    :func:`grid_place` fits over [t, t + d). Returns (status, t): status 1 placed, 0 none, 2 ambiguous."""
+    H, R = cap.shape
+    start, dur = rec[0], rec[1]
+    nc = 1
+    for j in range(k):
+        if start[j] + dur[j] > t0:
+            nc += 1
+    cands = np.empty(nc, dtype=np.int64)
+    cands[0] = t0
+    i = 1
+    for j in range(k):
+        c = start[j] + dur[j]
+        if c > t0:
+            cands[i] = c
+            i += 1
+    cands.sort()
+    ptr, jobs = server_jobs(k, t0, rec, H)
+    free = np.empty((H, R))
+    prev = -1
+    for i in range(nc):
+        t = cands[i]
+        if t == prev:
+            continue
+        prev = t
+        free_over(rec, ptr, jobs, wres, pres, ps_arch, cap, t, d, free)
+        st = grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False, w_out, s_out)
+        if st != 0:
+            return st, t
+    return 0, -1
+
+
+@njit
+def gpu_busy(k, rec, wres, pres, ps_arch, t0, t1):
+    """Σ over servers and slots [t0, t1) of the GPU usage (resource 0) of jobs < k (an exact integer sum when the
+    GPU counts are integers)."""
+    start, dur, workers, ps, wt, pt = rec
+    H = workers.shape[1]
+    tot = 0.0
+    for j in range(k):
+        a, b = max(start[j], t0), min(start[j] + dur[j], t1)
+        if b <= a:
+            continue
+        g = 0.0
+        for h in range(H):
+            f = workers[j, h] * wres[wt[j], 0]
+            if ps_arch and pt[j] >= 0:
+                f = f + ps[j, h] * pres[pt[j], 0]
+            g += f
+        tot += g * (b - a)
+    return tot
+
+
+# ------------------------------------------------------------------------------------------ observation
+@njit
+def job_features(w, E, D, K, grad, v, psu, ra, wbw, T, ps_arch, out):
+    """The job block of the observation (w, logs, per-type standalone durations, update times) into ``out``."""
+    M = v.shape[0]
+    P = psu.shape[0]
+    W = float(E * D * K)
+    out[0] = w / 5000.0
+    out[1] = math.log10(float(E)) / 3
+    out[2] = math.log10(float(D)) / 3
+    out[3] = math.log10(float(K)) / 3
+    out[4] = math.log10(max(grad, 1.0)) / 3
+    umin = math.inf
+    for p in range(P):
+        if psu[p] < umin:
+            umin = psu[p]
+    frac = (D - 1) / D
+    for m in range(M):
+        comm = 2.0 * grad * 8.0 / (wbw[m] * 1000.0) / 3600.0
+        if ps_arch:
+            it_c = v[m] + umin
+            it_s = it_c + comm
+        else:
+            it_c = v[m] + ra * frac
+            it_s = it_c + comm * frac
+        out[5 + 2 * m] = math.ceil(W * it_c / D - 1e-9) / T
+        out[6 + 2 * m] = math.ceil(W * it_s / D - 1e-9) / T
+    out[5 + 2 * M] = pairwise_sum(psu, 0, P) / P * 1e4
+    out[6 + 2 * M] = umin * 1e4
+    out[7 + 2 * M] = ra * 1e4
+
+
+@njit
+def lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, out):
+    """The 8 lookahead bins: per bin [now + lo, now + hi), per resource the aggregate and the largest single-server
+    free fraction, then per worker type the fraction of servers that can host one worker (``ptr/jobs`` from
+    :func:`server_jobs` with t_lo = now)."""
+    H, R = cap.shape
+    M = wres.shape[0]
+    B = BIN_EDGES.shape[0] - 1
+    start, dur = rec[0], rec[1]
+    binmax = np.empty((B, R))
+    agg = np.zeros((B, R))
+    mx = np.full((B, R), -math.inf)
+    hosts = np.zeros((B, M))
+    ctot = np.zeros(R)
+    for h in range(H):
+        for r in range(R):
+            ctot[r] += cap[h, r]
+    for r in range(R):
+        ctot[r] = max(ctot[r], 1e-12)
+    free = np.empty(R)
+    u = np.empty(R)
+    host = np.zeros(M, dtype=np.bool_)
+    for h in range(H):
+        for b in range(B):
+            # the usage at the bin's first slot: unchanged from the previous bin's first slot unless a job of this
+            # server starts or ends in between
+            changed = b == 0
+            if not changed:
+                for i in range(ptr[h], ptr[h + 1]):
+                    j = jobs[i]
+                    s0, s1 = start[j], start[j] + dur[j]
+                    lo, hi = now + BIN_EDGES[b - 1], now + BIN_EDGES[b]
+                    if (lo < s0 <= hi) or (lo < s1 <= hi):
+                        changed = True
+                        break
+            if changed:
+                _usage(rec, ptr, jobs, wres, pres, ps_arch, h, now + BIN_EDGES[b], u)
+                for r in range(R):
+                    binmax[b, r] = u[r]
+            else:
+                for r in range(R):
+                    binmax[b, r] = binmax[b - 1, r]
+        # only starts can raise the usage inside a bin (ends remove terms of an ordered non-negative sum)
+        for i in range(ptr[h], ptr[h + 1]):
+            s = start[jobs[i]]
+            off = s - now
+            if off <= 0 or off >= BIN_EDGES[B]:
+                continue
+            b = 0
+            while BIN_EDGES[b + 1] <= off:
+                b += 1
+            if off == BIN_EDGES[b]:
+                continue  # the bin's first slot: already in
+            _usage(rec, ptr, jobs, wres, pres, ps_arch, h, s, u)
+            for r in range(R):
+                if u[r] > binmax[b, r]:
+                    binmax[b, r] = u[r]
+        for b in range(B):
+            same = b > 0
+            if same:
+                for r in range(R):
+                    if binmax[b, r] != binmax[b - 1, r]:
+                        same = False
+                        break
+            for r in range(R):
+                f = cap[h, r] - binmax[b, r]
+                free[r] = f
+                if h == 0:
+                    agg[b, r] = f
+                else:
+                    agg[b, r] += f
+                C = cap[h, r]
+                x = f / (C if C > 0 else 1.0)
+                if x > mx[b, r]:
+                    mx[b, r] = x
+            for m in range(M):
+                if not same:  # the same residual as in the previous bin: the same answer
+                    ok = True
+                    for r in range(R):
+                        if not free[r] + 1e-9 >= wres[m, r]:
+                            ok = False
+                            break
+                    host[m] = ok
+                if host[m]:
+                    hosts[b, m] += 1.0
+    i = 0
+    for b in range(B):
+        for r in range(R):
+            out[i] = agg[b, r] / ctot[r]
+            out[i + 1] = mx[b, r]
+            i += 2
+        for m in range(M):
+            out[i] = hosts[b, m] / H
+            i += 1
+
+
+@njit
+def finish_observation(x, lo, hi, out):
+    """float64 -> float32, NaN -> 0, +-inf -> the float32 extremes, clipped to [lo, hi] (``np.clip(np.nan_to_num(
+    x.astype(np.float32)), lo, hi)``)."""
+    fmax = np.float32(3.4028234663852886e38)
+    for i in range(x.shape[0]):
+        v = np.float32(x[i])
+        if math.isnan(v):
+            v = np.float32(0.0)
+        elif v == math.inf:
+            v = fmax
+        elif v == -math.inf:
+            v = -fmax
+        if v < lo[i]:
+            v = lo[i]
+        if v > hi[i]:
+            v = hi[i]
+        out[i] = v
+
+
+@njit
+def count_after(k, start, dur, now):
+    """Committed jobs (< k) that complete after ``now``."""
+    c = 0
+    for j in range(k):
+        if start[j] + dur[j] > now:
+            c += 1
+    return c
+
+
+# ------------------------------------------------------------------------------------------ grid estimates (v1)
+@njit
+def server_profiles(k, now, rec, wres, pres, ps_arch, H, R):
+    """Each server's usage from ``now`` on as a step function: breakpoints (``now``, then the starts and ends after
+    ``now`` of its jobs, sorted, distinct) and the usage row from each breakpoint on. CSR: server h's pieces are
+    ``times/vals[pp[h]:pp[h] + cnt[h]]``."""
+    start, dur = rec[0], rec[1]
+    ptr, jobs = server_jobs(k, now, rec, H)
+    pp = np.zeros(H + 1, dtype=np.int64)
+    for h in range(H):
+        pp[h + 1] = pp[h] + 1 + 2 * (ptr[h + 1] - ptr[h])
+    times = np.empty(pp[H], dtype=np.int64)
+    vals = np.empty((pp[H], R))
+    cnt = np.zeros(H, dtype=np.int64)
+    u = np.empty(R)
+    for h in range(H):
+        base = pp[h]
+        n = 1
+        times[base] = now
+        for i in range(ptr[h], ptr[h + 1]):
+            j = jobs[i]
+            if start[j] > now:
+                times[base + n] = start[j]
+                n += 1
+            times[base + n] = start[j] + dur[j]
+            n += 1
+        seg = times[base : base + n]
+        seg.sort()
+        w = 1
+        for i in range(1, n):
+            if seg[i] != seg[w - 1]:
+                seg[w] = seg[i]
+                w += 1
+        cnt[h] = w
+        for i in range(w):
+            _usage(rec, ptr, jobs, wres, pres, ps_arch, h, seg[i], u)
+            for r in range(R):
+                vals[base + i, r] = u[r]
+    return pp, cnt, times, vals
+
+
+@njit
+def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, caps_hm, tot_m, fmax, fsum):
+    """:func:`fits` given the residual's per-server worker capacities ``caps_hm[h, m]`` and their totals ``tot_m``
+    (exact integer sums), with two exact necessary conditions tested first from the residual's per-resource largest
+    (``fmax``) and total positive (``fsum``) free amounts: co-located, every resource must fit on the roomiest
+    server; spread, Σ_h caps <= fsum / e (plus the rounding allowance) must reach n."""
+    H, R = free.shape
+    e = wres[m]
+    if not spread:
+        for r in range(R):
+            zr = pres[p, r] if ps_arch else 0.0
+            if not fmax[r] + 1e-9 >= n * e[r] + zr:
+                return 0
+        return fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False)
+    for r in range(R):
+        if e[r] > 0:
+            b = fsum[r] / e[r]
+            if b + H * 2e-9 + 1e-6 * (1.0 + b) < n:
+                return 0
+    tot = tot_m[m]
+    if tot < n:
+        return 0  # a PS only removes room
+    if not ps_arch:
+        return 1
+    z = pres[p]
+    kk = max(1.0, math.ceil(n * wbw[m] / pbw[p] - 1e-9))
+    any_ps = False
+    for h in range(H):
+        ok = True
+        for r in range(R):
+            if not free[h, r] + 1e-9 >= kk * z[r]:
+                ok = False
+                break
+        if ok:
+            any_ps = True
+            break
+    if not any_ps:
+        return 0
+    mx = 0.0
+    for h in range(H):
+        if caps_hm[h, m] > mx:
+            mx = caps_hm[h, m]
+    if tot - mx >= n:
+        return 1  # the PS server loses at most all of its room
+    return fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False)
+
+
+@njit
+def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4, n4,
+                   q4, p4, mask, start_out, dur_out):
+    """``HeteroMLEnv.grid_estimates``: earliest start (>= now + delay, among that slot and the later reservation
+    ends, at which :func:`grid_place` fits over [t, t + max(d, 1))) and duration of every grid action (invalid: -1,
+    0). Returns 1, or 2 when a price tie within rounding makes a test ambiguous (rerun with the reference).
+
+    Work sharing (exact): the residual over [t, t + d) is built once per candidate t and extended as d grows
+    (configurations visited by duration); spread capacity totals are shared per worker type; and for a larger
+    delay, a configuration whose earliest start t* under the previous (smaller) delay is >= now + delay starts at
+    now + delay if it fits there and at t* otherwise (the candidates in between were all tried and failed)."""
+    G = mask.shape[0]
+    nd = delays.shape[0]
+    H, R = cap.shape
+    M = wres.shape[0]
+    start, dur = rec[0], rec[1]
+    for a in range(G):
+        start_out[a] = -1
+        dur_out[a] = 0
+    NC = G // nd
+    cd = np.zeros(NC, dtype=np.int64)
+    valid = np.zeros(NC, dtype=np.bool_)
+    for c in range(NC):
+        a = c * nd
+        if not mask[a]:
+            continue
+        valid[c] = True
+        m = m4[a]
+        comm = 2.0 * grad * 8.0 / (wbw[m] * 1000.0) / 3600.0
+        cd[c] = duration(W, v[m], psu[p4[a]] if ps_arch else 0.0, ra, comm, n4[a], q4[a] == 0, ps_arch)
+    # candidate times: the reservation ends after now (sorted, distinct)
+    ne = 0
+    for j in range(k):
+        if start[j] + dur[j] > now:
+            ne += 1
+    ends = np.empty(ne, dtype=np.int64)
+    i = 0
+    for j in range(k):
+        if start[j] + dur[j] > now:
+            ends[i] = start[j] + dur[j]
+            i += 1
+    ends.sort()
+    pp, cnt, times, vals = server_profiles(k, now, rec, wres, pres, ps_arch, H, R)
+    # every breakpoint after now of every server, by time: (time, piece row, server)
+    nev = 0
+    for h in range(H):
+        nev += cnt[h] - 1
+    ev_t = np.empty(nev, dtype=np.int64)
+    ev_i = np.empty(nev, dtype=np.int64)
+    ev_h = np.empty(nev, dtype=np.int64)
+    i = 0
+    for h in range(H):
+        for q in range(pp[h] + 1, pp[h] + cnt[h]):
+            ev_t[i] = times[q]
+            ev_i[i] = q
+            ev_h[i] = h
+            i += 1
+    order = np.argsort(ev_t, kind="mergesort")
+    ev_t, ev_i, ev_h = ev_t[order], ev_i[order], ev_h[order]
+    cdd = np.maximum(cd, 1)
+    by_d = np.argsort(cdd, kind="mergesort")
+    used = np.empty((H, R))
+    free = np.empty((H, R))
+    caps_hm = np.zeros((H, M))
+    tot_m = np.zeros(M)
+    fmax = np.empty(R)
+    fsum = np.empty(R)
+    have_free = False
+    res = np.full(NC, -1, dtype=np.int64)  # earliest start under the current delay
+    prev = np.full(NC, -1, dtype=np.int64)  # ... under the previous (smaller) delay
+    todo = np.zeros(NC, dtype=np.bool_)
+    limited = np.zeros(NC, dtype=np.bool_)  # only now + delay to try (else prev)
+    dorder = np.argsort(delays, kind="mergesort")
+    have_prev = False
+    for dk in range(nd):
+        di = dorder[dk]
+        t0 = now + delays[di]
+        n_todo = 0
+        for c in range(NC):
+            res[c] = -1
+            todo[c] = valid[c]
+            limited[c] = False
+            if valid[c]:
+                n_todo += 1
+                if have_prev and prev[c] >= t0:
+                    if prev[c] == t0:
+                        res[c] = t0
+                        todo[c] = False
+                        n_todo -= 1
+                    else:
+                        limited[c] = True
+        e0 = np.searchsorted(ends, t0, side="right")
+        for ci in range(-1, ne - e0):
+            if n_todo == 0:
+                break
+            t = t0 if ci < 0 else ends[e0 + ci]
+            if ci > 0 and t == ends[e0 + ci - 1]:
+                continue
+            # residual at t: the piece of each server containing t, then extended by duration
+            for h in range(H):
+                q = pp[h]
+                while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
+                    q += 1
+                for r in range(R):
+                    used[h, r] = vals[q, r]
+            e = np.searchsorted(ev_t, t, side="right")
+            fresh = True
+            for bi in range(NC):
+                c = by_d[bi]
+                if not todo[c]:
+                    continue
+                end = t + cdd[c]
+                while e < nev and ev_t[e] < end:
+                    h, q = ev_h[e], ev_i[e]
+                    for r in range(R):
+                        if vals[q, r] > used[h, r]:
+                            used[h, r] = vals[q, r]
+                    e += 1
+                    fresh = True
+                if fresh:
+                    changed = False
+                    for h in range(H):
+                        row_changed = not have_free
+                        for r in range(R):
+                            f = cap[h, r] - used[h, r]
+                            if f != free[h, r]:
+                                row_changed = True
+                            free[h, r] = f
+                        if row_changed:  # this server's worker capacities (and their exact integer totals)
+                            changed = True
+                            for mm in range(M):
+                                cnew = _caps_of(free[h], wres[mm], R)
+                                tot_m[mm] += cnew - caps_hm[h, mm]
+                                caps_hm[h, mm] = cnew
+                    if changed:
+                        for r in range(R):
+                            fmax[r] = -math.inf
+                            fsum[r] = 0.0
+                        for h in range(H):
+                            for r in range(R):
+                                f = free[h, r]
+                                if f > fmax[r]:
+                                    fmax[r] = f
+                                if f > 0:
+                                    fsum[r] += f
+                    have_free = True
+                    fresh = False
+                a = c * nd
+                st = _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a],
+                                  q4[a] == 1, caps_hm, tot_m, fmax, fsum)
+                if st == 2:
+                    return 2
+                if st == 1:
+                    res[c] = t
+                    todo[c] = False
+                    n_todo -= 1
+                elif limited[c]:
+                    res[c] = prev[c]
+                    todo[c] = False
+                    n_todo -= 1
+        for c in range(NC):
+            if valid[c]:
+                start_out[c * nd + di] = res[c]
+                dur_out[c * nd + di] = cd[c]
+            prev[c] = res[c]
+        have_prev = True
+    return 1
+
+
+@njit
+def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n4, q4, p4, mask, start, dur, rows,
+                ratio):
+    """The v1 per-grid-action rows except ``area``'s log2 (rows[:, 8] holds 0; ``ratio`` gets area / max(smallest
+    area, 1e-12) of the valid actions in order, for NumPy's log2). Returns the number of valid actions."""
+    G = mask.shape[0]
+    nd = delays.shape[0]
+    H, R = cap.shape
+    rows[:, :] = 0.0
+    ctot = np.zeros(R)
+    for h in range(H):
+        for r in range(R):
+            ctot[r] += cap[h, r]
+    for r in range(R):
+        ctot[r] = max(ctot[r], 1e-12)
+    best = math.inf
+    nv = 0
+    dmax = -math.inf
+    for di in range(nd):
+        dmax = max(dmax, float(delays[di]))
+    for a in range(G):
+        if mask[a]:
+            c = float(start[a]) + float(dur[a])
+            if c < best:
+                best = c
+            nv += 1
+    if nv == 0:
+        return 0
+    ref = max(best - now, 1.0)
+    amin = math.inf
+    for a in range(G):
+        if not mask[a]:
+            continue
+        m, n, q, p = m4[a], n4[a], q4[a], p4[a]
+        st, du = float(start[a]), float(dur[a])
+        dl = float(delays[a % nd])
+        share = -math.inf
+        if ps_arch:
+            kps = 1.0
+            if q == 1:
+                kps = max(1.0, math.ceil(n * wbw[m] / pbw[p] - 1e-9))
+            for r in range(R):
+                x = (n * wres[m, r] + kps * pres[p, r]) / ctot[r]
+                if x > share:
+                    share = x
+        else:
+            for r in range(R):
+                x = n * wres[m, r] / ctot[r]
+                if x > share:
+                    share = x
+        area = share * max(du, 1.0)
+        if area < amin:
+            amin = area
+        comp = st + du
+        rows[a, 0] = 1.0
+        rows[a, 1] = (comp - best) / ref
+        rows[a, 2] = (st - now) / ref
+        rows[a, 3] = du / ref
+        rows[a, 4] = n / float(k_chunks)
+        rows[a, 5] = float(q)
+        rows[a, 6] = dl / max(dmax, 1.0)
+        rows[a, 7] = 10.0 * share
+        rows[a, 8] = area  # replaced by the log2 feature
+        rows[a, 9] = wres[m, 0] / 4.0
+        rows[a, 10] = wbw[m] / 5.0
+        rows[a, 11] = 1.0 if st == now + dl else 0.0
+    i = 0
+    for a in range(G):
+        if mask[a]:
+            ratio[i] = rows[a, 8] / max(amin, 1e-12)
+            rows[a, 8] = 0.0
+            i += 1
+    return nv

@@ -1,0 +1,138 @@
+"""Differential tests of the HeteroML env's compiled hot paths (issue 20) against the original NumPy code kept as
+the oracle (``edgegym.families.hetero_ml._reference``): on >= 1,000 random states (random legal actions on every
+preset kind: tiny, tiny-ra, rl, ps, ra and the v1 ids) the observation, the action mask, the grid estimates
+(earliest start and duration of every grid action), the decoded placement of every tried action and the reward
+are identical (``==``, no tolerance); whole episodes give identical infos, episode metrics and returns; the
+compiled pairwise sum is NumPy's bit for bit; the committed schedule passes T1."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgegym.families.hetero_ml import _kernels
+from edgegym.families.hetero_ml import _reference as ref
+from edgegym.families.hetero_ml.env import HeteroMLEnv
+from edgegym.families.hetero_ml.simulator import Placement, verify_schedule
+
+
+class ReferenceEnv(HeteroMLEnv):
+    """The env with every compiled path replaced by the NumPy reference (the behaviour before the kernels)."""
+
+    def _observation(self):
+        return ref.observation(self)
+
+    def _grid_mask(self):
+        return ref.grid_mask(self)
+
+    def _try(self, k, m, n, spread, p, t0):
+        return ref.try_place(self, k, m, n, spread, p, t0)
+
+    def grid_estimates(self):
+        return ref.grid_estimates(self)
+
+    def _action_rows(self):
+        return ref.action_rows(self)
+
+    def _gpu_utilisation(self, start, end):
+        return float(self.sim.ledger.utilisation(start, end)[0])
+
+
+def _check_state(env, rng) -> None:
+    """Compiled == reference at the current state, for the mask, observation, estimates and some placements."""
+    k = env._k
+    mask = env.action_masks()
+    np.testing.assert_array_equal(mask, ref.grid_mask(env), err_msg=f"mask, job {k}")
+    np.testing.assert_array_equal(env._observation(), ref.observation(env), err_msg=f"observation, job {k}")
+    if env.obs_actions or rng.random() < 0.3:
+        start, dur = env.grid_estimates()
+        rs, rd = ref.grid_estimates(env)
+        np.testing.assert_array_equal(start, rs, err_msg=f"grid start, job {k}")
+        np.testing.assert_array_equal(dur, rd, err_msg=f"grid duration, job {k}")
+        np.testing.assert_array_equal(env._action_rows(), ref.action_rows(env), err_msg=f"action rows, job {k}")
+    now = env._decision_time(k)
+    valid = np.flatnonzero(mask)
+    for a in rng.choice(valid, size=min(3, valid.size), replace=False):
+        m, n, spread, p, delay = env._grid_config(k, int(a))
+        got, exp = env._try(k, m, n, spread, p, now + delay), ref.try_place(env, k, m, n, spread, p, now + delay)
+        assert got[0] == exp[0], (k, int(a))
+        np.testing.assert_array_equal(got[1][0], exp[1][0])
+        np.testing.assert_array_equal(got[1][1], exp[1][1])
+
+
+# (preset, seed, jobs): the large presets with fewer jobs (same cluster: its capacity is calibrated on 150 jobs)
+CASES = [("tiny", 0, None), ("tiny", 1, None), ("tiny-ra", 0, None), ("tiny-ra", 1, None), ("tiny-v1", 2, None),
+         ("tiny-ra-v1", 3, None), ("rl", 0, None), ("rl-v1", 1, None), ("ps", 0, 60), ("ps-v1", 1, 40),
+         ("ra", 0, 60), ("ra-v1", 1, 40), ("ps-paper-literal", 2, 40), ("ra-paper-literal", 3, 40)]
+
+
+def _run_pair(preset, seed, check_states, jobs=None):
+    """One episode of random legal actions on the compiled env and the reference env side by side."""
+    cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+    env, oracle = HeteroMLEnv(preset, config=cfg), ReferenceEnv(preset, config=cfg)
+    obs, _ = env.reset(seed=seed)
+    obs_r, _ = oracle.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    states, done, ret, info = 0, False, 0.0, {}
+    placements = {}
+    while not done:
+        np.testing.assert_array_equal(obs, obs_r, err_msg=f"{preset} seed {seed} job {env._k}")
+        if check_states:
+            _check_state(env, rng)
+        a = int(rng.choice(np.flatnonzero(oracle.action_masks())))
+        obs, r, done, _, info = env.step(a)
+        obs_r, r_r, done_r, _, info_r = oracle.step(a)
+        assert r == r_r and done == done_r and info == info_r, (preset, seed, info, info_r)
+        j = info["job"]
+        placements[j] = Placement(int(env.sim.start[j]), int(env.sim.duration[j]), int(env.sim.worker_type[j]),
+                                  int(env.sim.ps_type[j]), env.sim.workers[j], env.sim.ps[j])
+        ret += r
+        states += 1
+    assert env.episode_return() == oracle.episode_return() == ret
+    assert info["episode_metrics"] == oracle.episode_metrics()
+    assert verify_schedule(env.cluster, env.jobs, placements) == info["episode_metrics"]["objective"]
+    return states
+
+
+@pytest.mark.parametrize(("preset", "seed", "jobs"), CASES)
+def test_compiled_env_equals_reference(preset, seed, jobs):
+    """Every state of a random-legal episode: mask, observation, estimates, rows, placements, rewards, metrics."""
+    assert _run_pair(preset, seed, check_states=True, jobs=jobs) > 0
+
+
+def test_at_least_1000_random_states():
+    """>= 1,000 random states over several presets and seeds (observations, rewards and infos compared)."""
+    states = 0
+    for preset, seed in [("ps", 5), ("ra", 6), ("rl", 7), ("tiny", 8), ("tiny-ra", 9), ("ps", 10), ("ra", 11),
+                         ("rl-v1", 12), ("ps", 13), ("ra", 14), ("ps", 15)]:
+        states += _run_pair(preset, seed, check_states=False)
+        if states >= 1000:
+            break
+    assert states >= 1000
+
+
+@pytest.mark.parametrize("policy", ["earliest"])
+def test_reference_policy_episode_unchanged(policy):
+    """A whole episode of the ``earliest`` policy (which reads grid_estimates): identical to the reference env."""
+    from edgegym.agents.baselines.hetero_ml import Earliest
+
+    for preset, jobs in (("ps", 60), ("ra-v1", 40)):
+        cfg = {"workload": {"num_jobs": jobs}}
+        env, oracle = HeteroMLEnv(preset, config=cfg), ReferenceEnv(preset, config=cfg)
+        env.reset(seed=3)
+        oracle.reset(seed=3)
+        done = False
+        while not done:
+            a = Earliest(env).act(None)
+            assert a == Earliest(oracle).act(None)
+            _, r, done, _, info = env.step(a)
+            _, r_r, _, _, info_r = oracle.step(a)
+            assert r == r_r and info == info_r
+
+
+def test_pairwise_sum_is_numpys():
+    rng = np.random.default_rng(0)
+    for n in [0, 1, 5, 8, 10, 17, 128, 129, 300, 1000, 5000]:
+        for _ in range(20):
+            a = rng.random(n) * 10.0 ** rng.integers(-5, 5, n)
+            assert _kernels.pairwise_sum(a, 0, n) == a.sum()
