@@ -566,27 +566,6 @@ def _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, tot_m, D, kappa, ord
     return c
 
 
-@njit_inline
-def _transfer_floor(N, L, ps, M, tot_m, kappa, order, A0, A1, qin, y, used_sites, d):
-    """A lower bound of :func:`_complete_transfer` for one N: every chunk a site lacks comes from its cheapest
-    other site at best (``qin[r] = min_{s≠r} q[s, r]``); scaled by ``1 − 1e-9``, below the computed transfer
-    despite rounding. ``0`` if N does not fit."""
-    nu = _fill_fast(y, used_sites, A0, A1, order, N, ps[N])
-    lb = 0.0
-    if nu >= 0:
-        _split_into(y, used_sites, nu, M, tot_m, kappa, L[N], order, d)
-        for j in range(nu):
-            r = used_sites[j]
-            if d[r] > M[r]:
-                lb += (d[r] - M[r]) * qin[r]
-            d[r] = 0
-        for j in range(nu):
-            y[used_sites[j]] = 0
-    else:
-        y[:] = 0
-    return lb * (1.0 - 1e-9)
-
-
 @njit
 def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
                y, used_sites, d, H, sent, touched):
@@ -596,9 +575,9 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
 
     The transfer of an N is computed only if a lower bound of its total does not exceed the least total found so
     far (the N visited by increasing bound): ``transfer`` is ``nan`` where it was not needed; ``best`` is the
-    same as with every N computed. The bound, ``param + δ·floor + lat`` with the :func:`_transfer_floor` of the
-    ``complete`` sampling (0 under ``proportional``), is below the total in floating point too: rounding is
-    monotone."""
+    same as with every N computed. The bound, ``param + δ·floor + lat`` with a floor of the transfer under the
+    ``complete`` sampling (chunks SPLIT leaves to move × the cheapest price, less 1e-9 of it for the rounding of
+    the exact sum; 0 under ``proportional``), is below the total in floating point too: rounding is monotone."""
     order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
     unit, ps = pa_all_n(U, order, q, m, n, n_max, tie_le)
     R = U.shape[0]
@@ -620,14 +599,61 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     param = np.full(n_max + 1, np.inf)
     transfer = np.full(n_max + 1, np.inf)
     lb = np.full(n_max + 1, np.inf)
+    qmin = np.inf  # the cheapest transfer between two sites
+    for r in range(R):
+        if qin[r] < qmin:
+            qmin = qin[r]
+    if R < 2:
+        qmin = 0.0
+    # The floor of the transfer: SPLIT leaves rem = Σ_r (M_r − h·κ·y_r)^+ chunks to move (Σ d = Σ M since
+    # h·κ·N ≥ Σ M), each at qmin at least. The fill y of N is kept from N − 1 (one more worker at the fill front)
+    # while the PS site stays, and Σ_r min(h·κ·y_r, M_r) with it while the window h stays.
+    cur_ps = -2
+    jf = -1  # order position of the fill front
+    h = -1
+    S = 0  # Σ_r min(h·κ·y_r, M_r)
     for N in range(1, n_max + 1):
         L[N] = (tot + kappa * N - 1) // (kappa * N)
         if ps[N] < 0:
             continue
         param[N] = L[N] * param_mb * unit[N]
         transfer[N] = np.nan
-        fl = 0.0 if prop else _transfer_floor(N, L, ps, M, tot, kappa, order, A0, A1, qin, y, used_sites, d)
+        fl = 0.0
+        if not prop:
+            if ps[N] != cur_ps:
+                for j in range(jf + 1):
+                    y[order[j]] = 0
+                cur_ps = ps[N]
+                rem = N
+                jf = -1
+                for j in range(R):
+                    r = order[j]
+                    a = A1[r] if r == cur_ps else A0[r]
+                    take = min(a, rem)
+                    y[r] = take
+                    rem -= take
+                    jf = j
+                    if rem == 0:
+                        break
+                h = -1
+            else:
+                r = order[jf]
+                while y[r] >= (A1[r] if r == cur_ps else A0[r]):
+                    jf += 1
+                    r = order[jf]
+                y[r] += 1
+                if L[N] == h:
+                    S += min(h * kappa * y[r], M[r]) - min(h * kappa * (y[r] - 1), M[r])
+            if L[N] != h:
+                h = L[N]
+                S = 0
+                for j in range(jf + 1):
+                    r = order[j]
+                    S += min(h * kappa * y[r], M[r])
+            fl = (tot - S) * qmin * (1.0 - 1e-9)
         lb[N] = param[N] + chunk_mb * fl + lat[N]
+    for j in range(jf + 1):
+        y[order[j]] = 0
     visit = np.argsort(lb, kind="mergesort")
     best = 0
     bv = np.inf
@@ -644,6 +670,56 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
             bv = v
             best = N
     return L, param, transfer, ps, best, order, A0, A1
+
+
+@njit
+def _pa_fast(U, order, q, m, n, N, tie_le, A0, A1, y, used_sites):
+    """:func:`pa` (the same sums in the same order, the same winner) without rebuilding ``y`` for every PS site:
+    ``A0``/``A1`` are the per-site worker bounds under ``U`` (``max_workers`` without / with the PS), a PS site
+    whose bound total is below N is skipped (its fill would end short), and ``y`` (scratch) gets the winner's
+    fill. Returns ``(unit_cost, ps, sites used)``
+    (``used_sites[:count]`` the sites with workers; ``ps = -1`` and ``y`` zero if no PS site admits N workers)."""
+    R, K = U.shape
+    tot0 = 0
+    for r in range(R):
+        tot0 += A0[r]
+    best = np.inf
+    best_ps = -1
+    for rt in range(R):
+        ok = True
+        for k in range(K):
+            if U[rt, k] < n[k] - _EPS:
+                ok = False
+        if not ok or tot0 - A0[rt] + A1[rt] < N:
+            continue
+        rem = N
+        c = 0.0
+        for j in range(R):
+            r = order[j]
+            a = A1[r] if r == rt else A0[r]
+            take = min(a, rem)
+            rem -= take
+            c += q[r, rt] * take
+            if rem == 0:
+                break
+        if c < best or (tie_le and c <= best):
+            best = c
+            best_ps = rt
+    y[:] = 0
+    nu = 0
+    if best_ps >= 0:
+        rem = N
+        for j in range(R):
+            r = order[j]
+            take = min(A1[r] if r == best_ps else A0[r], rem)
+            y[r] = take
+            if take != 0:
+                used_sites[nu] = r
+                nu += 1
+            rem -= take
+            if rem == 0:
+                break
+    return best, best_ps, nu
 
 
 @njit_inline
@@ -677,28 +753,13 @@ def _demand(y, m, n, ps, dem):
 
 
 @njit
-def _window_min_sites(cal, start, win, dem, U):
-    """``cal[start:start + win].min(axis=0)`` into ``U`` on the sites where ``dem`` has a positive entry (the
-    only ones :func:`_peak_of` reads)."""
-    R, K = U.shape
-    for r in range(R):
-        used = False
-        for k in range(K):
-            if dem[r, k] > 0:
-                used = True
-        if not used:
-            continue
-        for k in range(K):
-            U[r, k] = cal[start, r, k]
-        for s in range(start + 1, start + win):
-            for k in range(K):
-                if cal[s, r, k] < U[r, k]:
-                    U[r, k] = cal[s, r, k]
+def _earliest(cal, dem, t, win, U, gmin):
+    """``candidates.earliest_fit`` (whole calendar), and ``U`` = ``cal[s:s + win].min(axis=0)`` on the sites where
+    ``dem`` has a positive entry (the only entries :func:`_peak_of` reads) for the start ``s`` found.
 
-
-@njit
-def _earliest(cal, dem, t, win):
-    """``candidates.earliest_fit`` (whole calendar)."""
+    The first start of a run of ``win`` fitting slots, found by checking each candidate window from its last slot
+    down: a slot that does not fit rules out every start up to it, so the next candidate starts just after it;
+    the slots seen to fit (and their minimum, ``gmin``) are not read again."""
     R, K = dem.shape
     end = cal.shape[0]
     if t + win > end:
@@ -713,17 +774,21 @@ def _earliest(cal, dem, t, win):
                 break
     if nu == 0:
         return t
-    # earliest_fit's answer (the first start of a run of ``win`` fitting slots) found by checking each candidate
-    # window from its last slot down: a slot that does not fit rules out every start up to it, so the next
-    # candidate starts just after it; slots already seen to fit are not checked again
     s = t
-    good_lo = -1  # slots [good_lo, good_hi] are known to fit
+    good_lo = -1  # slots [good_lo, good_hi] are known to fit; gmin: their minimum
     good_hi = -2
     while s + win <= end:
         x = s + win - 1
         bad = -1
+        fresh = True  # U holds no slot of this window yet
         while x >= s:
             if good_lo <= x <= good_hi:
+                for j in range(nu):
+                    r = used[j]
+                    for k in range(K):
+                        if fresh or gmin[r, k] < U[r, k]:
+                            U[r, k] = gmin[r, k]
+                fresh = False
                 x = good_lo - 1
                 continue
             ok = True
@@ -738,11 +803,23 @@ def _earliest(cal, dem, t, win):
             if not ok:
                 bad = x
                 break
+            for j in range(nu):
+                r = used[j]
+                for k in range(K):
+                    v = cal[x, r, k]
+                    if fresh or v < U[r, k]:
+                        U[r, k] = v
+            fresh = False
             x -= 1
         if bad < 0:
             return s
         good_lo = bad + 1
         good_hi = s + win - 1
+        if good_lo <= good_hi:  # the slots above the blocking one (all read in this pass)
+            for j in range(nu):
+                r = used[j]
+                for k in range(K):
+                    gmin[r, k] = U[r, k]
         s = bad + 1
     return -1
 
@@ -826,7 +903,15 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     demC = np.empty((R, K))
     dem1 = np.empty((R, K))
     Us = np.empty((R, K))
+    gmin = np.empty((R, K))
     yC = np.zeros(R, np.int64)
+    y1 = np.zeros(R, np.int64)
+    A0u = np.empty(R, np.int64)
+    A1u = np.empty(R, np.int64)
+    Qu = np.empty(R)
+    order_u = np.arange(R)
+    chg = np.zeros(R, np.bool_)  # sites whose window minimum changed since the bounds and scores were computed
+    tot_M = M.sum()
     # the rows are independent: visited by decreasing N (non-decreasing window), so that the free resources of
     # each "now" window, cal[t:t + l].min(axis=0), extend one running minimum
     Uw = np.full((R, K), np.inf)
@@ -858,6 +943,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                         v = cal[t + w_run, rr, kk]
                         if v < Uw[rr, kk] or w_run == 0:
                             Uw[rr, kk] = v
+                            chg[rr] = True
                 w_run += 1
             fits = True
             for rr in range(R):
@@ -872,11 +958,26 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                 transfer[r] = tr_c[N]
                 ok = True
             else:
-                order_u, _ = site_order(Uw, cap, qbar, M, D, beta[0], beta[1], beta[2])
-                unit, y1, ps1 = pa(Uw, order_u, q, m, n, N, tie_le)
+                for rr in range(R):  # site_order(Uw, ...) and the worker bounds, redone on the changed sites
+                    if chg[rr]:
+                        chg[rr] = False
+                        A0u[rr] = max_workers(Uw[rr], m, n, False)
+                        A1u[rr] = max_workers(Uw[rr], m, n, True)
+                        sc = 0.0
+                        for kk in range(K):
+                            sc += Uw[rr, kk] / cap[rr, kk] if cap[rr, kk] > 0 else 0.0
+                        dat = M[rr] / D[rr] if D[rr] > 0 else 0.0
+                        Qu[rr] = beta[0] * sc / K - beta[1] * qbar[rr] + beta[2] * dat
+                _order_by_score(Qu, order_u)
+                unit, ps1, nu1 = _pa_fast(Uw, order_u, q, m, n, N, tie_le, A0u, A1u, y1, used_s)
                 ok = ps1 >= 0
                 if ok:
-                    cc = window_transfer(y1, M, D, kappa, win, order_u, q, src_order, prop, cap, qbar, beta)
+                    if prop:
+                        cc = window_transfer(y1.copy(), M, D, kappa, win, order_u, q, src_order, prop, cap, qbar,
+                                             beta)
+                    else:
+                        cc = _complete_transfer(y1, used_s, nu1, M, tot_M, kappa, win, order_u, q, src_order, d_s,
+                                                H_s, sent_s, touched_s)
                     y[r] = y1
                     psr[r] = ps1
                     param[r] = win * param_mb * unit
@@ -889,7 +990,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                 mask[r] = True
         # ---- wait
         r = 2 * j + 1
-        s = _earliest(cal, demC, t, win)
+        s = _earliest(cal, demC, t, win, Us, gmin)
         if s >= 0:
             y[r] = yC
             psr[r] = psC
@@ -897,7 +998,6 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
             param[r] = param_c[N]
             transfer[r] = tr_c[N]
             latency[r] = latency_scalar(kind, tau, b, tau1, tau2, c, float(s + win - 1 - a_i + offset), rate)
-            _window_min_sites(cal, s, win, demC, Us)
             peak[r] = _peak_of(demC, Us, cap)
             mask[r] = True
     any_early = False
