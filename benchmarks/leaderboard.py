@@ -390,6 +390,7 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
         if info["lp_na"]:
             bound += f" LP: n/a ({', '.join(info['lp_na'])})."
         lines += ["", bound, ""]
+        lines += identical_notes(results, env_id, rows)
         lines += rollout_notes(results, env_id, rows, info["higher_is_better"])
         failed = [r for r in results if r["env"] == env_id and "error" in r]
         if failed:
@@ -399,6 +400,23 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
                 lines.append(f"* {what}: {r['error']}")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def identical_notes(results: list[dict], env_id: str, rows: list[dict]) -> list[str]:
+    """A line naming the policies whose objective is the same on every seed (e.g. a trivial policy that falls back
+    to another one on a preset without the resource it names), so that a tie is read as what it is."""
+    eps = [r for r in results if r["kind"] == "episode" and r["env"] == env_id and "error" not in r]
+    per: dict[str, tuple] = {}
+    for row in rows:
+        got = sorted((int(r["seed"]), r["objective"]) for r in eps if r["policy"] == row["policy"])
+        if got:
+            per[row["label"]] = tuple(got)
+    groups: dict[tuple, list[str]] = {}
+    for label, key in per.items():
+        groups.setdefault(key, []).append(label)
+    out = [f"Identical objectives on every seed: {', '.join(g)} (each policy's description: `edgegym list`)."
+           for g in groups.values() if len(g) > 1]
+    return out + [""] if out else []
 
 
 def rollout_notes(results: list[dict], env_id: str, rows: list[dict], hib: bool) -> list[str]:
@@ -432,6 +450,14 @@ def rollout_notes(results: list[dict], env_id: str, rows: list[dict], hib: bool)
                    f"{m:+.2f} ± {sd:.2f} % better objective over {len(common)} seeds (better on {better}){speed}.")
         out.append("")
     return out
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory where it lies under it (no absolute path in the output)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _seed_text(seeds) -> str:
@@ -550,7 +576,7 @@ def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
         seeds = sorted({int(r["seed"]) for r in results}) or seeds
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(render(results, ids, seeds, cmd, a.workers, a.backend, None))
-        print(f"wrote {out} from {a.from_csv} ({len(results)} runs)")
+        print(f"wrote {_shown(out)} from {a.from_csv} ({len(results)} runs)")
         return 0
 
     data.mkdir(parents=True, exist_ok=True)
@@ -623,7 +649,7 @@ def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
     _write_csv(results, data / "results.csv")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(results, ids, seeds, cmd, a.workers, a.backend, time.time() - t0))
-    print(f"wrote {out} ({len(results)} runs, {len(failed)} failed, {(time.time() - t0) / 60:.1f} min)")
+    print(f"wrote {_shown(out)} ({len(results)} runs, {len(failed)} failed, {(time.time() - t0) / 60:.1f} min)")
     return 0
 
 

@@ -464,8 +464,9 @@ def train(
         "wall_s": wall,
         "phases_s": phases,
         "rollout_s": timer.rollout_s,
-        "env_steps_per_s": model.num_timesteps / wall if wall > 0 else float("inf"),
-        "rollout_steps_per_s": model.num_timesteps / timer.rollout_s if timer.rollout_s > 0 else float("inf"),
+        # None (JSON null) where no PPO step ran: train.json must stay plain JSON (no Infinity)
+        "env_steps_per_s": model.num_timesteps / wall if wall > 0 and model.num_timesteps else None,
+        "rollout_steps_per_s": model.num_timesteps / timer.rollout_s if timer.rollout_s > 0 else None,
         "torch_threads": threads,
         "hyperparams": {"policy": getattr(policy, "__name__", policy), **hp},
         "train_env_config": train_cfg,
