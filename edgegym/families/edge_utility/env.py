@@ -194,12 +194,15 @@ def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.nd
 class _JobFeatures:
     """The observation features of an episode's jobs that do not depend on the servers' state (the job block,
     each row's processing time, delays, no-queue response time and its utility, the presence flags and the global
-    features), one float32 row per job, computed a block of :attr:`BLOCK` jobs at a time with the same elementwise
-    operations as :meth:`EdgeUtilityEnv._observation_reference` (numpy over the block instead of one job), so the
-    values are identical; the last :attr:`MAX_BLOCKS` blocks are kept (memory independent of the episode length).
-    A cache derived from the immutable jobs: deep copies share it (``__deepcopy__`` returns it) and pickling drops
-    it (rebuilt on first use), so env copies stay cheap."""
+    features), one float32 row per job, computed a block of jobs at a time with the same elementwise operations as
+    :meth:`EdgeUtilityEnv._observation_reference` (numpy over the block instead of one job), so the values are
+    identical. Blocks start at the first job not yet covered and double from :attr:`FIRST_BLOCK` to :attr:`BLOCK`
+    jobs (a fork that redraws the future and runs a few steps computes few rows); the last :attr:`MAX_BLOCKS`
+    blocks are kept (memory independent of the episode length). A cache derived from the immutable jobs: deep
+    copies share it (``__deepcopy__`` returns it) and pickling drops it (rebuilt on first use), so env copies stay
+    cheap."""
 
+    FIRST_BLOCK = 16
     BLOCK = 128
     MAX_BLOCKS = 8
 
@@ -213,7 +216,10 @@ class _JobFeatures:
         self.cols = _JOB_FEATURES + self.ridx * _ROW_FEATURES
         self.c4, self.c6, self.c7 = self.cols + 4, self.cols + 6, self.cols + 7  # estimate and queue features
         self.dim = len(env.features)
-        self.blocks: dict[int, tuple[np.ndarray, list[float]]] = {}  # block -> (float32 rows, g_max of each job)
+        #: first job of a block -> (its end, float32 rows, g_max of each job)
+        self.blocks: dict[int, tuple[int, np.ndarray, list[float]]] = {}
+        self.last: tuple[int, int, np.ndarray, list[float]] | None = None  # the block used last
+        self.size = self.FIRST_BLOCK  # the next block's size
 
     def __deepcopy__(self, memo):
         return self
@@ -223,14 +229,19 @@ class _JobFeatures:
 
     def row(self, env: EdgeUtilityEnv, i: int) -> tuple[np.ndarray, float]:
         """A new float32 copy of job ``i``'s row (its block computed first if needed) and the job's ``g_max``."""
-        b, q = divmod(i, self.BLOCK)
-        blk = self.blocks.get(b)
-        if blk is None:
-            blk = self._fill(env, b * self.BLOCK, min((b + 1) * self.BLOCK, self.jobs.num_jobs))
-            if len(self.blocks) >= self.MAX_BLOCKS:
-                del self.blocks[next(iter(self.blocks))]  # the oldest block
-            self.blocks[b] = blk
-        return blk[0][q].copy(), blk[1][q]
+        last = self.last
+        if last is None or not last[0] <= i < last[1]:
+            last = next(((lo, *b) for lo, b in self.blocks.items() if lo <= i < b[0]), None)
+            if last is None:
+                hi = min(i + self.size, self.jobs.num_jobs)
+                self.size = min(2 * self.size, self.BLOCK)
+                last = (i, hi, *self._fill(env, i, hi))
+                if len(self.blocks) >= self.MAX_BLOCKS:
+                    del self.blocks[next(iter(self.blocks))]  # the oldest block
+                self.blocks[i] = last[1:]
+            self.last = last
+        q = i - last[0]
+        return last[2][q].copy(), last[3][q]
 
     def _fill(self, env: EdgeUtilityEnv, lo: int, hi: int) -> tuple[np.ndarray, list[float]]:
         jobs, sim = self.jobs, env.sim
