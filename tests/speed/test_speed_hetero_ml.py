@@ -136,3 +136,37 @@ def test_pairwise_sum_is_numpys():
         for _ in range(20):
             a = rng.random(n) * 10.0 ** rng.integers(-5, 5, n)
             assert _kernels.pairwise_sum(a, 0, n) == a.sum()
+
+
+@pytest.mark.parametrize("preset", ["ps", "ra-v1"])
+def test_tie_fallbacks_equal_reference(preset, monkeypatch):
+    """The exact fallbacks taken when the compiled search reports a price tie within rounding (status 2): NumPy's
+    grid_place from the tied candidate on (decoding) and the NumPy reference (grid estimates) give the reference's
+    results. Forced here on every call."""
+    env = HeteroMLEnv(preset, config={"workload": {"num_jobs": 30}})
+    env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    real_try, real_est = _kernels.try_place, _kernels.grid_estimates
+    for _ in range(30):
+        k = env._k
+        now = env._decision_time(k)
+        mask = env.action_masks()
+        for a in rng.choice(np.flatnonzero(mask), size=3):
+            m, n, spread, p, delay = env._grid_config(k, int(a))
+            monkeypatch.setattr(_kernels, "try_place", lambda *args: (2, args[-3]))  # tie at the first candidate t0
+            got = env._try(k, m, n, spread, p, now + delay)
+            monkeypatch.setattr(_kernels, "try_place", real_try)
+            exp = ref.try_place(env, k, m, n, spread, p, now + delay)
+            assert got[0] == exp[0]
+            np.testing.assert_array_equal(got[1][0], exp[1][0])
+            np.testing.assert_array_equal(got[1][1], exp[1][1])
+        monkeypatch.setattr(_kernels, "grid_estimates", lambda *args: 2)
+        env._est_step = None
+        start, dur = env.grid_estimates()
+        monkeypatch.setattr(_kernels, "grid_estimates", real_est)
+        rs, rd = ref.grid_estimates(env)
+        np.testing.assert_array_equal(start, rs)
+        np.testing.assert_array_equal(dur, rd)
+        _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if done:
+            break

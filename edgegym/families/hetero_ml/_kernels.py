@@ -576,6 +576,16 @@ def try_place(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, sp
 
 
 @njit
+def window_free(rec, k, cap, wres, pres, ps_arch, t, d):
+    """C - max usage over slots [t, t + d) of the reservations of jobs < k (``Ledger.free_over``).     # (H, R)"""
+    H, R = cap.shape
+    ptr, jobs = server_jobs(k, t, rec, H)
+    free = np.empty((H, R))
+    free_over(rec, ptr, jobs, wres, pres, ps_arch, cap, t, d, free)
+    return free
+
+
+@njit
 def gpu_busy(k, rec, wres, pres, ps_arch, t0, t1):
     """Σ over servers and slots [t0, t1) of the GPU usage (resource 0) of jobs < k (an exact integer sum when the
     GPU counts are integers)."""

@@ -46,7 +46,7 @@ from gymnasium import spaces
 from ...core.validation import check_config_mapping
 from . import _reference
 from .instance import IdealConfig, build_instance
-from .placement import ps_type_for
+from .placement import grid_place, ps_type_for
 from .presets import DEFAULT_PRESET, HeteroPreset, load_preset
 from .simulator import (
     HeteroCluster,
@@ -341,7 +341,8 @@ class HeteroMLEnv(gym.Env):
     def _dur(self, k: int, m: int, p: int, n: int, q: bool) -> int:
         from .simulator import iteration_slots
 
-        return duration_slots(float(self.jobs.work[k]), n, iteration_slots(self.cluster, self.jobs, k, m, p, n, q))
+        W = float(self.jobs.epochs[k] * self.jobs.chunks[k] * self.jobs.batches[k])  # W_j = E_j D_j K_j
+        return duration_slots(W, n, iteration_slots(self.cluster, self.jobs, k, m, p, n, q))
 
     def _try(self, k, m, n, spread, p, t0):
         """Earliest start >= t0 (candidate times: t0 and later reservation ends) and the placement there: one
@@ -350,10 +351,19 @@ class HeteroMLEnv(gym.Env):
         d = self._dur(k, m, p, n, not spread)
         wk = np.zeros(self.H, dtype=np.int64)
         ps = np.zeros(self.H, dtype=np.int64)
-        st, t = _kernels().try_place(self._rec(), self._k, *self._kc, m, p, n, spread, d, int(t0), wk, ps)
-        if st == 2:
-            return _reference.try_place(self, k, m, n, spread, p, t0)
-        return (int(t), (wk, ps)) if st == 1 else None
+        K, rec = _kernels(), self._rec()
+        st, t = K.try_place(rec, self._k, *self._kc, m, p, n, spread, d, int(t0), wk, ps)
+        if st != 2:
+            return (int(t), (wk, ps)) if st == 1 else None
+        # a price tie within rounding at candidate t (every earlier candidate had no placement, whatever the
+        # prices): NumPy's grid_place decides from there on, on the exact residuals
+        ends = self.sim.completion[: self._k]
+        for tc in np.unique(np.concatenate(([int(t)], ends[ends > t]))):
+            free = K.window_free(rec, self._k, self._kc[0], self._kc[1], self._kc[2], self._kc[6], int(tc), d)
+            got = grid_place(self.cluster, free, m, p, n, spread, self.lam)
+            if got is not None:
+                return int(tc), got
+        return None
 
     def _rec(self) -> tuple:
         """The committed reservations as the kernels read them: start, duration, workers, PSs, worker and PS type."""
@@ -487,7 +497,8 @@ class HeteroMLEnv(gym.Env):
         start = np.empty(self.n_grid, dtype=np.int64)
         d_out = np.empty(self.n_grid, dtype=np.int64)
         st = _kernels().grid_estimates(
-            self._rec(), k, *self._kc, float(jb.work[k]), jb.v[k], jb.ps_update[k], float(jb.ra_update[k]),
+            self._rec(), k, *self._kc, float(jb.epochs[k] * jb.chunks[k] * jb.batches[k]), jb.v[k], jb.ps_update[k],
+            float(jb.ra_update[k]),
             float(jb.grad_mb[k]), self._decision_time(k), self._delays, *self._job_cfg(), mask, start, d_out)
         if st == 2:  # a price tie within rounding: the NumPy reference decides
             start, d_out = _reference.grid_estimates(self)

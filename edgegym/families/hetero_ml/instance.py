@@ -32,7 +32,7 @@ from .simulator import EPS, MS_PER_SLOT, HeteroCluster, HeteroJobs, comm_slots
 
 __all__ = [
     "Instance", "IdealConfig", "build_instance", "draw_jobs", "ideal_configs", "ideal_area", "offered_load",
-    "type_tables",
+    "one_worker_fits", "type_tables",
 ]
 
 
@@ -100,36 +100,40 @@ def ideal_configs(
     fewest workers reaching the minimal duration) on an empty cluster (spread rate, so independent of the
     capacities). ``fit`` (M, P) restricts
     the (worker type, PS type) pairs to those marked True (RA: any column True marks the worker type)."""
-    J = jobs.num_jobs
+    J, M = jobs.v.shape
+    rows = np.arange(J)
     gpus = worker_res[:, 0]
     foot_z = ps_res.sum(axis=1)
     b, B = worker_res[:, bw_index], ps_res[:, bw_index]
-    out = {k: np.zeros(J, dtype=np.int64) for k in ("m", "p", "n", "s", "d")}
-    dem = np.zeros((J, worker_res.shape[1]))
     W = jobs.work.astype(np.float64)
     ns = np.arange(1, int(jobs.chunks.max(initial=1)) + 1)  # N = 1 .. max D_j
-    for j in range(J):
-        order = np.lexsort((np.arange(len(gpus)), gpus, jobs.v[j]))
-        if fit is not None:
-            order = order[fit[order].any(axis=1)]
-        m = int(order[0])
-        comm = float(comm_slots(jobs.grad_mb[j], b[m]))
-        D = int(jobs.chunks[j])
-        if arch == "ps":
-            porder = np.lexsort((np.arange(len(foot_z)), foot_z, jobs.ps_update[j]))
-            if fit is not None:
-                porder = porder[fit[m, porder]]
-            p = int(porder[0])
-            it = jobs.v[j, m] + jobs.ps_update[j, p] + comm
-        else:
-            p = -1
-            it = jobs.v[j, m] + (jobs.ra_update[j] + comm) * (ns[:D] - 1) / ns[:D]
-        # duration_slots for every N = 1..D at once (the same floating-point operations, elementwise)
-        durs = np.ceil(W[j] * it / ns[:D] - EPS)
-        n = int(np.argmin(durs)) + 1  # argmin returns the first (smallest N) minimum
-        s = max(1, int(np.ceil(n * b[m] / B[p] - 1e-9))) if arch == "ps" else 0
-        out["m"][j], out["p"][j], out["n"][j], out["s"][j], out["d"][j] = m, p, n, s, int(durs[n - 1])
-        dem[j] = n * worker_res[m] + (s * ps_res[p] if arch == "ps" else 0.0)
+    # per job: the fastest type (ties: fewer GPUs, then index), among the allowed ones (vectorised over jobs)
+    order = np.lexsort((np.broadcast_to(np.arange(M), (J, M)), np.broadcast_to(gpus, (J, M)), jobs.v), axis=-1)
+    first = np.zeros(J, dtype=np.int64) if fit is None else np.argmax(fit.any(axis=1)[order], axis=1)
+    m = order[rows, first]
+    comm = comm_slots(jobs.grad_mb, b[m])  # (J,)
+    if arch == "ps":
+        P = ps_res.shape[0]
+        porder = np.lexsort((np.broadcast_to(np.arange(P), (J, P)), np.broadcast_to(foot_z, (J, P)), jobs.ps_update),
+                            axis=-1)
+        pfirst = np.zeros(J, dtype=np.int64) if fit is None else np.argmax(fit[m[:, None], porder], axis=1)
+        p = porder[rows, pfirst]
+        it = (jobs.v[rows, m] + jobs.ps_update[rows, p] + comm)[:, None]
+    else:
+        p = np.full(J, -1, dtype=np.int64)
+        it = jobs.v[rows, m][:, None] + (jobs.ra_update + comm)[:, None] * (ns - 1)[None, :] / ns[None, :]
+    # duration_slots for every N = 1..D_j at once (the same floating-point operations, elementwise)
+    durs = np.ceil(W[:, None] * it / ns[None, :] - EPS)
+    durs[ns[None, :] > jobs.chunks[:, None]] = np.inf
+    n = np.argmin(durs, axis=1) + 1  # argmin returns the first (smallest N) minimum
+    d = durs[rows, n - 1].astype(np.int64)
+    if arch == "ps":
+        s = np.maximum(1, np.ceil(n * b[m] / B[p] - 1e-9)).astype(np.int64)
+        dem = n[:, None] * worker_res[m] + s[:, None] * ps_res[p]
+    else:
+        s = np.zeros(J, dtype=np.int64)
+        dem = n[:, None] * worker_res[m] + 0.0
+    out = {"m": m.astype(np.int64), "p": p.astype(np.int64), "n": n.astype(np.int64), "s": s, "d": d}
     return IdealConfig(out["m"], out["p"], out["n"], out["s"], out["d"], dem)
 
 
@@ -143,6 +147,42 @@ def offered_load(capacity: np.ndarray, ideal: IdealConfig, horizon: int) -> floa
     tot = capacity.sum(axis=0) * float(horizon)
     area = ideal_area(ideal).sum(axis=0)
     return float(np.max(np.where(tot > 0, area / np.where(tot > 0, tot, 1.0), 0.0)))
+
+
+def one_worker_fits(cluster: HeteroCluster, free: np.ndarray) -> np.ndarray:
+    """Whether PLACE (:func:`~.placement.place`) finds room for one worker of type m (+ its PS of type p) on the
+    residuals ``free`` (H, R): ``place(cluster, free, m, p, 1) is not None`` for every pair, vectorised over the PS
+    types and the servers (the same floating-point operations).                                 # (M, P) bool"""
+    e_all = cluster.worker_res
+    M, P, H = e_all.shape[0], cluster.num_ps_types, free.shape[0]
+    ps_arch = cluster.arch == "ps"
+    out = np.zeros((M, P), dtype=bool)
+    gpu_order = np.lexsort((np.arange(H), -free[:, 0]))  # spread fill order: most free GPUs first, then index
+    for m in range(M):
+        e = e_all[m]
+        z = cluster.ps_res if ps_arch else np.zeros((P, e.shape[0]))
+        need = 1 * e + z  # (P, R)
+        co = np.all(free[None, :, :] + 1e-9 >= need[:, None, :], axis=2).any(axis=1)  # (P,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(e[None, :] > 0, np.floor(free / np.where(e > 0, e, 1.0)[None, :] + 1e-9), np.inf)
+        caps = q.min(axis=1)
+        caps = np.maximum(np.where(np.isfinite(caps), caps, 1 << 30), 0).astype(np.int64)
+        room = np.flatnonzero(caps[gpu_order] >= 1)
+        if room.size == 0:  # no server takes one worker: only co-location could (it cannot either: no room)
+            out[m] = co
+            continue
+        if not ps_arch:
+            out[m] = True
+            continue
+        h = int(gpu_order[room[0]])  # the worker's server
+        w = np.zeros(H, dtype=np.int64)
+        w[h] = 1
+        after = free - np.outer(w, e)
+        k = np.maximum(1, np.ceil((1 - w)[None, :] * cluster.worker_bw[m] / cluster.ps_bw[:, None] - 1e-9))
+        k = k.astype(np.int64)  # (P, H) PSs needed on each server
+        ok = np.all(after[None, :, :] + 1e-9 >= k[:, :, None] * cluster.ps_res[:, None, :], axis=2).any(axis=1)
+        out[m] = co | ok
+    return out
 
 
 def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
@@ -188,10 +228,8 @@ def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
             f"{preset.source_file}: no worker type (+ PS type) fits on any server: raise the capacity "
             f"(cluster.kappa, or lower cluster.load) (capacity {cap.max(axis=0).tolist()})"
         )
-    from .placement import place
-
     # (M, P): PLACE (the baselines' placement) finds room for one worker (+ PS) of the pair on the empty cluster
-    fit = np.array([[place(cluster, cap, m, q, 1) is not None for q in range(P)] for m in range(M)])
+    fit = one_worker_fits(cluster, cap)
     pi = np.maximum(ideal.ps_type, 0)
     if not fit[ideal.worker_type, pi].all():  # the documented rule (module docstring): fastest pair that fits
         ideal = ideal_configs(c.arch, e, zz, bw, jobs, fit=fit)

@@ -249,7 +249,7 @@ def placement_duration(cluster: HeteroCluster, jobs: HeteroJobs, j: int, pl: Pla
     """The exact duration of placement ``pl`` for job j (actual q)."""
     n = pl.num_workers
     it = iteration_slots(cluster, jobs, j, pl.worker_type, pl.ps_type, n, pl.colocated)
-    return duration_slots(float(jobs.work[j]), n, it)
+    return duration_slots(float(jobs.epochs[j] * jobs.chunks[j] * jobs.batches[j]), n, it)  # W_j
 
 
 def check_structure(cluster: HeteroCluster, jobs: HeteroJobs, j: int, pl: Placement) -> str | None:
@@ -401,13 +401,15 @@ class ReservationSim:
             err = check_placement(self.cluster, self.jobs, j, pl, self.ledger, earliest)
             if err:
                 raise ValueError(f"infeasible placement for job {j}: {err}")
-        d = placement_duration(self.cluster, self.jobs, j, pl)
+        n, col = pl.num_workers, pl.colocated
+        it = iteration_slots(self.cluster, self.jobs, j, pl.worker_type, pl.ps_type, n, col)
+        d = duration_slots(float(self.jobs.epochs[j] * self.jobs.chunks[j] * self.jobs.batches[j]), n, it)
         f = footprint(self.cluster, pl.worker_type, pl.ps_type, pl.workers, pl.ps)
         self.ledger.commit(f, pl.start, pl.start + d)
         self.start[j], self.duration[j] = pl.start, d
         self.worker_type[j], self.ps_type[j] = pl.worker_type, pl.ps_type
         self.workers[j], self.ps[j] = pl.workers, pl.ps
-        self.colocated[j] = pl.colocated
+        self.colocated[j] = col
         return Placement(pl.start, d, pl.worker_type, pl.ps_type, pl.workers, pl.ps)
 
     def objective(self) -> float:
