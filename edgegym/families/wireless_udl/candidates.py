@@ -1,4 +1,5 @@
-"""Candidate plans of the commit mode: the Discrete action's rows; numpy only.
+"""Candidate plans of the commit mode: the Discrete action's rows (one compiled call per arriving job, see
+:func:`build_candidates`; the numpy original is ``_reference.build_candidates``).
 
 For the pending job ``i`` at its arrival slot ``t``, ``G`` worker counts ``𝒩_i`` (a geometric grid over
 ``[1, N_max]`` that always contains Okita's tentative optimum ``N_tent`` under full capacities and the
