@@ -199,6 +199,19 @@ def _used_equal(free, cap, h1, h2, R):
     return True
 
 
+@njit_inline
+def _zero_cost(free, cap, h, vec, R):
+    """Whether server h's price row is 0 wherever ``vec`` is not (its cost is then exactly 0 for NumPy too, and
+    every other cost is > 0: lambda^u - 1 > 0 for u > 0)."""
+    for r in range(R):
+        if vec[r] != 0:
+            C = cap[h, r]
+            u = (C - free[h, r]) / C if C > 0 else 0.0
+            if min(max(u, 0.0), 1.0) != 0.0:
+                return False
+    return True
+
+
 @njit
 def _cost(free, cap, h, vec, lam, empty):
     """Σ_r price[h, r] · vec[r] (sequential); 0 on the empty cluster (every price is exactly 0 there)."""
@@ -228,6 +241,17 @@ def grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spr
         for r in range(R):
             need[r] = n * e[r] + z[r]
             vec[r] = n * (e[r] / cbar[r]) + z[r] / cbar[r]
+        for h in range(H):  # an idle (zero-price) server that fits: the first one is the cheapest
+            ok = True
+            for r in range(R):
+                if not free[h, r] + 1e-9 >= need[r]:
+                    ok = False
+                    break
+            if ok and (empty or _zero_cost(free, cap, h, vec, R)):
+                w_out[h] = n
+                if ps_arch:
+                    s_out[h] = 1
+                return 1
         cost = np.full(H, math.inf)
         best_h = -1
         best = math.inf
@@ -265,21 +289,32 @@ def grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spr
         cost = np.full(H, math.inf)
         best_h = -1
         best = math.inf
-        for h in range(H):
+        for h in range(H):  # an idle (zero-price) server that fits the PSs: the first one is the cheapest
             ok = True
             for r in range(R):
                 if not free[h, r] + 1e-9 >= kk * z[r]:
                     ok = False
                     break
-            if ok:
-                c = _cost(free, cap, h, zvec, lam, empty)
-                cost[h] = c
-                if c < best:
-                    best = c
-                    best_h = h
+            if ok and (empty or _zero_cost(free, cap, h, zvec, R)):
+                best_h = h
+                best = 0.0
+                break
+        if best_h < 0:
+            for h in range(H):
+                ok = True
+                for r in range(R):
+                    if not free[h, r] + 1e-9 >= kk * z[r]:
+                        ok = False
+                        break
+                if ok:
+                    c = _cost(free, cap, h, zvec, lam, empty)
+                    cost[h] = c
+                    if c < best:
+                        best = c
+                        best_h = h
         if best_h < 0:
             return 0
-        if not empty:
+        if not empty and best > 0.0:
             for h in range(H):
                 if h != best_h and cost[h] <= best * (1.0 + TIE) and not (cost[h] == 0.0 and best == 0.0):
                     if not _used_equal(free, cap, h, best_h, R):
@@ -303,12 +338,20 @@ def grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spr
         ehat[r] = e[r] / cbar[r]
     idx = np.empty(nz, dtype=np.int64)
     om = np.empty(nz)
+    zero_room = 0.0  # room on zero-price servers: if it takes all n workers, no other price is needed
     j = 0
     for h in range(H):
         if caps[h] > 0:
             idx[j] = h
-            om[j] = _cost(free, cap, h, ehat, lam, empty)
+            if empty or _zero_cost(free, cap, h, ehat, R):
+                om[j] = 0.0
+                zero_room += caps[h]
+            else:
+                om[j] = -1.0  # computed below if needed
             j += 1
+    for j in range(nz):
+        if om[j] < 0.0:
+            om[j] = _cost(free, cap, idx[j], ehat, lam, empty) if zero_room < n else math.inf
     order = np.argsort(om, kind="mergesort")
     rem = n
     for i in range(nz):
@@ -1094,3 +1137,37 @@ def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n
             rows[a, 8] = 0.0
             i += 1
     return nv
+
+
+@njit
+def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, rec, cap, wres, pres, wbw, ps_arch,
+                rows, mask, lo, hi, out):
+    """The whole observation in one call (``HeteroMLEnv._observation``): job block, the v1 action rows (``rows``,
+    flat; empty on v0), the four globals, the lookahead bins, the v0 mask bits (``mask``; empty on v1), then
+    float32 and clipped. ``k``: the committed jobs (the env's step index)."""
+    H = cap.shape[0]
+    M = wres.shape[0]
+    n = out.shape[0]
+    x = np.empty(n)
+    nj = 8 + 2 * M
+    job_features(w, E, D, K, grad, v, psu, ra, wbw, T, ps_arch, x[:nj])
+    i = nj
+    for q in range(rows.shape[0]):
+        x[i + q] = rows[q]
+    i += rows.shape[0]
+    active = count_after(k, rec[0], rec[1], now)
+    if relative:
+        x[i], x[i + 1], x[i + 2], x[i + 3] = 0.0, 0.0, 0.0, active / H
+    else:
+        tau = 1
+        while tau < arrival:
+            tau *= 2
+        x[i], x[i + 1], x[i + 2], x[i + 3] = now / T, (tau - arrival) / tau, k / J, active / J
+    i += 4
+    ptr, jobs = server_jobs(k, now, rec, H)
+    nb = N_BINS * (2 * cap.shape[1] + M)
+    lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, x[i : i + nb])
+    i += nb
+    for q in range(mask.shape[0]):
+        x[i + q] = 1.0 if mask[q] else 0.0
+    finish_observation(x, lo, hi, out)

@@ -262,6 +262,7 @@ class HeteroMLEnv(gym.Env):
         self._zf = (c.ps_res / c.cbar).sum(axis=1)  # (P,) Σ_r ẑ of each PS type (as ``placement.ps_types_for``)
         self._fracs = np.asarray(self.preset.env.worker_fractions, dtype=np.float64)
         self._delays = np.asarray(self.preset.env.delays, dtype=np.int64)
+        self._no_rows, self._no_mask = np.zeros(0), np.zeros(0, dtype=bool)
         # whether a configuration (m, n, spread, PS type + 1) fits the empty cluster: a cache of the cluster alone
         n_max = max(int(self.jobs.chunks.max()), int(self.preset.workload.chunks[1]))
         self._feas = np.full((self.M, n_max + 1, 2, c.num_ps_types + 1), -1, dtype=np.int8)
@@ -421,6 +422,13 @@ class HeteroMLEnv(gym.Env):
         self._cfg_step = (k, cfg)
         return cfg
 
+    def _grid_mask_shared(self) -> np.ndarray:
+        """The cached mask of the pending job itself (not a copy: read only)."""
+        if self._inst is None or self._k >= self.jobs.num_jobs:
+            return np.ones(self.n_grid, dtype=bool)
+        self._grid_mask()
+        return self._mask_step[1]
+
     def _grid_mask(self) -> np.ndarray:
         """The action mask (compiled ``_kernels.grid_mask``; reference ``_reference.grid_mask``), cached per step."""
         if self._inst is None or self._k >= self.jobs.num_jobs:
@@ -437,40 +445,19 @@ class HeteroMLEnv(gym.Env):
     def _observation(self) -> np.ndarray:
         """The observation (compiled job block and lookahead bins, v1 rows from :meth:`grid_estimates`); equal
         (``==``) to ``_reference.observation``, the original NumPy encoder (the test oracle)."""
-        K = _kernels()
         k = min(self._k, self.jobs.num_jobs - 1)
-        jb, s = self.jobs, self.sim
-        cap, wres, _, wbw = self._kc[:4]
-        now = self._decision_time(k)
-        n_obs = int(self.observation_space.shape[0])
-        x = np.empty(n_obs)
-        i = self._n_job
-        K.job_features(float(jb.weight[k]), int(jb.epochs[k]), int(jb.chunks[k]), int(jb.batches[k]),
-                       float(jb.grad_mb[k]), jb.v[k], jb.ps_update[k], float(jb.ra_update[k]), wbw, self.T,
-                       self._kc[6], x[:i])
+        jb, kc = self.jobs, self._kc
         if self.obs_actions:
-            rows = self._action_rows()
-            x[i : i + rows.size] = rows.reshape(-1)
-            i += rows.size
-        active = K.count_after(self._k, s.start, s.duration, now)
-        if self.obs_relative:
-            x[i : i + 4] = (0.0, 0.0, 0.0, active / self.H)
+            rows, mask = self._action_rows().reshape(-1), self._no_mask
         else:
-            a = int(jb.arrival[k])
-            tau = 1
-            while tau < a:
-                tau *= 2
-            x[i : i + 4] = (now / self.T, (tau - a) / tau, self._k / jb.num_jobs, active / jb.num_jobs)
-        i += 4
-        rec = self._rec()
-        ptr, jobs = K.server_jobs(self._k, now, rec, self.H)
-        nb = N_BINS * (2 * self.R + self.M)
-        K.lookahead_bins(rec, ptr, jobs, wres, self._kc[2], self._kc[6], cap, now, x[i : i + nb])
-        i += nb
-        if not self.obs_actions:
-            x[i:] = self._grid_mask()
-        out = np.empty(n_obs, dtype=np.float32)
-        K.finish_observation(x, self.observation_space.low, self.observation_space.high, out)
+            rows, mask = self._no_rows, self._grid_mask_shared()
+        out = np.empty(self.observation_space.shape[0], dtype=np.float32)
+        _kernels().observation(
+            float(jb.weight[k]), int(jb.epochs[k]), int(jb.chunks[k]), int(jb.batches[k]), float(jb.grad_mb[k]),
+            jb.v[k], jb.ps_update[k], float(jb.ra_update[k]), int(jb.arrival[k]), self._k, jb.num_jobs,
+            self._decision_time(k),
+            self.T, self.obs_relative, self._rec(), kc[0], kc[1], kc[2], kc[3], kc[6], rows, mask,
+            self.observation_space.low, self.observation_space.high, out)
         return out
 
     # ------------------------------------------------------------------ v1: per-grid-action rows
