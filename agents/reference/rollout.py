@@ -19,6 +19,9 @@ even another ``rollout:...``). Parameters (any subset, any order, comma-separate
   end of the episode. The score is the sum of the rewards over those steps: in every family the rewards are the
   increments of the objective, so the sum is the (scaled, negated) objective increase over the horizon.
 * ``k`` (default 6): candidate actions per decision (the base's own action always among them), see below.
+* ``z`` (default 0): significance margin. The best candidate replaces the base's action only when its mean
+  advantage over the base's action, paired fork by fork, exceeds ``z`` standard errors of that mean (``z=0``: any
+  advantage beyond the ties tolerance; with ``K=1`` the standard error is taken as 0).
 
 Design choices (each one a documented decision):
 
@@ -66,7 +69,7 @@ __all__ = ["DEFAULTS", "RolloutPolicy", "is_rollout", "make_rollout", "parse_rol
 
 PREFIX = "rollout"
 #: default parameters (see the module docstring)
-DEFAULTS = {"K": 4, "H": 20, "k": 6}
+DEFAULTS = {"K": 4, "H": 20, "k": 6, "z": 0.0}
 _NAME = re.compile(r"^rollout(?:\((?P<params>[^)]*)\))?:(?P<base>.+)$", re.S)
 
 
@@ -87,8 +90,17 @@ def parse_rollout(name: str) -> tuple[dict, str]:
         key, eq, val = item.partition("=")
         key, val = key.strip(), val.strip()
         if not eq or key not in DEFAULTS:
-            raise ValueError(f"rollout parameter {item!r} in {name!r}: expected K=<forks>, H=<steps> or "
-                             "k=<candidates> (e.g. rollout(K=4,H=20,k=6):aonline)")
+            raise ValueError(f"rollout parameter {item!r} in {name!r}: expected K=<forks>, H=<steps>, "
+                             "k=<candidates> or z=<margin> (e.g. rollout(K=4,H=20,k=6):aonline)")
+        if key == "z":
+            try:
+                z = float(val)
+            except ValueError:
+                raise ValueError(f"rollout parameter z must be a number, got {val!r} in {name!r}") from None
+            if not (z >= 0 and np.isfinite(z)):
+                raise ValueError(f"rollout parameter z must be a finite number >= 0, got {val!r} in {name!r}")
+            params[key] = z
+            continue
         try:
             v = int(val)
         except ValueError:
@@ -145,9 +157,10 @@ def _is_markov(base: Policy) -> bool:
 class RolloutPolicy(Policy):
     """The rollout policy over ``base`` (see the module docstring for the algorithm and every design choice)."""
 
-    def __init__(self, env, base: Policy, *, K: int = 4, H: int = 20, k: int = 6, seed: int = 0) -> None:
+    def __init__(self, env, base: Policy, *, K: int = 4, H: int = 20, k: int = 6, z: float = 0.0,
+                 seed: int = 0) -> None:
         super().__init__(env)
-        self.base, self.K, self.H, self.k = base, int(K), int(H), int(k)
+        self.base, self.K, self.H, self.k, self.z = base, int(K), int(H), int(k), float(z)
         self.seed = int(seed)
         self.decisions = 0
         self.changed = 0  # decisions where rollout did not take the base's action
@@ -220,14 +233,18 @@ class RolloutPolicy(Policy):
         cands = self._candidates(base_action, futures)
         if len(cands) == 1:
             return base_action
-        score = np.zeros(len(cands))
-        for f in futures:
+        runs = np.zeros((len(cands), len(futures)))  # return of each candidate on each fork
+        for i, f in enumerate(futures):
             for c, a in enumerate(cands):
                 g = f if c == len(cands) - 1 else f.fork(seed=0, future="keep")
-                score[c] += self._continue(g, a)
-        score /= len(futures)
+                runs[c, i] = self._continue(g, a)
+        score = runs.mean(axis=1)
         best = int(np.argmax(score))
         if best == 0 or score[best] <= score[0] + 1e-9 * max(1.0, abs(score[0])):
             return base_action
+        if self.z > 0 and len(futures) > 1:  # paired advantage over the base's action, in standard errors
+            d = runs[best] - runs[0]
+            if d.mean() <= self.z * d.std(ddof=1) / np.sqrt(d.size):
+                return base_action
         self.changed += 1
         return cands[best]

@@ -55,10 +55,12 @@ def test_rollout_never_worse_than_base_on_the_model_when_it_keeps_the_base():
 def test_names_parse_and_bad_parameters_are_named():
     assert is_rollout("rollout:aonline") and is_rollout("rollout(K=2):o4a") and not is_rollout("aonline")
     assert parse_rollout("rollout:aonline") == (DEFAULTS, "aonline")
-    assert parse_rollout("rollout(K=2, H=0,k=3):maskable-ppo:a/b.zip") == ({"K": 2, "H": 0, "k": 3},
+    assert parse_rollout("rollout(K=2, H=0,k=3):maskable-ppo:a/b.zip") == ({"K": 2, "H": 0, "k": 3, "z": 0.0},
                                                                          "maskable-ppo:a/b.zip")
+    assert parse_rollout("rollout(z=1.5):earliest")[0]["z"] == 1.5
     for bad, needle in [("rollout(K=0):aonline", "K"), ("rollout(H=-1):aonline", "H"), ("rollout(k=x):aonline", "k"),
-                        ("rollout(Q=3):aonline", "Q=3"), ("rollout(K2):aonline", "K2"), ("rollout:", "rollout")]:
+                        ("rollout(Q=3):aonline", "Q=3"), ("rollout(z=-1):aonline", "z"),
+                        ("rollout(z=inf):aonline", "z"), ("rollout(K2):aonline", "K2"), ("rollout:", "rollout")]:
         with pytest.raises(ValueError, match=needle):
             parse_rollout(bad)
     with pytest.raises(UserError, match="K must be"):
