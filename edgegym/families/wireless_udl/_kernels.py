@@ -576,22 +576,18 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     The transfer of an N is computed only if a lower bound of its total does not exceed the least total found so
     far (the N visited by increasing bound): ``transfer`` is ``nan`` where it was not needed; ``best`` is the
     same as with every N computed. The bound, ``param + δ·floor + lat`` with a floor of the transfer under the
-    ``complete`` sampling (chunks SPLIT leaves to move × the cheapest price, less 1e-9 of it for the rounding of
-    the exact sum; 0 under ``proportional``), is below the total in floating point too: rounding is monotone."""
+    ``complete`` sampling (the chunks SPLIT leaves at each site, ``(M_s − h·κ·y_s)^+``, all moved away from ``s``
+    to sites with workers, each at the cheapest such price; less 1e-9 of it and of ``Σ_s M_s·price_s`` for the
+    rounding of the sums; 0 under ``proportional``), is below the total in floating point too: rounding is
+    monotone."""
     order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
     unit, ps = pa_all_n(U, order, q, m, n, n_max, tie_le)
     R = U.shape[0]
     A0 = np.empty(R, np.int64)
     A1 = np.empty(R, np.int64)
-    qin = np.zeros(R)
     for r in range(R):
         A0[r] = max_workers(U[r], m, n, False)
         A1[r] = max_workers(U[r], m, n, True)
-        for j in range(R):
-            s = src_order[r, j]
-            if s != r:
-                qin[r] = q[s, r]
-                break
     tot = 0
     for r in range(R):
         tot += M[r]
@@ -599,19 +595,32 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     param = np.full(n_max + 1, np.inf)
     transfer = np.full(n_max + 1, np.inf)
     lb = np.full(n_max + 1, np.inf)
-    qmin = np.inf  # the cheapest transfer between two sites
-    for r in range(R):
-        if qin[r] < qmin:
-            qmin = qin[r]
-    if R < 2:
-        qmin = 0.0
-    # The floor of the transfer: SPLIT leaves rem = Σ_r (M_r − h·κ·y_r)^+ chunks to move (Σ d = Σ M since
-    # h·κ·N ≥ Σ M), each at qmin at least. The fill y of N is kept from N − 1 (one more worker at the fill front)
-    # while the PS site stays, and Σ_r min(h·κ·y_r, M_r) with it while the window h stays.
+    # qpre[j, s]: the cheapest price from s to a site of order[:j + 1] other than s (0 where none), Tpre[j] =
+    # Σ_s M_s·qpre[j, s]
+    qpre = np.empty((R, R))
+    Tpre = np.zeros(R)
+    cur = np.full(R, np.inf)
+    for j in range(R):
+        r2 = order[j]
+        for s in range(R):
+            if s != r2 and q[s, r2] < cur[s]:
+                cur[s] = q[s, r2]
+        T = 0.0
+        for s in range(R):
+            v = cur[s] if cur[s] < np.inf else 0.0
+            qpre[j, s] = v
+            T += M[s] * v
+        Tpre[j] = T
+    # The floor of the transfer: SPLIT leaves (M_s − h·κ·y_s)^+ chunks of site s untrained there (a site short
+    # of its own data has no spare capacity), all of them moved (Σ d = Σ M since h·κ·N ≥ Σ M) to sites with
+    # workers (the fill's sites, order[:jf + 1]), each at qpre[jf, s] at least. The fill y of N is kept from
+    # N − 1 (one more worker at the fill front) while the PS site stays, and Σ_s min(h·κ·y_s, M_s)·qpre[jf, s]
+    # with it while the window h and the fill front jf stay.
     cur_ps = -2
     jf = -1  # order position of the fill front
+    wf = -1  # the fill front of S's prices
     h = -1
-    S = 0  # Σ_r min(h·κ·y_r, M_r)
+    S = 0.0  # Σ_s min(h·κ·y_s, M_s)·qpre[wf, s]
     for N in range(1, n_max + 1):
         L[N] = (tot + kappa * N - 1) // (kappa * N)
         if ps[N] < 0:
@@ -636,21 +645,26 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
                     if rem == 0:
                         break
                 h = -1
+                wf = jf
             else:
                 r = order[jf]
                 while y[r] >= (A1[r] if r == cur_ps else A0[r]):
                     jf += 1
                     r = order[jf]
                 y[r] += 1
-                if L[N] == h:
-                    S += min(h * kappa * y[r], M[r]) - min(h * kappa * (y[r] - 1), M[r])
+                if jf != wf:
+                    wf = jf
+                    h = -1
+                elif L[N] == h:
+                    S += (min(h * kappa * y[r], M[r]) - min(h * kappa * (y[r] - 1), M[r])) * qpre[wf, r]
             if L[N] != h:
                 h = L[N]
-                S = 0
+                S = 0.0
                 for j in range(jf + 1):
                     r = order[j]
-                    S += min(h * kappa * y[r], M[r])
-            fl = (tot - S) * qmin * (1.0 - 1e-9)
+                    S += min(h * kappa * y[r], M[r]) * qpre[wf, r]
+            T = Tpre[wf]
+            fl = max((T - S) * (1.0 - 1e-9) - 1e-9 * T, 0.0)
         lb[N] = param[N] + chunk_mb * fl + lat[N]
     for j in range(jf + 1):
         y[order[j]] = 0

@@ -122,6 +122,54 @@ def _latency_vector(inst, i: int, latency: np.ndarray) -> np.ndarray:
     return np.where(L < np.asarray(inst.c[i]), np.asarray(inst.tau1[i]), np.asarray(inst.tau2[i])).astype(float)
 
 
+def _job_table(sim: Simulator) -> tuple:
+    """Per-episode constants of every job for :func:`build_candidates`, cached on ``sim`` (``sim.cand_cache``;
+    rebuilt when ``sim.inst`` is replaced, as a fork that redraws the future does): ``(inst, tot, n_max, lat,
+    scalars)`` with ``lat[i, :n_max_i + 1]`` job ``i``'s latency vector when it is decided at its arrival slot
+    (the commit mode's decision slot; the same numpy operations as :func:`_latency_vector`, on all jobs of a kind
+    at once) and ``scalars[i]`` its Python scalar arguments of the kernel."""
+    cache = sim.cand_cache
+    inst = sim.inst
+    if cache is not None and cache[0] is inst:
+        return cache
+    st = sim.static
+    tot = inst.data.sum(axis=1).astype(np.int64)
+    kap = inst.kappa.astype(np.int64)
+    n_max = np.maximum(1, np.minimum(-(-tot // kap), st.n_cap.astype(np.int64)))
+    nj = tot.shape[0]
+    w = int(n_max.max()) + 1 if nj else 1
+    Ns = np.arange(w, dtype=np.int64)
+    Lm = np.zeros((nj, w), np.int64)
+    Lm[:, 1:] = (tot[:, None] + kap[:, None] * Ns[None, 1:] - 1) // (kap[:, None] * Ns[None, 1:])
+    Lf = np.asarray(Lm - 1 + sim.offset, dtype=float)
+    lat = np.zeros((nj, w))
+    rate = inst.exp_rate
+    kind = np.asarray(inst.kind)
+    for k in range(4):
+        rows = np.flatnonzero(kind == k)
+        if rows.size == 0:
+            continue
+        L = Lf[rows]
+        if k == 0:
+            with np.errstate(over="ignore"):
+                lat[rows] = inst.tau[rows, None] * np.exp(np.minimum(rate * L, 700.0))
+        elif k == 1:
+            lat[rows] = inst.tau[rows, None] * L + inst.b[rows, None]
+        elif k == 3:
+            with np.errstate(over="ignore"):
+                lat[rows] = inst.b[rows, None] / (np.exp(np.minimum(-rate * (L - inst.c[rows, None]), 700.0)) + 1.0)
+        else:
+            lat[rows] = np.where(L < inst.c[rows, None], inst.tau1[rows, None], inst.tau2[rows, None]).astype(float)
+    scalars = list(zip(kap.tolist(), n_max.tolist(), inst.arrival.tolist(), inst.kind.tolist(),
+                       np.asarray(inst.param_mb, float).tolist(), np.asarray(inst.chunk_mb, float).tolist(),
+                       np.asarray(inst.tau, float).tolist(), np.asarray(inst.b, float).tolist(),
+                       np.asarray(inst.tau1, float).tolist(), np.asarray(inst.tau2, float).tolist(),
+                       np.asarray(inst.c, float).tolist(), strict=True))
+    cache = (inst, tot.tolist(), lat, scalars)
+    sim.cand_cache = cache
+    return cache
+
+
 def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio: float | None = None) -> Candidates:
     """The 2·G candidate plans of pending job ``i`` at slot ``sim.t`` (one compiled kernel,
     :func:`~._kernels.candidate_table`; ``_reference.build_candidates`` is the numpy original).
@@ -131,22 +179,23 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio:
     inst, st = sim.inst, sim.static
     t = int(sim.t)
     M = sim.M[i]
-    tot = int(M.sum())
-    kap = int(inst.kappa[i])
-    n_max = max(1, min(-(-tot // kap), int(st.n_cap[i])))
-    Ns = np.arange(1, n_max + 1)
-    L = np.zeros(n_max + 1, np.int64)
-    L[1:] = (tot + kap * Ns - 1) // (kap * Ns)
-    a_i = inst.arrival[i]
-    lat = _latency_vector(inst, i, t + L - 1 - a_i + sim.offset)
+    _, tots, lat_tab, scalars = _job_table(sim)
+    kap, n_max, a_i, kind, param_mb, chunk_mb, tau, b, tau1, tau2, c = scalars[i]
+    if t == a_i and M.sum() == tots[i]:  # decided at its arrival, untrained: the cached latency vector
+        lat = lat_tab[i, :n_max + 1]
+    else:
+        tot = int(M.sum())
+        n_max = max(1, min(-(-tot // kap), int(st.n_cap[i])))
+        Ns = np.arange(1, n_max + 1)
+        L = np.zeros(n_max + 1, np.int64)
+        L[1:] = (tot + kap * Ns - 1) // (kap * Ns)
+        lat = _latency_vector(inst, i, t + L - 1 - a_i + sim.offset)
     lin_idx, lin_cnt = _lin_table(G)
     (mode, Nc, lc, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now) = kn.candidate_table(
         inst.cap, st.qbar, inst.q, st.src_order, M, inst.data[i], inst.m[i], inst.n[i], kap, n_max, st.beta,
-        st.tie_le, sim.prop, float(inst.param_mb[i]), float(inst.chunk_mb[i]), lat, sim.cal, t,
-        int(sim.calendar_len), int(a_i), int(sim.offset), int(inst.kind[i]), float(inst.tau[i]), float(inst.b[i]),
-        float(inst.tau1[i]), float(inst.tau2[i]), float(inst.c[i]), float(inst.exp_rate), int(G), int(wait_max),
-        _geo_grid(n_max, int(G)), lin_idx, lin_cnt, prune_ratio is not None,
-        float(prune_ratio) if prune_ratio is not None else 0.0)
+        st.tie_le, sim.prop, param_mb, chunk_mb, lat, sim.cal, t, sim.calendar_len, a_i, sim.offset, kind, tau, b,
+        tau1, tau2, c, float(inst.exp_rate), int(G), int(wait_max), _geo_grid(n_max, int(G)), lin_idx, lin_cnt,
+        prune_ratio is not None, float(prune_ratio) if prune_ratio is not None else 0.0)
     return Candidates(mode=mode, N=Nc, win=lc, start=start, ps=ps, y=y, transfer=transfer, param=param,
-                      latency=latency, total=total, peak=peak, mask=mask, n_tent=int(n_tent), n_now=int(n_now),
-                      n_max=int(n_max))
+                      latency=latency, total=total, peak=peak, mask=mask, n_tent=n_tent, n_now=n_now,
+                      n_max=n_max)

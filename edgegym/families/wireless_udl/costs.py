@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-__all__ = ["KIND_CODES", "KINDS", "bandwidth_cost", "latency_cost"]
+__all__ = ["KIND_CODES", "KINDS", "bandwidth_cost", "latency_cost", "latency_scalar"]
 
 KINDS = ("exp", "linear", "piecewise", "logistic")
 KIND_CODES = {k: i for i, k in enumerate(KINDS)}
@@ -33,14 +33,8 @@ KIND_CODES = {k: i for i, k in enumerate(KINDS)}
 def latency_cost(kind, tau, b, tau1, tau2, c, latency, rate=0.25):
     """f_i(L), vectorised over any broadcastable arguments (``kind`` an int code of :data:`KINDS`)."""
     if np.ndim(kind) == 0 and np.ndim(latency) == 0:  # scalar fast path (the per-step hot path)
-        k, L = int(kind), float(latency)
-        if k == 0:
-            return float(tau) * math.exp(min(rate * L, 700.0))
-        if k == 1:
-            return float(tau) * L + float(b)
-        if k == 3:
-            return float(b) / (math.exp(min(-rate * (L - float(c)), 700.0)) + 1.0)
-        return float(tau1) if L < float(c) else float(tau2)
+        return latency_scalar(int(kind), float(tau), float(b), float(tau1), float(tau2), float(c), float(latency),
+                              rate)
     kind = np.asarray(kind)
     L = np.asarray(latency, dtype=float)
     with np.errstate(over="ignore"):
@@ -51,6 +45,18 @@ def latency_cost(kind, tau, b, tau1, tau2, c, latency, rate=0.25):
         logi = np.asarray(b) / (np.exp(np.minimum(-rate * (L - np.asarray(c)), 700.0)) + 1.0)
     out = np.where(kind == 0, exp, np.where(kind == 1, lin, np.where(kind == 3, logi, pw)))
     return float(out) if out.ndim == 0 else out.astype(float)
+
+
+def latency_scalar(k: int, tau: float, b: float, tau1: float, tau2: float, c: float, L: float, rate=0.25) -> float:
+    """f_i(L) for Python scalars (``k`` an int code of :data:`KINDS`, the others floats): the scalar path of
+    :func:`latency_cost`."""
+    if k == 0:
+        return tau * math.exp(min(rate * L, 700.0))
+    if k == 1:
+        return tau * L + b
+    if k == 3:
+        return b / (math.exp(min(-rate * (L - c), 700.0)) + 1.0)
+    return tau1 if L < c else tau2
 
 
 def bandwidth_cost(q, delta_mb, pi_mb, g, y, ps):

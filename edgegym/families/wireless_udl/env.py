@@ -203,6 +203,7 @@ class WirelessUDLEnv(gym.Env):
         )
         self._low64 = self.observation_space.low.astype(np.float64)
         self._high64 = self.observation_space.high.astype(np.float64)
+        self._max_win = int(p.max_window_slots)  # the observation's window normaliser
         self._use_reference = False  # True: the numpy reference (``_reference``) instead of the compiled kernels
         self._obs_site: np.ndarray | None = None  # per episode: site mask + mean price (observation)
         self._obs_job: np.ndarray | None = None  # per episode: (n_jobs, ·) the job blocks of the observation
@@ -323,11 +324,14 @@ class WirelessUDLEnv(gym.Env):
                 plan = action
                 a = -1
             else:
-                a = self._check(action)
-                if not self._cand.mask[a]:  # masked: count it, use the legal row with the least estimated cost
+                c = self._cand
+                # a Python int in range is the shared check's answer as it is (anything else goes through it)
+                a = action if type(action) is int and 0 <= action < c.mask.shape[0] else self._check(action)
+                if not c.mask[a]:  # masked: count it, use the legal row with the least estimated cost
                     self._illegal += 1
-                    a = int(np.argmin(np.where(self._cand.mask, self._cand.total, np.inf)))
-                plan = self._cand.plan(i, a)
+                    a = int(np.argmin(np.where(c.mask, c.total, np.inf)))
+                # the row's y as a view (commit only reads it; the table is rebuilt for the next job)
+                plan = Plan(job=i, start=int(c.start[a]), y=c.y[a], ps=int(c.ps[a]))
             if self._use_reference:
                 job_cost = ref.commit(sim, plan)
             else:  # a row of the candidate table is legal by construction: no check_plan
@@ -421,7 +425,7 @@ class WirelessUDLEnv(gym.Env):
         return kn.observe(
             self._low64, self._high64, float(p.env.cost_clip), head, self._obs_site, self._obs_job[i], cal, free_len,
             inst.cap, R, self.R_max, H, not commit, sim.usage, commit and self._cand is not None, bool(p.env.obs_rows),
-            bool(p.env.obs_rows), c.mask, c.N, int(c.n_max), c.win, int(p.max_window_slots), c.start, int(sim.t),
+            bool(p.env.obs_rows), c.mask, c.N, int(c.n_max), c.win, self._max_win, c.start, int(sim.t),
             int(sim.calendar_len), c.y, c.ps, c.transfer, c.param, c.latency, c.peak, c.total, int(c.n_tent),
             float(self.reward_scale), sim.start, sim.t_last, sim.status)
 

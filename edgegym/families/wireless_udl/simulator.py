@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels as kn
-from .costs import latency_cost
+from .costs import latency_cost, latency_scalar
 from .instance import Instance
 
 __all__ = ["EPS", "Plan", "SlotRecord", "Simulator", "Static", "make_static", "tentative"]
@@ -168,6 +168,7 @@ class Simulator:
         self.hit_cap = 0
         self.slots_run = 0
         self.worker_slots = 0  # Σ over slots of workers running
+        self.cand_cache = None  # commit mode: per-episode job constants of ``candidates.build_candidates``
 
     # ------------------------------------------------------------------ shared slot mechanics
     def demand(self, i: int, y: np.ndarray, ps: int) -> np.ndarray:
@@ -271,7 +272,14 @@ class Simulator:
         self.plan_l[i], self.plan_y[i], self.plan_ps[i] = win, y, plan.ps
         self.transfer[i], self.param[i] = tr, pa
         self.worker_slots += N * win
-        self.lat_cost[i] = float(job_latency_cost(self.inst, i, self.latency_of(i, plan.start + win - 1)))
+        cache = self.cand_cache
+        if cache is not None and cache[0] is self.inst:  # the job's scalars as Python numbers (candidates' cache)
+            _, _, a_i, kind, _, _, tau, b, tau1, tau2, c = cache[3][i]
+            lat = latency_scalar(kind, tau, b, tau1, tau2, c, float(plan.start + win - 1 - a_i + self.offset),
+                                 self.inst.exp_rate)
+        else:
+            lat = float(job_latency_cost(self.inst, i, self.latency_of(i, plan.start + win - 1)))
+        self.lat_cost[i] = lat
         self.status[i] = 2
         return float(tr + pa + self.lat_cost[i])
 
