@@ -833,16 +833,21 @@ def server_profiles(k, now, rec, wres, pres, ps_arch, H, R):
                 n += 1
             times[base + n] = start[j] + dur[j]
             n += 1
-        seg = times[base : base + n]
-        seg.sort()
+        for i in range(base + 1, base + n):  # insertion sort: a server has few breakpoints
+            x = times[i]
+            q = i - 1
+            while q >= base and times[q] > x:
+                times[q + 1] = times[q]
+                q -= 1
+            times[q + 1] = x
         w = 1
         for i in range(1, n):
-            if seg[i] != seg[w - 1]:
-                seg[w] = seg[i]
+            if times[base + i] != times[base + w - 1]:
+                times[base + w] = times[base + i]
                 w += 1
         cnt[h] = w
         for i in range(w):
-            _usage(rec, ptr, jobs, wres, pres, ps_arch, h, seg[i], u)
+            _usage(rec, ptr, jobs, wres, pres, ps_arch, h, times[base + i], u)
             for r in range(R):
                 vals[base + i, r] = u[r]
     return pp, cnt, times, vals
