@@ -237,3 +237,27 @@ def test_n_cap_kernel_matches_numpy():
         inst = SimpleNamespace(cap=rng.integers(0, 6, (R, K)).astype(float), m=rng.integers(0, 3, (nj, K)) * 1.0,
                                n=rng.integers(0, 4, (nj, K)) * 1.0, num_sites=R, num_jobs=nj)
         np.testing.assert_array_equal(_n_cap(inst), ref.n_cap(inst))
+
+
+@pytest.mark.parametrize("kind", ["exp", "linear", "piecewise", "logistic"])
+def test_job_table_latency_vectors_equal_the_per_job_numpy(kind):
+    """The per-episode job table (``candidates._job_table``, all jobs' latency vectors in one numpy pass per cost
+    kind) = :func:`_latency_vector` of each job decided at its arrival; rebuilt when ``sim.inst`` is replaced."""
+    from edgegym.families.wireless_udl.candidates import _job_table
+
+    for offset in (0, 1):
+        env = WirelessUDLEnv("sim", config={"jobs": dict(SHORT, latency_cost=kind), "env": {"latency_offset": offset}})
+        env.reset(seed=offset)
+        sim, inst = env.sim, env.inst
+        table = _job_table(sim)
+        assert table[0] is inst and _job_table(sim) is table  # cached
+        _, tots, lat, scalars = table
+        for i in range(inst.num_jobs):
+            kap, n_max, a_i = scalars[i][:3]
+            assert tots[i] == int(inst.data[i].sum())
+            N = np.arange(1, n_max + 1)
+            L = np.zeros(n_max + 1, np.int64)
+            L[1:] = (tots[i] + kap * N - 1) // (kap * N)
+            np.testing.assert_array_equal(lat[i, :n_max + 1], _latency_vector(inst, i, a_i + L - 1 - a_i + offset))
+        sim.inst = copy.copy(inst)  # a fork that redraws the future replaces the instance: the table is rebuilt
+        assert _job_table(sim)[0] is sim.inst

@@ -596,21 +596,11 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     transfer = np.full(n_max + 1, np.inf)
     lb = np.full(n_max + 1, np.inf)
     # qpre[j, s]: the cheapest price from s to a site of order[:j + 1] other than s (0 where none), Tpre[j] =
-    # Σ_s M_s·qpre[j, s]
+    # Σ_s M_s·qpre[j, s] (rows computed as the fill front reaches them: nq so far)
     qpre = np.empty((R, R))
     Tpre = np.zeros(R)
     cur = np.full(R, np.inf)
-    for j in range(R):
-        r2 = order[j]
-        for s in range(R):
-            if s != r2 and q[s, r2] < cur[s]:
-                cur[s] = q[s, r2]
-        T = 0.0
-        for s in range(R):
-            v = cur[s] if cur[s] < np.inf else 0.0
-            qpre[j, s] = v
-            T += M[s] * v
-        Tpre[j] = T
+    nq = 0
     # The floor of the transfer: SPLIT leaves (M_s − h·κ·y_s)^+ chunks of site s untrained there (a site short
     # of its own data has no spare capacity), all of them moved (Σ d = Σ M since h·κ·N ≥ Σ M) to sites with
     # workers (the fill's sites, order[:jf + 1]), each at qpre[jf, s] at least. The fill y of N is kept from
@@ -657,6 +647,17 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
                     h = -1
                 elif L[N] == h:
                     S += (min(h * kappa * y[r], M[r]) - min(h * kappa * (y[r] - 1), M[r])) * qpre[wf, r]
+            while nq <= wf:
+                r2 = order[nq]
+                T = 0.0
+                for s in range(R):
+                    if s != r2 and q[s, r2] < cur[s]:
+                        cur[s] = q[s, r2]
+                    v = cur[s] if cur[s] < np.inf else 0.0
+                    qpre[nq, s] = v
+                    T += M[s] * v
+                Tpre[nq] = T
+                nq += 1
             if L[N] != h:
                 h = L[N]
                 S = 0.0
@@ -668,11 +669,17 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
         lb[N] = param[N] + chunk_mb * fl + lat[N]
     for j in range(jf + 1):
         y[order[j]] = 0
-    visit = np.argsort(lb, kind="mergesort")
+    # the N by increasing bound (ties: smaller N first, np.argsort(lb, kind="mergesort")'s order), picked one
+    # at a time: the search stops after a few
+    done = np.zeros(n_max + 1, np.bool_)
     best = 0
     bv = np.inf
-    for x in range(n_max + 1):
-        N = visit[x]
+    for _ in range(n_max + 1):
+        N = -1
+        for x in range(n_max + 1):
+            if not done[x] and (N < 0 or lb[x] < lb[N]):
+                N = x
+        done[N] = True
         if ps[N] < 0 or N == 0:
             continue
         if lb[N] > bv:
