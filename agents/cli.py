@@ -48,7 +48,7 @@ def _listing() -> dict:
     from edgegym.envs import env_info
     from edgegym.workloads import TRACE_LOADERS
 
-    from .registry import POLICIES
+    from .registry import POLICIES, policy_name_forms
 
     envs = []
     for env_id in env_ids():
@@ -56,7 +56,7 @@ def _listing() -> dict:
         envs.append({"id": env_id, "family": info.family, "preset": info.preset, "description": info.description})
     policies = [{"name": s.name, "families": list(s.families), "description": s.description} for s in POLICIES.values()]
     traces = [{"name": n, "description": getattr(v, "description", str(v))} for n, v in TRACE_LOADERS.items()]
-    return {"envs": envs, "policies": policies, "trace_loaders": traces}
+    return {"envs": envs, "policies": policies, "policy_forms": policy_name_forms(), "trace_loaders": traces}
 
 
 def _cmd_list(args) -> int:
@@ -70,6 +70,9 @@ def _cmd_list(args) -> int:
     print("Policies:")
     for p in data["policies"]:
         print(f"  {p['name']:<12} [{', '.join(p['families'])}] {p['description']}")
+    print("Policy names built from a pattern (run wherever a policy is taken; not expanded by --policies all):")
+    for p in data["policy_forms"]:
+        print(f"  {p['name']:<16} [{', '.join(p['families'])}] {p['description']}")
     print("Trace loaders:")
     for t in data["trace_loaders"]:
         print(f"  {t['name']:<12} {t['description']}")

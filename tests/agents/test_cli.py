@@ -61,3 +61,17 @@ def test_errors_exit_nonzero_with_message(capsys, argv, needle):
     rc, out, err = _run(capsys, *argv)
     assert rc == 2
     assert needle in err and "Traceback" not in err
+
+
+def test_list_shows_the_policy_name_forms(capsys):
+    """`edgegym list` names the pattern-built policies (rollout over any base, saved agents) beside the registry."""
+    import json
+
+    from edgegym.agents.cli import main
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "rollout:<base>" in out and "<algo>:PATH" in out
+    assert main(["list", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {p["name"] for p in data["policy_forms"]} == {"rollout:<base>", "<algo>:PATH"}

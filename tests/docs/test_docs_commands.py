@@ -37,7 +37,8 @@ BUDGET = [
     (r"(python benchmarks/decisions_per_second\.py)", r"\1 --episodes 1"),
 ]
 #: commands that take minutes even with a small budget: marked slow (run in CI only when they fit)
-SLOW = [r"--backend ray", r"reproduce_\d+\.py"]
+#: (a rollout policy on a default id decides about once per second: minutes per episode)
+SLOW = [r"--backend ray", r"reproduce_\d+\.py", r"--env [A-Za-z]+-v\d+ --policy \"?rollout"]
 _PLACEHOLDER = re.compile(r"<[^>]+>|\bPATH\b|\bDIR\b|\.\.\.|\bID\b|\bFILE\b")
 
 

@@ -207,3 +207,24 @@ def test_policy_fork_acts_on_the_forks_state(env_id, policy):
         obs, r, done, _, _ = env.step(a)
         fobs, rf, _, _, _ = f.step(b)
         assert r == rf
+
+
+@pytest.mark.parametrize("discipline", ["o4a", "srpt", "hpu"])
+def test_resample_fork_with_as_many_jobs_as_servers(discipline):
+    """The EdgeUtility banks hold per-server arrays whose length is the number of servers: with as many jobs as
+    servers, a resample fork must still redraw only the per-job rows (oracle: a fresh env on the spliced jobs)."""
+    probe = _make("EdgeUtility-tiny-v0", None)
+    S = probe.num_edge_servers  # the banks' row count (the cloud runs outside them)
+    cfg = {"workload": {"num_jobs": S}, "scheduler": {"discipline": discipline}}
+    u, n = _make("EdgeUtility-tiny-v0", cfg), 1
+    _advance(u, n)
+    f = u.fork(seed=8)
+    assert f.jobs.num_jobs == S
+    fresh = gym.make("EdgeUtility-tiny-v0", config=cfg, instance=_table(f)).unwrapped
+    fresh.reset(seed=3)
+    _advance(fresh, n)
+    assert np.array_equal(fresh._observation(), f._observation())
+    r1, r2 = _run(fresh, n), _run(f, n)
+    for r in (r1, r2):
+        r[2]["episode_metrics"].pop("workload_source", None)
+    _assert_same(r1, r2)

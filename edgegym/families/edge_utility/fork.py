@@ -21,6 +21,10 @@ def fork(env, seed: int = 0, future: str = "resample"):
     return fork_env(env, seed=seed, future=future, shared=FORK_SHARED, resample=resample_future)
 
 
+#: per-server arrays of the server banks (never per-job rows, even when a preset has as many servers as jobs)
+_PER_SERVER = frozenset({"si", "sf", "slots", "member", "ks", "nk", "lu", "lptr", "ls", "le", "used"})
+
+
 def resample_future(env, rng: np.random.Generator) -> None:
     """Replace the jobs released after the pending one by a fresh draw of the preset's workload model."""
     from .simulator import UtilitySimulator
@@ -72,7 +76,8 @@ def resample_future(env, rng: np.random.Generator) -> None:
         for name, v in (vars(mine).items() if hasattr(mine, "__dict__") else ()):
             t = getattr(theirs, name, None)
             if isinstance(v, np.ndarray) and isinstance(t, np.ndarray) and v.shape == t.shape and v.ndim \
-                    and v.shape[0] in (J, max(J, 1)) and v.flags.writeable and name != "utab":
+                    and v.shape[0] in (J, max(J, 1)) and v.flags.writeable and name != "utab" \
+                    and name not in _PER_SERVER:
                 v[k + 1:] = t[k + 1:]
     env.jobs = jobs
     if getattr(env, "_job_features", None) is not None:
