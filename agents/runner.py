@@ -77,8 +77,8 @@ def _is_rollout(policy: str) -> bool:
 
 def _rollout_parts(policy: str) -> tuple[dict, str]:
     """``(parameters, base name)`` of ``rollout[(...)]:<base>`` (the base resolved like a ``--policy``)."""
-    from .options import resolve_policy
     from .reference.rollout import parse_rollout
+    from .rl.learned import resolve_policy
 
     try:
         params, base = parse_rollout(policy)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import UserError
 from ..policy import Policy
 
 __all__ = [
@@ -261,3 +262,26 @@ def load_learned_policy(name: str, env) -> Policy:
         return _load_rllib_policy(name, env)
     model = load_model(name)
     return LearnedPolicy(env, model, masked=algo == "maskable-ppo")
+
+
+def resolve_policy(name: str) -> str:
+    """A saved agent given by path (``DIR`` or ``DIR/model.zip``) -> ``<algo>:PATH``, the algorithm read from
+    its sidecar ``model.edgegym.json``; any other name is returned unchanged."""
+    if not isinstance(name, str) or ":" in name.split("/")[0]:
+        return name
+    path = Path(name)
+    if path.is_dir() and (path / "model.zip").is_file():
+        path = path / "model.zip"
+    if path.suffix != ".zip":
+        return name
+    side = sidecar_path(path)
+    if not side.is_file():
+        if path.exists():
+            raise UserError(f"cannot tell the algorithm of {str(path)!r} (no sidecar {side.name}): "
+                            "name it as ppo:PATH or maskable-ppo:PATH")
+        raise UserError(f"model file {str(path)!r} does not exist")
+    try:
+        algo = json.loads(side.read_text())["algo"]
+    except (OSError, ValueError, KeyError):
+        raise UserError(f"{side}: unreadable sidecar (expected JSON with an 'algo' key)") from None
+    return f"{algo}:{path}"

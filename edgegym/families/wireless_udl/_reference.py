@@ -152,7 +152,8 @@ def commit(sim: Simulator, plan: Plan) -> float:
 
 def observation(env) -> np.ndarray:
     """``WirelessUDLEnv``'s observation, computed with numpy from the env's state (reference)."""
-    from .env import CAND_FEATURES, ROW_EXTRA_FEATURES
+    # the env's feature tables, read from the env's own class (this module must not import ``env``: no cycle)
+    CAND_FEATURES, ROW_EXTRA_FEATURES = type(env).CAND_FEATURES, type(env).ROW_EXTRA_FEATURES
 
     p, inst, sim = env.preset, env.inst, env.sim
     R, Rm, K, H = inst.num_sites, env.R_max, env.K, p.env.calendar_slots

@@ -167,6 +167,9 @@ class WirelessUDLEnv(gym.Env):
     """UDL scheduling (Han et al., ICPADS 2021), one step per arriving job (see the module docstring)."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+    #: the per-candidate feature tables (module constants; here for the reference observation in ``_reference``)
+    CAND_FEATURES = CAND_FEATURES
+    ROW_EXTRA_FEATURES = ROW_EXTRA_FEATURES
 
     def __init__(self, preset: UDLPreset | str = DEFAULT_PRESET, config: dict | None = None,
                  render_mode: str | None = None, instance: Instance | None = None) -> None:
