@@ -14,21 +14,10 @@ import dataclasses
 import numpy as np
 
 from . import _kernels as kn
-from .candidates import NOW, WAIT, Candidates, worker_grid
+from .candidates import NOW, WAIT, Candidates, earliest_fit, worker_grid  # earliest_fit: the same wrapper, re-exported
 from .simulator import EPS, Plan, Simulator, job_latency_cost, tentative
 
 __all__ = ["build_candidates", "commit", "earliest_fit", "n_cap", "observation", "prune"]
-
-
-def earliest_fit(cal: np.ndarray, dem: np.ndarray, t: int, win: int, horizon: int | None = None) -> int:
-    """Earliest ``s ≥ t`` with ``dem ≤ cal[s']`` for all ``s' ∈ [s, s + l)`` (-1 if none in the calendar)."""
-    used = np.flatnonzero((dem > 0).any(axis=1)).astype(np.int64)
-    end = cal.shape[0] if horizon is None else min(cal.shape[0], horizon)
-    if t + win > end:
-        return -1
-    if used.size == 0:
-        return t
-    return int(kn.earliest_fit(cal, np.ascontiguousarray(dem, dtype=float), used, int(t), int(win), int(end)))
 
 
 def _peak(dem, U, cap):
