@@ -228,3 +228,19 @@ def test_resample_fork_with_as_many_jobs_as_servers(discipline):
     for r in (r1, r2):
         r[2]["episode_metrics"].pop("workload_source", None)
     _assert_same(r1, r2)
+
+
+def test_retain_freed_memory_is_idempotent_and_can_be_switched_off():
+    """The first fork raises glibc's trim threshold once (a bool either way); EDGEGYM_NO_MALLOPT=1 leaves malloc
+    alone (checked in a fresh interpreter, the setting is per process)."""
+    import subprocess
+    import sys
+
+    from edgegym.core.forking import retain_freed_memory
+
+    first = retain_freed_memory()
+    assert isinstance(first, bool) and retain_freed_memory() is first
+    code = "from edgegym.core.forking import retain_freed_memory as r; print(r())"
+    env = {**__import__("os").environ, "EDGEGYM_NO_MALLOPT": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -154,6 +154,11 @@ class EdgeCloudView:
     max_chunks: int
 
 
+def _share(v, env):
+    """A ``fork_env`` copy function that shares the array (the fork replaces it before anyone writes to it)."""
+    return v
+
+
 class EdgeCloudMLEnv(gym.Env):
     """The edge-cloud ML cluster of Wang et al. (JSAC 2022), one step per arriving job.
 
@@ -694,8 +699,18 @@ class EdgeCloudMLEnv(gym.Env):
         """
         from ...core.forking import fork_env
 
+        copies = self._fork_copies()
+        if future == "resample" and self._redraws_future():
+            # _resample_future builds a fresh simulator and copies the live part of these arrays from the fork's
+            # simulator, which only reads them: the fork may share them with this env instead of copying them first
+            copies.update({f"sim.{a}": _share for a in self._SIM_PER_CHUNK | self._SIM_PER_JOB})
         return fork_env(self, seed=seed, future=future, shared=self._FORK_SHARED,
-                        resample=type(self)._resample_future, copies=self._fork_copies())
+                        resample=type(self)._resample_future, copies=copies)
+
+    def _redraws_future(self) -> bool:
+        """Whether ``fork(future="resample")`` redraws anything: a job is still to arrive after the pending one and
+        the workload has a model to draw from (an ``inline`` preset lists its jobs)."""
+        return self.sim is not None and self._k + 1 < self.jobs.num_jobs and self.preset.workload.source != "inline"
 
     def _fork_copies(self) -> dict:
         """Large simulator buffers copied by their live part only: the executed log (rows up to its length), the
@@ -723,9 +738,9 @@ class EdgeCloudMLEnv(gym.Env):
         from ...core.forking import cached_draw, shifted_arrivals, splice_jobs
         from .instance import build_jobs
 
-        k, J = self._k, self.jobs.num_jobs
+        k = self._k
         w = self.preset.workload
-        if k + 1 >= J or w.source == "inline":
+        if not self._redraws_future():
             return
         if w.source != "synthetic" and w.window != "random":
             w = dataclasses.replace(w, window="random")
