@@ -41,6 +41,15 @@ def _mlp(sizes: list[int]) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+def _cat_linear(layer: nn.Linear, rows: th.Tensor, per_sample: th.Tensor) -> th.Tensor:
+    """``layer(rows_i ‖ per_sample)`` for every row ``i`` of ``rows`` (B, N, a), ``per_sample`` (B, b): the same
+    function (the same weights) as concatenating ``per_sample`` to every row, with ``per_sample``'s product computed
+    once per sample instead of once per row (the rows share it; HeteroML has 288 rows)."""
+    a = rows.shape[-1]
+    w = layer.weight
+    return nn.functional.linear(rows, w[:, :a]) + nn.functional.linear(per_sample, w[:, a:], layer.bias).unsqueeze(1)
+
+
 class SharedRowNet(nn.Module):
     """The ``mlp_extractor`` of :class:`SharedRowPolicy`: ``latent_pi`` is the logits themselves."""
 
@@ -71,7 +80,7 @@ class SharedRowNet(nn.Module):
         ctx = self.ctx(th.cat([obs[:, self.job[0] : self.job[1]], obs[:, self.glob[0] : self.glob[1]]], dim=1))
         rows = obs[:, self.rows_start : self.rows_start + self.rows * self.row_dim].reshape(B, self.rows, self.row_dim)
         exists = (rows.abs().sum(dim=2, keepdim=True) > 0).to(obs.dtype)  # (B, N, 1): padding rows are zero
-        h = self.row_net(th.cat([rows, ctx.unsqueeze(1).expand(B, self.rows, ctx.shape[1])], dim=2))
+        h = self.row_net[1:](_cat_linear(self.row_net[0], rows, ctx))  # row_net(row_i ‖ ctx) for every row
         n = exists.sum(dim=1).clamp(min=1.0)
         mean = (h * exists).sum(dim=1) / n
         mx = th.where(exists > 0, h, th.full_like(h, -1e4)).max(dim=1).values
@@ -81,28 +90,28 @@ class SharedRowNet(nn.Module):
 
     def forward_actor(self, obs: th.Tensor) -> th.Tensor:
         h, pooled, _ = self._encode(obs)
+        return self._logits(h, pooled)
+
+    def _logits(self, h: th.Tensor, pooled: th.Tensor) -> th.Tensor:
         parts = []
         if self.row_actions:
-            B = obs.shape[0]
-            parts.append(self.score(th.cat([h, pooled.unsqueeze(1).expand(B, self.rows, pooled.shape[1])], dim=2))
-                         .squeeze(2))
+            parts.append(self._row_logits(h, pooled))
         if self.extra is not None:
             parts.append(self.extra(pooled))
         return th.cat(parts, dim=1)
+
+    def _row_logits(self, h: th.Tensor, pooled: th.Tensor) -> th.Tensor:
+        """``score(h_i ‖ p ‖ c)`` for every row ``i``: (B, N)."""
+        first = self.score[0][0]  # Linear(4 hidden, hidden) of the scorer's first layer
+        z = self.score[0][1:](_cat_linear(first, h, pooled))
+        return self.score[1:](z).squeeze(2)
 
     def forward_critic(self, obs: th.Tensor) -> th.Tensor:
         return self.value(self._encode(obs)[1])
 
     def forward(self, obs: th.Tensor):
         h, pooled, _ = self._encode(obs)
-        parts = []
-        if self.row_actions:
-            B = obs.shape[0]
-            parts.append(self.score(th.cat([h, pooled.unsqueeze(1).expand(B, self.rows, pooled.shape[1])], dim=2))
-                         .squeeze(2))
-        if self.extra is not None:
-            parts.append(self.extra(pooled))
-        return th.cat(parts, dim=1), self.value(pooled)
+        return self._logits(h, pooled), self.value(pooled)
 
 
 class SharedRowPolicy(MaskableActorCriticPolicy):

@@ -95,3 +95,33 @@ def test_every_family_declares_its_layout_or_is_listed():
             missing.append(env_family(env_id))
         env.close()
     assert set(missing) <= {"HeteroML", "WirelessUDL"}, missing
+
+
+@pytest.mark.parametrize("row_actions, n_actions", [(True, 7), (False, 4)])
+def test_factorised_layers_equal_concatenating_the_context(row_actions, n_actions):
+    """The row network and the scorer apply their first layer to ``row_i ‖ context`` without building the
+    concatenation (the context's product once per sample): same weights, same function as the concatenated form."""
+    from edgegym.agents.rl.shared import SharedRowNet
+
+    th.manual_seed(3)
+    layout = {"job": (0, 3), "glob": (3, 5), "rows_start": 5, "rows": 7, "row_dim": 4, "row_actions": row_actions}
+    net = SharedRowNet(layout, n_actions, hidden=16)
+    obs = th.randn(9, 5 + 7 * 4)
+    obs[:, 5 + 2 * 4 : 5 + 4 * 4] = 0.0  # two padding rows
+    logits, value = net(obs)
+
+    B, N, H = 9, 7, 16
+    ctx = net.ctx(th.cat([obs[:, 0:3], obs[:, 3:5]], dim=1))
+    rows = obs[:, 5:].reshape(B, N, 4)
+    h = net.row_net(th.cat([rows, ctx.unsqueeze(1).expand(B, N, H)], dim=2))
+    exists = (rows.abs().sum(dim=2, keepdim=True) > 0).float()
+    mean = (h * exists).sum(dim=1) / exists.sum(dim=1)
+    mx = th.where(exists > 0, h, th.full_like(h, -1e4)).max(dim=1).values
+    pooled = th.cat([mean, mx, ctx], dim=1)
+    parts = []
+    if row_actions:
+        parts.append(net.score(th.cat([h, pooled.unsqueeze(1).expand(B, N, 3 * H)], dim=2)).squeeze(2))
+    if net.extra is not None:
+        parts.append(net.extra(pooled))
+    th.testing.assert_close(logits, th.cat(parts, dim=1), rtol=1e-5, atol=1e-6)
+    th.testing.assert_close(value, net.value(pooled), rtol=1e-5, atol=1e-6)
