@@ -8,10 +8,12 @@ Every figure is measured in this process on this machine, in one run:
 
 1. ``CartPole-v1`` with SB3 PPO (MlpPolicy), then each default ``-v1`` id (``EdgeCloudML-v1``, ``EdgeUtility-v1``,
    ``HeteroML-v1``, ``WirelessUDL-v1``, or ``--env``) through ``edgegym.agents.rl.train.train`` with the shipped
-   ``maskable-ppo.yaml`` (behaviour cloning and evaluations included, as a user runs it), both with the same PPO
-   hyperparameters (``n_envs``, ``n_steps``, ``batch_size``, ``n_epochs`` of the ``default`` section). Columns: env
-   steps/s during rollouts, overall (every phase counted: setup, behaviour cloning, rollouts, updates, evaluations,
-   saving), the ratio of the overall rate to CartPole's, and the seconds of each phase.
+   ``maskable-ppo.yaml`` (behaviour cloning and evaluations included, as a user runs it). Each id's row is compared
+   with SB3 PPO on CartPole-v1 run with that id's own PPO hyperparameters (``n_envs``, ``n_steps``, ``batch_size``,
+   ``n_epochs``, ``learning_rate``, ``gamma`` of the shipped YAML; one CartPole run per distinct set, printed first).
+   Columns: env steps/s during rollouts, overall (every phase counted: setup, behaviour cloning, rollouts, updates,
+   evaluations, saving), the ratio of the overall rate to CartPole's with the same hyperparameters, and the seconds
+   of each phase.
 2. ``--threads-check``: plain SB3 PPO on CartPole-v1 for 2,048 steps with PyTorch's default threads and with one
    thread (why ``edgegym train`` sets one thread by default).
 """
@@ -29,12 +31,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 DEFAULT_IDS = ("EdgeCloudML-v1", "EdgeUtility-v1", "HeteroML-v1", "WirelessUDL-v1")
 
 
-def _ppo_hyperparams() -> dict:
-    """The PPO keys of the shipped ``maskable-ppo.yaml``'s default section (shared by every row)."""
+PPO_KEYS = ("n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma")
+
+
+def _ppo_hyperparams(env_id: str) -> dict:
+    """The PPO keys of the shipped ``maskable-ppo.yaml`` for ``env_id`` (default < family < id sections)."""
     from edgegym.agents.rl.train import load_hyperparams
 
-    hp = load_hyperparams("maskable-ppo", "EdgeCloudML-v0")
-    return {k: hp[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma")}
+    hp = load_hyperparams("maskable-ppo", env_id)
+    return {k: hp[k] for k in PPO_KEYS}
+
+
+def _hp_text(hp: dict) -> str:
+    return (f"n_envs {hp['n_envs']}, n_steps {hp['n_steps']}, batch {hp['batch_size']}, epochs {hp['n_epochs']}, "
+            f"lr {hp['learning_rate']:g}, gamma {hp['gamma']:g}")
 
 
 def cartpole(timesteps: int, hp: dict, threads: int | None = 1) -> dict:
@@ -94,20 +104,28 @@ def main() -> None:
     import torch
 
     default_threads = torch.get_num_threads()
-    hp = _ppo_hyperparams()
-    print(f"PPO hyperparameters (every row): {hp}; {args.timesteps} env steps per row; PyTorch threads 1\n")
-    base = cartpole(args.timesteps, hp)
-    print("| env | algorithm | steps | rollout steps/s | overall steps/s | overall / CartPole | phases (s) |")
-    print("|---|---|---:|---:|---:|---:|---|")
-    print(f"| CartPole-v1 | SB3 PPO | {base['steps']} | {base['rollout']:,.0f} | {base['overall']:,.0f} | 1.000 | "
-          f"wall {base['wall_s']:.1f} |")
+    hps = {env_id: _ppo_hyperparams(env_id) for env_id in args.env}
+    print(f"{args.timesteps} env steps per row; PyTorch threads 1\n")
+    print("| env | algorithm | PPO hyperparameters | steps | rollout steps/s | overall steps/s | overall / CartPole "
+          "| phases (s) |")
+    print("|---|---|---|---:|---:|---:|---:|---|")
+    bases: dict[tuple, dict] = {}
+    for hp in hps.values():
+        key = tuple(hp[k] for k in PPO_KEYS)
+        if key not in bases:
+            base = bases[key] = cartpole(args.timesteps, hp)
+            print(f"| CartPole-v1 | SB3 PPO | {_hp_text(hp)} | {base['steps']} | {base['rollout']:,.0f} | "
+                  f"{base['overall']:,.0f} | 1.000 | wall {base['wall_s']:.1f} |", flush=True)
     for env_id in args.env:
+        hp = hps[env_id]
+        base = bases[tuple(hp[k] for k in PPO_KEYS)]
         r = edgegym_row(env_id, args.timesteps, hp)
         phases = ", ".join(f"{k[:-2].replace('_', ' ')} {v:.1f}" for k, v in r["phases"].items())
-        print(f"| {env_id} | MaskablePPO (edgegym train) | {r['steps']} | {r['rollout']:,.0f} | {r['overall']:,.0f} "
-              f"| {r['overall'] / base['overall']:.3f} | {phases} |", flush=True)
+        print(f"| {env_id} | MaskablePPO (edgegym train) | {_hp_text(hp)} | {r['steps']} | {r['rollout']:,.0f} | "
+              f"{r['overall']:,.0f} | {r['overall'] / base['overall']:.3f} | {phases} |", flush=True)
     if args.threads_check:
         print(f"\nSB3 PPO, CartPole-v1, 2,048 steps: PyTorch's default threads ({default_threads}) vs one thread")
+        hp = _ppo_hyperparams("EdgeCloudML-v0")
         for threads in (default_threads, 1):
             r = cartpole(2048, hp, threads=threads)
             print(f"  {threads} thread(s): {r['wall_s']:.1f} s ({r['overall']:,.0f} steps/s)", flush=True)
