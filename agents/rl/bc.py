@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Demonstrations", "agreement", "clone", "collect", "discrete_label"]
+__all__ = ["Demonstrations", "agreement", "clone", "collect", "discrete_label", "label_episodes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,28 +69,59 @@ def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None, on
     """Run ``teacher`` (a policy name) on ``env_id`` for each seed; record its decisions.
 
     ``on_episode(k, n)``, when given, is called after the ``k``-th of ``n`` episodes (progress reporting)."""
+    return label_episodes(env_id, teacher, seeds, env_config, on_episode=on_episode)[0]
+
+
+def label_episodes(env_id: str, teacher: str, seeds, env_config: dict | None = None, *, student=None,
+                   beta: float = 1.0, rng_seed=0, on_episode=None, purpose: str = "behaviour cloning"):
+    """One episode per seed, every decision labelled by ``teacher``: the loop of behaviour cloning and of DAgger.
+
+    The env is built as :func:`edgegym.agents.runner.make_env` builds it for the teacher (its own preset overrides,
+    then ``env_config``) and the teacher is bound to it. At every decision the teacher's action is asked for first
+    (a projection reads the state before the step); the action executed is the teacher's when there is no
+    ``student`` (behaviour cloning), else the student's argmax, or the teacher's with probability ``beta`` (drawn
+    from ``rng_seed``). A teacher's structured action (a HeteroML ``Placement``) runs as itself and is labelled by
+    its nearest grid action. Returns ``(demos, extras)``: ``demos.actions`` the teacher's labels; ``extras``:
+    ``executed`` and ``student`` (arrays over decisions; ``student`` -1 without a student), ``label_s`` (seconds in
+    the teacher's decisions) and ``teacher_steps`` (executed actions that were the teacher's). ``purpose`` names the
+    caller in errors."""
+    import inspect
+    import time
+
     from ..runner import make_env
 
-    seeds = list(seeds)
-    obs_l, mask_l, act_l, rew_l, start_l, objs = [], [], [], [], [], []
+    rng = np.random.default_rng(rng_seed)
+    masked = student is not None and "action_masks" in inspect.signature(student.predict).parameters
+    seeds = [int(s) for s in seeds]
+    obs_l, mask_l, lab_l, rew_l, start_l, exe_l, stu_l, objs = [], [], [], [], [], [], [], []
+    label_s, teacher_steps = 0.0, 0
     for k, seed in enumerate(seeds, start=1):
-        env, pol = make_env(env_id, teacher, int(seed), env_config)
+        env, pol = make_env(env_id, teacher, seed, env_config)
         try:
             if not hasattr(env.action_space, "n"):
-                raise ValueError(f"behaviour cloning needs a Discrete action space; {env_id} has {env.action_space}")
-            obs, _ = env.reset(seed=int(seed))
-            pol.reset(int(seed))
+                raise ValueError(f"{purpose} needs a Discrete action space; {env_id} has {env.action_space}")
+            obs, _ = env.reset(seed=seed)
+            pol.reset(seed)
             done, first = False, True
             while not done:
                 mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
-                a, _ = pol.predict(obs, deterministic=True)
-                act_l.append(discrete_label(env, a, teacher))  # before the step: a projection reads the state
-                a = act_l[-1] if isinstance(a, np.ndarray | np.generic | int) else a  # the teacher's own action runs
+                t = time.perf_counter()
+                own, _ = pol.predict(obs, deterministic=True)  # the teacher reads the state before any step
+                label_s += time.perf_counter() - t
+                a_t = discrete_label(env, own, teacher)  # a structured action: its nearest grid action
+                a_s = -1 if student is None else _argmax_action(student, obs, mask, masked)
+                use_teacher = student is None or (beta > 0.0 and rng.random() < beta)
+                a = a_t if use_teacher else a_s
+                run = own if use_teacher and not isinstance(own, np.ndarray | np.generic | int) else a
+                teacher_steps += int(use_teacher)
                 obs_l.append(np.asarray(obs, dtype=np.float32))
                 mask_l.append(mask)
+                lab_l.append(a_t)
+                stu_l.append(a_s)
+                exe_l.append(a)
                 start_l.append(first)
                 first = False
-                obs, r, term, trunc, info = env.step(a)
+                obs, r, term, trunc, info = env.step(run)
                 rew_l.append(float(r))
                 done = term or trunc
             objs.append(float(info["episode_metrics"]["objective"]))
@@ -98,8 +129,20 @@ def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None, on
             env.close()
         if on_episode is not None:
             on_episode(k, len(seeds))
-    return Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(act_l, dtype=np.int64),
-                          np.asarray(rew_l), np.asarray(start_l, dtype=bool), np.asarray(objs))
+    demos = Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(lab_l, dtype=np.int64),
+                           np.asarray(rew_l), np.asarray(start_l, dtype=bool), np.asarray(objs))
+    extras = {"executed": np.asarray(exe_l, dtype=np.int64), "student": np.asarray(stu_l, dtype=np.int64),
+              "label_s": label_s, "teacher_steps": teacher_steps}
+    return demos, extras
+
+
+def _argmax_action(model, obs, mask, masked: bool) -> int:
+    """The deterministic action of an SB3 ``model`` (masks honoured when its ``predict`` takes them)."""
+    if masked:
+        a, _ = model.predict(obs, deterministic=True, action_masks=mask)
+    else:
+        a, _ = model.predict(obs, deterministic=True)
+    return int(np.asarray(a).reshape(()))
 
 
 def clone(model, demos: Demonstrations, *, epochs: int = 20, batch_size: int = 256, lr: float = 1e-3,

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bc import Demonstrations, discrete_label
+from .bc import Demonstrations, label_episodes
 
 __all__ = ["DaggerRound", "EVAL_SEEDS", "check_seeds", "check_teacher", "label_student_states", "run_dagger",
            "teacher_is_markov"]
@@ -111,70 +111,20 @@ def check_seeds(first: int, count: int, flag: str, reserved: dict[str, range]) -
                              f"{r.start}-{r.stop - 1}; choose seeds disjoint from them")
 
 
-def _student_action(model, obs, mask, masked: bool) -> int:
-    if masked:
-        a, _ = model.predict(obs, deterministic=True, action_masks=mask)
-    else:
-        a, _ = model.predict(obs, deterministic=True)
-    return int(np.asarray(a).reshape(()))
-
-
 def label_student_states(model, env_id: str, teacher: str, seeds, env_config: dict | None = None, *,
                          beta: float = 0.0, rng_seed=0, on_episode=None) -> DaggerRound:
     """Run the student ``model`` (argmax) on ``env_id`` for each seed and label every visited state by ``teacher``.
 
     The env is built as for behaviour cloning (the teacher's own preset overrides, then ``env_config``), the teacher
     is bound to it, and at every decision the teacher's action is asked for before the executed action (the
-    student's, or with probability ``beta`` the teacher's) is applied. ``on_episode(k, n)`` reports progress."""
-    import inspect
-
-    from ..runner import make_env
-
+    student's, or with probability ``beta`` the teacher's) is applied (:func:`edgegym.agents.rl.bc.label_episodes`,
+    the loop behaviour cloning runs with the teacher always executing). ``on_episode(k, n)`` reports progress."""
     if not 0.0 <= float(beta) <= 1.0:
         raise ValueError(f"beta must be in [0, 1], got {beta}")
-    rng = np.random.default_rng(rng_seed)
-    masked = "action_masks" in inspect.signature(model.predict).parameters
-    seeds = [int(s) for s in seeds]
-    obs_l, mask_l, lab_l, rew_l, start_l, exe_l, stu_l, objs = [], [], [], [], [], [], [], []
-    label_s, teacher_steps = 0.0, 0
-    for k, seed in enumerate(seeds, start=1):
-        env, pol = make_env(env_id, teacher, seed, env_config)
-        try:
-            if not hasattr(env.action_space, "n"):
-                raise ValueError(f"expert iteration needs a Discrete action space; {env_id} has {env.action_space}")
-            obs, _ = env.reset(seed=seed)
-            pol.reset(seed)
-            done, first = False, True
-            while not done:
-                mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
-                t = time.perf_counter()
-                own, _ = pol.predict(obs, deterministic=True)  # the teacher reads the state before any step
-                label_s += time.perf_counter() - t
-                a_t = discrete_label(env, own, teacher)  # a structured action: its nearest grid action
-                a_s = _student_action(model, obs, mask, masked)
-                use_teacher = beta > 0.0 and rng.random() < beta
-                a = a_t if use_teacher else a_s
-                run = own if use_teacher and not isinstance(own, np.ndarray | np.generic | int) else a
-                teacher_steps += int(use_teacher)
-                obs_l.append(np.asarray(obs, dtype=np.float32))
-                mask_l.append(mask)
-                lab_l.append(a_t)
-                stu_l.append(a_s)
-                exe_l.append(a)
-                start_l.append(first)
-                first = False
-                obs, r, term, trunc, info = env.step(run)
-                rew_l.append(float(r))
-                done = term or trunc
-            objs.append(float(info["episode_metrics"]["objective"]))
-        finally:
-            env.close()
-        if on_episode is not None:
-            on_episode(k, len(seeds))
-    demos = Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(lab_l, dtype=np.int64),
-                           np.asarray(rew_l), np.asarray(start_l, dtype=bool), np.asarray(objs))
-    return DaggerRound(demos, np.asarray(exe_l, dtype=np.int64), np.asarray(stu_l, dtype=np.int64), tuple(seeds),
-                       label_s, teacher_steps)
+    demos, x = label_episodes(env_id, teacher, seeds, env_config, student=model, beta=float(beta), rng_seed=rng_seed,
+                              on_episode=on_episode, purpose="expert iteration")
+    return DaggerRound(demos, x["executed"], x["student"], tuple(int(s) for s in seeds), x["label_s"],
+                       x["teacher_steps"])
 
 
 def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, rounds: int, episodes: int,
