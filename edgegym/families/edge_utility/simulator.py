@@ -166,6 +166,23 @@ def upper_bound(jobs: UtilityJobs, speed: float = 1.0, servers: np.ndarray | Non
 
 
 # ------------------------------------------------------------------------------------------ server bank
+def _credit(bank, sim: UtilitySimulator, no: int, *, down: int, release: int) -> list[Completion]:
+    """Credit the first ``no`` completions a bank kernel buffered (jobs ``bank.oj``, finish times ``bank.oc``, servers
+    ``bank.os``): JRT ``C + Δ↓ − r`` from the bank's per-job table ``bank.jf`` (columns ``down`` and ``release``, whose
+    layout differs between the two banks), the job's utility of it, recorded on ``sim``."""
+    out = []
+    if no:
+        jf, utilities = bank.jf, sim.jobs.utilities
+        for j, C, k in zip(bank.oj[:no].tolist(), bank.oc[:no].tolist(), bank.os[:no].tolist(), strict=True):
+            jrt = C + float(jf[j, down]) - float(jf[j, release])
+            u = utilities[j](jrt)
+            sim.utility[j] = u
+            sim.jrt_s[j] = jrt
+            sim.completed[j] = True
+            out.append(Completion(j, k, C, jrt, u))
+    return out
+
+
 class _BankServer:
     """A priority server held by the :class:`_Bank` (``UtilitySimulator.servers[k]``): name, clock, queue
     length, preemptions and busy time read from the bank's arrays; no executed segments (``record=True`` keeps
@@ -236,17 +253,7 @@ class _Bank:
 
     def completions(self, sim: UtilitySimulator, no: int) -> list[Completion]:
         """Credit the first ``no`` buffered completions (as ``UtilitySimulator._sync``)."""
-        out = []
-        if no:
-            jf, utilities = self.jf, sim.jobs.utilities
-            for j, C, k in zip(self.oj[:no].tolist(), self.oc[:no].tolist(), self.os[:no].tolist(), strict=True):
-                jrt = C + float(jf[j, 6]) - float(jf[j, 0])
-                u = utilities[j](jrt)
-                sim.utility[j] = u
-                sim.jrt_s[j] = jrt
-                sim.completed[j] = True
-                out.append(Completion(j, k, C, jrt, u))
-        return out
+        return _credit(self, sim, no, down=6, release=0)
 
     def advance_due(self, sim: UtilitySimulator, t: float) -> list[Completion]:
         return self.completions(sim, self.K.bank_advance_due(t, self.ks, self.s, *self.state, *self.utab))
@@ -403,17 +410,7 @@ class _O4ABank:
 
     def completions(self, sim: UtilitySimulator, no: int) -> list[Completion]:
         """Credit the first ``no`` buffered completions (as ``UtilitySimulator._sync``: JRT ``C + Δ↓ − r``)."""
-        out = []
-        if no:
-            jf, utilities = self.jf, sim.jobs.utilities
-            for j, C, k in zip(self.oj[:no].tolist(), self.oc[:no].tolist(), self.os[:no].tolist(), strict=True):
-                jrt = C + float(jf[j, 5]) - float(jf[j, 4])
-                u = utilities[j](jrt)
-                sim.utility[j] = u
-                sim.jrt_s[j] = jrt
-                sim.completed[j] = True
-                out.append(Completion(j, k, C, jrt, u))
-        return out
+        return _credit(self, sim, no, down=5, release=4)
 
     def next_due(self) -> float:
         return float(self.K.bank_next_due(self.ks, self.sf))
