@@ -41,11 +41,28 @@ def _mlp(sizes: list[int]) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+def _apply(seq: nn.Sequential, start: int, x: th.Tensor) -> th.Tensor:
+    """``seq``'s modules from index ``start`` on, applied to ``x`` (``seq[start:](x)`` without building a slice)."""
+    for i, m in enumerate(seq):
+        if i >= start:
+            x = m(x)
+    return x
+
+
+#: from this many rows in a batch (B x N) on, :func:`_cat_linear` takes the per-sample product once per sample
+FACTOR_MIN_ROWS = 1024
+
+
 def _cat_linear(layer: nn.Linear, rows: th.Tensor, per_sample: th.Tensor) -> th.Tensor:
-    """``layer(rows_i ‖ per_sample)`` for every row ``i`` of ``rows`` (B, N, a), ``per_sample`` (B, b): the same
-    function (the same weights) as concatenating ``per_sample`` to every row, with ``per_sample``'s product computed
-    once per sample instead of once per row (the rows share it; HeteroML has 288 rows)."""
-    a = rows.shape[-1]
+    """``layer(rows_i ‖ per_sample)`` for every row ``i`` of ``rows`` (B, N, a), ``per_sample`` (B, b).
+
+    On large batches (a PPO minibatch: ``B·N >= FACTOR_MIN_ROWS``) ``per_sample``'s product is computed once per sample
+    instead of once per row, the same function with the same weights (HeteroML-v1's 288 rows: forward and backward
+    ~2x faster); on small ones (a rollout step) concatenating is faster, having fewer operations
+    (``python benchmarks/policy_network.py``)."""
+    B, N, a = rows.shape
+    if B * N < FACTOR_MIN_ROWS:
+        return layer(th.cat([rows, per_sample.unsqueeze(1).expand(B, N, per_sample.shape[1])], dim=2))
     w = layer.weight
     return nn.functional.linear(rows, w[:, :a]) + nn.functional.linear(per_sample, w[:, a:], layer.bias).unsqueeze(1)
 
@@ -80,7 +97,7 @@ class SharedRowNet(nn.Module):
         ctx = self.ctx(th.cat([obs[:, self.job[0] : self.job[1]], obs[:, self.glob[0] : self.glob[1]]], dim=1))
         rows = obs[:, self.rows_start : self.rows_start + self.rows * self.row_dim].reshape(B, self.rows, self.row_dim)
         exists = (rows.abs().sum(dim=2, keepdim=True) > 0).to(obs.dtype)  # (B, N, 1): padding rows are zero
-        h = self.row_net[1:](_cat_linear(self.row_net[0], rows, ctx))  # row_net(row_i ‖ ctx) for every row
+        h = _apply(self.row_net, 1, _cat_linear(self.row_net[0], rows, ctx))  # row_net(row_i ‖ ctx), every row
         n = exists.sum(dim=1).clamp(min=1.0)
         mean = (h * exists).sum(dim=1) / n
         mx = th.where(exists > 0, h, th.full_like(h, -1e4)).max(dim=1).values
@@ -102,9 +119,9 @@ class SharedRowNet(nn.Module):
 
     def _row_logits(self, h: th.Tensor, pooled: th.Tensor) -> th.Tensor:
         """``score(h_i ‖ p ‖ c)`` for every row ``i``: (B, N)."""
-        first = self.score[0][0]  # Linear(4 hidden, hidden) of the scorer's first layer
-        z = self.score[0][1:](_cat_linear(first, h, pooled))
-        return self.score[1:](z).squeeze(2)
+        hidden_layer = self.score[0]  # Sequential(Linear(4 hidden, hidden), Tanh)
+        z = _apply(hidden_layer, 1, _cat_linear(hidden_layer[0], h, pooled))
+        return _apply(self.score, 1, z).squeeze(2)
 
     def forward_critic(self, obs: th.Tensor) -> th.Tensor:
         return self.value(self._encode(obs)[1])

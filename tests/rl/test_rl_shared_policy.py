@@ -97,12 +97,16 @@ def test_every_family_declares_its_layout_or_is_listed():
     assert set(missing) <= {"HeteroML", "WirelessUDL"}, missing
 
 
+@pytest.mark.parametrize("factor_min_rows", [0, 10**9])
 @pytest.mark.parametrize("row_actions, n_actions", [(True, 7), (False, 4)])
-def test_factorised_layers_equal_concatenating_the_context(row_actions, n_actions):
-    """The row network and the scorer apply their first layer to ``row_i ‖ context`` without building the
-    concatenation (the context's product once per sample): same weights, same function as the concatenated form."""
+def test_factorised_layers_equal_concatenating_the_context(row_actions, n_actions, factor_min_rows, monkeypatch):
+    """On large batches the row network and the scorer apply their first layer to ``row_i ‖ context`` without
+    building the concatenation (the context's product once per sample): both paths are the concatenated form's
+    function with the same weights."""
+    from edgegym.agents.rl import shared
     from edgegym.agents.rl.shared import SharedRowNet
 
+    monkeypatch.setattr(shared, "FACTOR_MIN_ROWS", factor_min_rows)
     th.manual_seed(3)
     layout = {"job": (0, 3), "glob": (3, 5), "rows_start": 5, "rows": 7, "row_dim": 4, "row_actions": row_actions}
     net = SharedRowNet(layout, n_actions, hidden=16)
