@@ -22,6 +22,9 @@ even another ``rollout:...``). Parameters (any subset, any order, comma-separate
 * ``z`` (default 0): significance margin. The best candidate replaces the base's action only when its mean
   advantage over the base's action, paired fork by fork, exceeds ``z`` standard errors of that mean (``z=0``: any
   advantage beyond the ties tolerance; with ``K=1`` the standard error is taken as 0).
+* ``clairvoyant`` (default 0): ``clairvoyant=1`` forks with the true future (``fork(seed, "keep")``) instead of a
+  resampled one. **For analysis only** (how much of rollout's result is due to the resampled future): such a policy
+  reads jobs that have not arrived, and its name says so.
 
 Design choices (each one a documented decision):
 
@@ -51,7 +54,8 @@ Design choices (each one a documented decision):
   ``Placement`` computed on the env's state) are fine.
 * **The base forks with the env.** Each simulated continuation runs a copy of the base bound to the fork
   (:meth:`Policy.fork <edgegym.agents.policy.Policy.fork>`), so no base plans on a stale state.
-* **Not clairvoyant.** Only resampled forks are used; the real future is never read.
+* **Not clairvoyant.** Only resampled forks are used; the real future is never read (unless the name says
+  ``clairvoyant=1``, the analysis variant above).
 
 ``decisions_per_s`` of ``edgegym run`` is this policy's own decision rate (the simulated continuations are most of
 it).
@@ -69,7 +73,7 @@ __all__ = ["DEFAULTS", "RolloutPolicy", "is_rollout", "make_rollout", "parse_rol
 
 PREFIX = "rollout"
 #: default parameters (see the module docstring)
-DEFAULTS = {"K": 4, "H": 20, "k": 6, "z": 0.0}
+DEFAULTS = {"K": 4, "H": 20, "k": 6, "z": 0.0, "clairvoyant": 0}
 _NAME = re.compile(r"^rollout(?:\((?P<params>[^)]*)\))?:(?P<base>.+)$", re.S)
 
 
@@ -91,7 +95,7 @@ def parse_rollout(name: str) -> tuple[dict, str]:
         key, val = key.strip(), val.strip()
         if not eq or key not in DEFAULTS:
             raise ValueError(f"rollout parameter {item!r} in {name!r}: expected K=<forks>, H=<steps>, "
-                             "k=<candidates> or z=<margin> (e.g. rollout(K=4,H=20,k=6):aonline)")
+                             "k=<candidates>, z=<margin> or clairvoyant=<0|1> (e.g. rollout(K=4,H=20,k=6):aonline)")
         if key == "z":
             try:
                 z = float(val)
@@ -105,7 +109,9 @@ def parse_rollout(name: str) -> tuple[dict, str]:
             v = int(val)
         except ValueError:
             raise ValueError(f"rollout parameter {key} must be an integer, got {val!r} in {name!r}") from None
-        lo = 0 if key == "H" else 1
+        if key == "clairvoyant" and v not in (0, 1):
+            raise ValueError(f"rollout parameter clairvoyant must be 0 or 1, got {val!r} in {name!r}")
+        lo = 0 if key in ("H", "clairvoyant") else 1
         if v < lo:
             raise ValueError(f"rollout parameter {key} must be >= {lo}"
                              f"{' (0: to the end of the episode)' if key == 'H' else ''}, got {v} in {name!r}")
@@ -158,9 +164,10 @@ class RolloutPolicy(Policy):
     """The rollout policy over ``base`` (see the module docstring for the algorithm and every design choice)."""
 
     def __init__(self, env, base: Policy, *, K: int = 4, H: int = 20, k: int = 6, z: float = 0.0,
-                 seed: int = 0) -> None:
+                 clairvoyant: int = 0, seed: int = 0) -> None:
         super().__init__(env)
         self.base, self.K, self.H, self.k, self.z = base, int(K), int(H), int(k), float(z)
+        self.future = "keep" if clairvoyant else "resample"  # keep: the analysis variant (its name says so)
         self.seed = int(seed)
         self.decisions = 0
         self.changed = 0  # decisions where rollout did not take the base's action
@@ -229,7 +236,7 @@ class RolloutPolicy(Policy):
         base_action, _ = self.base.predict(obs, deterministic=True)
         self.decisions += 1
         env = self.unwrapped
-        futures = [env.fork(seed=s, future="resample") for s in self._seeds()]
+        futures = [env.fork(seed=s, future=self.future) for s in self._seeds()]
         cands = self._candidates(base_action, futures)
         if len(cands) == 1:
             return base_action

@@ -55,18 +55,42 @@ def test_rollout_never_worse_than_base_on_the_model_when_it_keeps_the_base():
 def test_names_parse_and_bad_parameters_are_named():
     assert is_rollout("rollout:aonline") and is_rollout("rollout(K=2):o4a") and not is_rollout("aonline")
     assert parse_rollout("rollout:aonline") == (DEFAULTS, "aonline")
-    assert parse_rollout("rollout(K=2, H=0,k=3):maskable-ppo:a/b.zip") == ({"K": 2, "H": 0, "k": 3, "z": 0.0},
-                                                                         "maskable-ppo:a/b.zip")
+    assert parse_rollout("rollout(K=2, H=0,k=3):maskable-ppo:a/b.zip") == (
+        {"K": 2, "H": 0, "k": 3, "z": 0.0, "clairvoyant": 0}, "maskable-ppo:a/b.zip")
+    assert parse_rollout("rollout(clairvoyant=1):earliest")[0]["clairvoyant"] == 1
     assert parse_rollout("rollout(z=1.5):earliest")[0]["z"] == 1.5
     for bad, needle in [("rollout(K=0):aonline", "K"), ("rollout(H=-1):aonline", "H"), ("rollout(k=x):aonline", "k"),
                         ("rollout(Q=3):aonline", "Q=3"), ("rollout(z=-1):aonline", "z"),
-                        ("rollout(z=inf):aonline", "z"), ("rollout(K2):aonline", "K2"), ("rollout:", "rollout")]:
+                        ("rollout(z=inf):aonline", "z"), ("rollout(K2):aonline", "K2"), ("rollout:", "rollout"),
+                        ("rollout(clairvoyant=2):aonline", "clairvoyant")]:
         with pytest.raises(ValueError, match=needle):
             parse_rollout(bad)
     with pytest.raises(UserError, match="K must be"):
         check_env_policy("EdgeCloudML-tiny-v0", "rollout(K=0):aonline")
     with pytest.raises(UserError, match="nope"):
         check_env_policy("EdgeCloudML-tiny-v0", "rollout:nope")
+
+
+@pytest.mark.parametrize("clairvoyant, future", [(0, "resample"), (1, "keep")])
+def test_only_the_clairvoyant_variant_forks_the_true_future(clairvoyant, future, monkeypatch):
+    """``rollout`` plans on resampled forks; ``clairvoyant=1`` (analysis only, named so) on ``fork(future="keep")``
+    forks, which are marked clairvoyant."""
+    env, pol = make_env("HeteroML-tiny-v0", f"rollout(K=2,H=2,k=2,clairvoyant={clairvoyant}):earliest", 0)
+    obs, _ = env.reset(seed=1)
+    pol.reset(1)
+    u = env.unwrapped
+    seen = []
+    real = type(u).fork
+
+    def spy(self, seed=0, future="resample"):
+        f = real(self, seed=seed, future=future)
+        if self is u:
+            seen.append((future, f.clairvoyant))
+        return f
+
+    monkeypatch.setattr(type(u), "fork", spy)
+    pol.predict(obs)
+    assert seen and all(s == (future, future == "keep") for s in seen)
 
 
 def test_cli_errors_are_one_line(capsys):
