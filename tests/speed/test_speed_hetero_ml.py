@@ -28,6 +28,9 @@ class ReferenceEnv(HeteroMLEnv):
     def _try(self, k, m, n, spread, p, t0):
         return ref.try_place(self, k, m, n, spread, p, t0)
 
+    def _decode_commit(self, k, act, now):
+        return None  # decode with the reference search (``_try``) and commit through ReservationSim.commit
+
     def grid_estimates(self):
         return ref.grid_estimates(self)
 
@@ -90,6 +93,11 @@ def _run_pair(preset, seed, check_states, jobs=None):
         states += 1
     assert env.episode_return() == oracle.episode_return() == ret
     assert info["episode_metrics"] == oracle.episode_metrics()
+    # the compiled decode-and-commit wrote exactly what ReservationSim.commit writes (the dense ledger included)
+    for name in ("start", "duration", "worker_type", "ps_type", "workers", "ps", "colocated"):
+        np.testing.assert_array_equal(getattr(env.sim, name), getattr(oracle.sim, name), err_msg=name)
+    end = max(env.sim.ledger.usage.shape[2], oracle.sim.ledger.usage.shape[2])  # both grown on demand
+    np.testing.assert_array_equal(env.sim.ledger.window(0, end), oracle.sim.ledger.window(0, end))
     assert verify_schedule(env.cluster, env.jobs, placements) == info["episode_metrics"]["objective"]
     return states
 

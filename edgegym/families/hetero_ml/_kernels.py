@@ -38,6 +38,7 @@ TIE = 1e-9  # relative band within which two prices count as a possible tie (Num
 N_BINS = 8
 BIN_EDGES = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128], dtype=np.int64)
 BIG_CAP = float(1 << 30)
+OBS_HIGH = 10.0  # the observation's clip of the v1 action rows
 
 
 # ------------------------------------------------------------------------------------------ small helpers
@@ -506,29 +507,51 @@ def grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q
 
 
 # ------------------------------------------------------------------------------------------ ledger windows
-# ``rec`` = (start, dur, workers, ps, worker_type, ps_type) of the simulator's committed jobs (< k, in commit order)
+# ``rec`` = (start, dur, workers, ps, worker_type, ps_type, jptr, jsrv) of the simulator's committed jobs (< k, in
+# commit order); ``jptr`` (J + 2,) and ``jsrv`` (J H,) are the servers each job uses (CSR: job j's are
+# ``jsrv[jptr[j]:jptr[j + 1]]``, ascending), filled on demand by :func:`sync_job_servers` for the jobs from
+# ``jptr[J + 1]`` (the count already listed) on: a cache of ``workers``/``ps`` alone.
+
+
+@njit
+def sync_job_servers(k, rec):
+    """List the servers (workers or PSs > 0) of the committed jobs ``jptr[J + 1] .. k - 1`` into ``jptr/jsrv``."""
+    workers, ps, jptr, jsrv = rec[2], rec[3], rec[6], rec[7]
+    J = jptr.shape[0] - 2
+    H = workers.shape[1]
+    done = jptr[J + 1]
+    if k <= done:
+        return
+    for j in range(done, k):
+        q = jptr[j]
+        for h in range(H):
+            if workers[j, h] > 0 or ps[j, h] > 0:
+                jsrv[q] = h
+                q += 1
+        jptr[j + 1] = q
+    jptr[J + 1] = k
 
 
 @njit
 def server_jobs(k, t_lo, rec, H):
     """Per server, the jobs (< k, ascending) that use it and end after ``t_lo``: CSR ``(ptr, jobs)``."""
-    start, dur, workers, ps = rec[0], rec[1], rec[2], rec[3]
+    start, dur, jptr, jsrv = rec[0], rec[1], rec[6], rec[7]
+    sync_job_servers(k, rec)
     ptr = np.zeros(H + 1, dtype=np.int64)
     for j in range(k):
         if start[j] + dur[j] > t_lo:
-            for h in range(H):
-                if workers[j, h] > 0 or ps[j, h] > 0:
-                    ptr[h + 1] += 1
+            for i in range(jptr[j], jptr[j + 1]):
+                ptr[jsrv[i] + 1] += 1
     for h in range(H):
         ptr[h + 1] += ptr[h]
     jobs = np.empty(ptr[H], dtype=np.int64)
     fill = ptr[:H].copy()
     for j in range(k):
         if start[j] + dur[j] > t_lo:
-            for h in range(H):
-                if workers[j, h] > 0 or ps[j, h] > 0:
-                    jobs[fill[h]] = j
-                    fill[h] += 1
+            for i in range(jptr[j], jptr[j + 1]):
+                h = jsrv[i]
+                jobs[fill[h]] = j
+                fill[h] += 1
     return ptr, jobs
 
 
@@ -536,7 +559,7 @@ def server_jobs(k, t_lo, rec, H):
 def _usage(rec, ptr, jobs, wres, pres, ps_arch, h, s, out):
     """out[r] = usage[h, r, s] of the ledger: the footprints (w e + s z) of server h's jobs covering slot s, added in
     commit order from 0.0 (exactly the dense ledger's adds)."""
-    start, dur, workers, ps, wt, pt = rec
+    start, dur, workers, ps, wt, pt = rec[0], rec[1], rec[2], rec[3], rec[4], rec[5]
     R = out.shape[0]
     for r in range(R):
         out[r] = 0.0
@@ -619,6 +642,73 @@ def try_place(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, sp
 
 
 @njit
+def decode_commit(rec, colocated, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, m, p, n,
+                  spread, t0):
+    """Decode a grid action and commit it (the env's ``_decode`` then ``ReservationSim.commit`` without T1): the
+    earliest start >= t0 (:func:`try_place` with the configuration's planned duration), then the placement's actual
+    co-location and exact duration, written into the simulator's arrays (``rec`` and ``colocated``, row k).
+    Returns ``(status, start, duration, workers, colocated, rows, f_rows)``: status 1 committed, with the servers
+    the job uses (``rows``) and their footprint rows (``f_rows``, the dense ledger's pending commit); 0 none, 2
+    ambiguous (nothing written: the env takes its exact path)."""
+    H, R = cap.shape
+    comm = 2.0 * grad * 8.0 / (wbw[m] * 1000.0) / 3600.0
+    d = duration(W, v[m], psu[p] if ps_arch else 0.0, ra, comm, n, not spread, ps_arch)
+    wk = np.zeros(H, dtype=np.int64)
+    ps = np.zeros(H, dtype=np.int64)
+    st, t = try_place(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, d, t0, wk, ps)
+    rows = np.empty(0, dtype=np.int64)
+    fr = np.empty((0, R))
+    if st != 1:
+        return st, t, 0, 0, False, rows, fr
+    nz = 0
+    nw = 0
+    for h in range(H):
+        if wk[h] > 0 or ps[h] > 0:
+            nz += 1
+        nw += wk[h]
+    col = nz == 1
+    dd = duration(W, v[m], psu[p] if ps_arch else 0.0, ra, comm, nw, col, ps_arch)
+    start, dur, workers, psr, wt, pt = rec[0], rec[1], rec[2], rec[3], rec[4], rec[5]
+    start[k] = t
+    dur[k] = dd
+    wt[k] = m
+    pt[k] = p
+    for h in range(H):
+        workers[k, h] = wk[h]
+        psr[k, h] = ps[h]
+    colocated[k] = col
+    # the footprint f = outer(workers, e) (+ outer(ps, z) with a PS type): its nonzero rows
+    with_ps = p >= 0 and ps_arch
+    f = np.empty((H, R))
+    nr = 0
+    for h in range(H):
+        nzr = False
+        for r in range(R):
+            x = wk[h] * wres[m, r]
+            if with_ps:
+                x = x + ps[h] * pres[p, r]
+            f[h, r] = x
+            if x != 0:
+                nzr = True
+        if nzr:
+            nr += 1
+    rows = np.empty(nr, dtype=np.int64)
+    fr = np.empty((nr, R))
+    i = 0
+    for h in range(H):
+        nzr = False
+        for r in range(R):
+            if f[h, r] != 0:
+                nzr = True
+        if nzr:
+            rows[i] = h
+            for r in range(R):
+                fr[i, r] = f[h, r]
+            i += 1
+    return 1, t, dd, nw, col, rows, fr
+
+
+@njit
 def window_free(rec, k, cap, wres, pres, ps_arch, t, d):
     """C - max usage over slots [t, t + d) of the reservations of jobs < k (``Ledger.free_over``).     # (H, R)"""
     H, R = cap.shape
@@ -632,7 +722,7 @@ def window_free(rec, k, cap, wres, pres, ps_arch, t, d):
 def gpu_busy(k, rec, wres, pres, ps_arch, t0, t1):
     """Σ over servers and slots [t0, t1) of the GPU usage (resource 0) of jobs < k (an exact integer sum when the
     GPU counts are integers)."""
-    start, dur, workers, ps, wt, pt = rec
+    start, dur, workers, ps, wt, pt = rec[0], rec[1], rec[2], rec[3], rec[4], rec[5]
     H = workers.shape[1]
     tot = 0.0
     for j in range(k):
@@ -854,11 +944,10 @@ def server_profiles(k, now, rec, wres, pres, ps_arch, H, R):
 
 
 @njit
-def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, caps_hm, tot_m, fmax, fsum):
+def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, caps_hm, tot_m, fmax):
     """:func:`fits` given the residual's per-server worker capacities ``caps_hm[h, m]`` and their totals ``tot_m``
-    (exact integer sums), with two exact necessary conditions tested first from the residual's per-resource largest
-    (``fmax``) and total positive (``fsum``) free amounts: co-located, every resource must fit on the roomiest
-    server; spread, Σ_h caps <= fsum / e (plus the rounding allowance) must reach n."""
+    (exact integer sums), with an exact necessary condition tested first for a co-located configuration from the
+    residual's per-resource largest free amount ``fmax``: every resource must fit on the roomiest server."""
     H, R = free.shape
     e = wres[m]
     if not spread:
@@ -867,11 +956,6 @@ def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, s
             if not fmax[r] + 1e-9 >= n * e[r] + zr:
                 return 0
         return fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False)
-    for r in range(R):
-        if e[r] > 0:
-            b = fsum[r] / e[r]
-            if b + H * 2e-9 + 1e-6 * (1.0 + b) < n:
-                return 0
     tot = tot_m[m]
     if tot < n:
         return 0  # a PS only removes room
@@ -962,18 +1046,23 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
     cdd = np.maximum(cd, 1)
     by_d = np.argsort(cdd, kind="mergesort")
     used = np.empty((H, R))
-    free = np.empty((H, R))
+    free = np.full((H, R), np.nan)  # NaN: not derived yet (differs from every value)
     caps_hm = np.zeros((H, M))
     tot_m = np.zeros(M)
-    fmax = np.empty(R)
-    fsum = np.empty(R)
-    have_free = False
+    fmax = np.full(R, -math.inf)
+    fmax_h = np.full(R, -1, dtype=np.int64)  # a server holding fmax[r]
+    col_stale = np.zeros(R, dtype=np.bool_)
+    # servers whose usage row changed since their residual row was last derived (all of them at first)
+    dirty = np.ones(H, dtype=np.bool_)
+    dlist = np.arange(H)
+    n_dirty = H
     res = np.full(NC, -1, dtype=np.int64)  # earliest start under the current delay
     prev = np.full(NC, -1, dtype=np.int64)  # ... under the previous (smaller) delay
     todo = np.zeros(NC, dtype=np.bool_)
     limited = np.zeros(NC, dtype=np.bool_)  # only now + delay to try (else prev)
     dorder = np.argsort(delays, kind="mergesort")
     have_prev = False
+    first = True
     for dk in range(nd):
         di = dorder[dk]
         t0 = now + delays[di]
@@ -1003,10 +1092,17 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
                 q = pp[h]
                 while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
                     q += 1
+                row_changed = False
                 for r in range(R):
+                    if used[h, r] != vals[q, r] or first:
+                        row_changed = True
                     used[h, r] = vals[q, r]
+                if row_changed and not dirty[h]:
+                    dirty[h] = True
+                    dlist[n_dirty] = h
+                    n_dirty += 1
+            first = False
             e = np.searchsorted(ev_t, t, side="right")
-            fresh = True
             for bi in range(NC):
                 c = by_d[bi]
                 if not todo[c]:
@@ -1014,42 +1110,52 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
                 end = t + cdd[c]
                 while e < nev and ev_t[e] < end:
                     h, q = ev_h[e], ev_i[e]
+                    row_changed = False
                     for r in range(R):
                         if vals[q, r] > used[h, r]:
                             used[h, r] = vals[q, r]
+                            row_changed = True
+                    if row_changed and not dirty[h]:
+                        dirty[h] = True
+                        dlist[n_dirty] = h
+                        n_dirty += 1
                     e += 1
-                    fresh = True
-                if fresh:
-                    changed = False
-                    for h in range(H):
-                        row_changed = not have_free
+                if n_dirty > 0:
+                    # the residual rows of the changed servers, their worker capacities (exact integer totals) and
+                    # the per-resource largest free amount (a column whose holder lost room is rescanned)
+                    for i in range(n_dirty):
+                        h = dlist[i]
+                        dirty[h] = False
+                        row_changed = False
                         for r in range(R):
                             f = cap[h, r] - used[h, r]
                             if f != free[h, r]:
                                 row_changed = True
                             free[h, r] = f
-                        if row_changed:  # this server's worker capacities (and their exact integer totals)
-                            changed = True
+                        if row_changed:
                             for mm in range(M):
                                 cnew = _caps_of(free[h], wres[mm], R)
                                 tot_m[mm] += cnew - caps_hm[h, mm]
                                 caps_hm[h, mm] = cnew
-                    if changed:
-                        for r in range(R):
-                            fmax[r] = -math.inf
-                            fsum[r] = 0.0
-                        for h in range(H):
                             for r in range(R):
                                 f = free[h, r]
                                 if f > fmax[r]:
                                     fmax[r] = f
-                                if f > 0:
-                                    fsum[r] += f
-                    have_free = True
-                    fresh = False
+                                    fmax_h[r] = h
+                                elif h == fmax_h[r] and f < fmax[r]:
+                                    col_stale[r] = True
+                    n_dirty = 0
+                    for r in range(R):
+                        if col_stale[r]:
+                            col_stale[r] = False
+                            fmax[r] = -math.inf
+                            for h in range(H):
+                                if free[h, r] > fmax[r]:
+                                    fmax[r] = free[h, r]
+                                    fmax_h[r] = h
                 a = c * nd
                 st = _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a],
-                                  q4[a] == 1, caps_hm, tot_m, fmax, fsum)
+                                  q4[a] == 1, caps_hm, tot_m, fmax)
                 if st == 2:
                     return 2
                 if st == 1:
@@ -1146,10 +1252,15 @@ def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n
 
 @njit
 def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, rec, cap, wres, pres, wbw, ps_arch,
-                rows, mask, lo, hi, out):
+                rows, rmask, lg, mask, lo, hi, out):
     """The whole observation in one call (``HeteroMLEnv._observation``): job block, the v1 action rows (``rows``,
-    flat; empty on v0), the four globals, the lookahead bins, the v0 mask bits (``mask``; empty on v1), then
-    float32 and clipped. ``k``: the committed jobs (the env's step index)."""
+    (n_grid, row features); (0, row features) on v0), the four globals, the lookahead bins, the v0 mask bits
+    (``mask``; empty on v1), then float32 and clipped. ``k``: the committed jobs (the env's step index).
+
+    ``rows`` as :func:`action_rows` leaves them when ``rmask`` (the v1 action mask) is given: the ``area`` feature
+    (column 8) of the i-th valid row is then ``lg[i] / 2`` (``lg`` = NumPy's log2 of :func:`action_rows`'s
+    ``ratio``), and every row value is clipped to [0, OBS_HIGH] (``np.clip``) first; empty ``rmask``: ``rows`` are
+    final."""
     H = cap.shape[0]
     M = wres.shape[0]
     n = out.shape[0]
@@ -1157,9 +1268,23 @@ def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, r
     nj = 8 + 2 * M
     job_features(w, E, D, K, grad, v, psu, ra, wbw, T, ps_arch, x[:nj])
     i = nj
-    for q in range(rows.shape[0]):
-        x[i + q] = rows[q]
-    i += rows.shape[0]
+    G, F = rows.shape
+    raw = rmask.shape[0] > 0
+    iv = 0
+    for a in range(G):
+        for f in range(F):
+            y = rows[a, f]
+            if raw:
+                if f == 8 and rmask[a]:
+                    y = lg[iv] / 2.0
+                if y < 0.0:
+                    y = 0.0
+                if y > OBS_HIGH:
+                    y = OBS_HIGH
+            x[i + a * F + f] = y
+        if raw and rmask[a]:
+            iv += 1
+    i += G * F
     active = count_after(k, rec[0], rec[1], now)
     if relative:
         x[i], x[i + 1], x[i + 2], x[i + 3] = 0.0, 0.0, 0.0, active / H

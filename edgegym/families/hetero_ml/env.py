@@ -64,6 +64,7 @@ __all__ = [
 N_BINS = 8  # geometric lookahead bins [0,1), [1,2), [2,4), ..., [64,128)
 _BIN_EDGES = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128])
 OBS_HIGH = 10.0
+_NO_FLOATS = np.zeros(0)
 _K = None
 
 
@@ -247,6 +248,9 @@ class HeteroMLEnv(gym.Env):
         self._inst = build_instance(self.preset, self.np_random)
         self.cluster, self.jobs, self.ideal = self._inst.cluster, self._inst.jobs, self._inst.ideal
         self.sim = ReservationSim(self.cluster, self.jobs, horizon=2 * self.T)
+        J = self.jobs.num_jobs
+        self._jptr = np.zeros(J + 2, dtype=np.int64)  # see ``_kernels.sync_job_servers``
+        self._jsrv = np.empty(J * self.H, dtype=np.int64)
         self._k = 0
         self._rewards = []
         self._illegal = 0
@@ -262,7 +266,7 @@ class HeteroMLEnv(gym.Env):
         self._zf = (c.ps_res / c.cbar).sum(axis=1)  # (P,) Σ_r ẑ of each PS type (as ``placement.ps_types_for``)
         self._fracs = np.asarray(self.preset.env.worker_fractions, dtype=np.float64)
         self._delays = np.asarray(self.preset.env.delays, dtype=np.int64)
-        self._no_rows, self._no_mask = np.zeros(0), np.zeros(0, dtype=bool)
+        self._no_rows, self._no_mask = np.zeros((0, len(ACTION_ROW_FEATURES))), np.zeros(0, dtype=bool)
         # whether a configuration (m, n, spread, PS type + 1) fits the empty cluster: a cache of the cluster alone
         n_max = max(int(self.jobs.chunks.max()), int(self.preset.workload.chunks[1]))
         self._feas = np.full((self.M, n_max + 1, 2, c.num_ps_types + 1), -1, dtype=np.int8)
@@ -295,19 +299,26 @@ class HeteroMLEnv(gym.Env):
             c = int(self._slot.completion[k])
             start, dur, m, n, col = int(self._slot.first_start[k]), c - int(self._slot.first_start[k]), -1, 0, False
         else:
+            got = None
             if isinstance(action, Placement):
                 pl = self.sim.commit(k, action, earliest=now)
             else:
                 act = self._check_discrete(action)
-                mask = self.action_masks()
+                mask = self._grid_mask_shared()
                 if not mask[act]:  # an unmasked invalid action maps to the earliest-completion valid one
                     self._illegal += 1
-                    act = self._earliest_valid(k, now, mask)
-                # the decoded placement was computed on the exact residual capacity (feasible by construction;
-                # the differential tests check it against the reference search and T1)
-                pl = self.sim.commit(k, self._decode(k, act, now), earliest=now, validate=False)
-            c, start, dur = pl.completion, pl.start, pl.duration
-            m, n, col = pl.worker_type, pl.num_workers, pl.colocated
+                    act = self._earliest_valid(k, now, mask.copy())
+                got = self._decode_commit(k, act, now)
+                if got is None:
+                    # the decoded placement was computed on the exact residual capacity (feasible by
+                    # construction; the differential tests check it against the reference search and T1)
+                    pl = self.sim.commit(k, self._decode(k, act, now), earliest=now, validate=False)
+            if got is None:
+                c, start, dur = pl.completion, pl.start, pl.duration
+                m, n, col = pl.worker_type, pl.num_workers, pl.colocated
+            else:
+                start, dur, m, n, col = got
+                c = start + dur
         r = -w * (c - (a if self.preset.env.reward == "flow" else 0)) / self.reward_scale
         self._rewards.append(r)
         self._k += 1
@@ -367,9 +378,10 @@ class HeteroMLEnv(gym.Env):
         return None
 
     def _rec(self) -> tuple:
-        """The committed reservations as the kernels read them: start, duration, workers, PSs, worker and PS type."""
+        """The committed reservations as the kernels read them: start, duration, workers, PSs, worker and PS type,
+        and the servers each job uses (``_jptr/_jsrv``, listed on demand by the kernels: a cache of workers/PSs)."""
         s = self.sim
-        return s.start, s.duration, s.workers, s.ps, s.worker_type, s.ps_type
+        return s.start, s.duration, s.workers, s.ps, s.worker_type, s.ps_type, self._jptr, self._jsrv
 
     def _decode(self, k: int, act: int, now: int) -> Placement:
         m4, n4, q4, p4 = self._job_cfg()
@@ -380,6 +392,28 @@ class HeteroMLEnv(gym.Env):
             raise RuntimeError(f"no start found for a valid action {act}")
         t, (wk, ps) = got
         return Placement(t, 0, m, p, wk, ps)
+
+    def _decode_commit(self, k: int, act: int, now: int):
+        """:meth:`_decode` and the simulator's commit (without T1) in one compiled call
+        (``_kernels.decode_commit``): ``(start, duration, worker type, workers, co-located)``, or ``None`` when the
+        compiled search is ambiguous (a price tie within rounding: nothing was committed, the caller takes the
+        exact path)."""
+        m4, n4, q4, p4 = self._job_cfg()
+        m, n, spread, p = int(m4[act]), int(n4[act]), bool(q4[act] == 1), int(p4[act])
+        jb, kc, sim = self.jobs, self._kc, self.sim
+        t0 = now + int(self._delays[act % self.n_delays])
+        est = self._est_step
+        if est is not None and est[0] == k and est[2][act] >= 1 and est[1][act] >= t0:
+            # v1: grid_estimates already found the action's earliest start t* (the search's first candidate that
+            # fits; none before it fits, whatever a price tie would decide there), so the search starts at t*
+            t0 = int(est[1][act])
+        st, t, d, nw, col, rows, fr = _kernels().decode_commit(
+            self._rec(), sim.colocated, k, *kc, float(jb.epochs[k] * jb.chunks[k] * jb.batches[k]), jb.v[k],
+            jb.ps_update[k], float(jb.ra_update[k]), float(jb.grad_mb[k]), m, p, n, spread, t0)
+        if st != 1:
+            return None
+        sim.ledger.commit_rows(rows, fr, t, t + d)
+        return int(t), int(d), m, int(nw), bool(col)
 
     def _earliest_valid(self, k: int, now: int, mask: np.ndarray) -> int:
         best, best_c = None, None
@@ -426,8 +460,9 @@ class HeteroMLEnv(gym.Env):
         """The cached mask of the pending job itself (not a copy: read only)."""
         if self._inst is None or self._k >= self.jobs.num_jobs:
             return np.ones(self.n_grid, dtype=bool)
-        self._grid_mask()
-        return self._mask_step[1]
+        mask = self._grid_mask()
+        st = self._mask_step
+        return st[1] if st is not None and st[0] == self._k else mask
 
     def _grid_mask(self) -> np.ndarray:
         """The action mask (compiled ``_kernels.grid_mask``; reference ``_reference.grid_mask``), cached per step."""
@@ -447,16 +482,25 @@ class HeteroMLEnv(gym.Env):
         (``==``) to ``_reference.observation``, the original NumPy encoder (the test oracle)."""
         k = min(self._k, self.jobs.num_jobs - 1)
         jb, kc = self.jobs, self._kc
-        if self.obs_actions:
-            rows, mask = self._action_rows().reshape(-1), self._no_mask
-        else:
+        rmask, lg, mask = self._no_mask, _NO_FLOATS, self._no_mask
+        if not self.obs_actions:
             rows, mask = self._no_rows, self._grid_mask_shared()
+        elif self.slot_driven or self._k >= jb.num_jobs:
+            rows = self._action_rows()
+        else:  # the rows before the area's log2 and the clip (both in the observation kernel)
+            rmask = self._grid_mask_shared()
+            start, dur = self.grid_estimates()
+            rows = np.empty((self.n_grid, len(ACTION_ROW_FEATURES)))
+            ratio = np.empty(self.n_grid)
+            nv = _kernels().action_rows(int(jb.chunks[k]), self._decision_time(k), kc[0], kc[1], kc[2], kc[3],
+                                        kc[4], kc[6], self._delays, *self._job_cfg(), rmask, start, dur, rows, ratio)
+            lg = np.log2(ratio[:nv])
         out = np.empty(self.observation_space.shape[0], dtype=np.float32)
         _kernels().observation(
             float(jb.weight[k]), int(jb.epochs[k]), int(jb.chunks[k]), int(jb.batches[k]), float(jb.grad_mb[k]),
             jb.v[k], jb.ps_update[k], float(jb.ra_update[k]), int(jb.arrival[k]), self._k, jb.num_jobs,
             self._decision_time(k),
-            self.T, self.obs_relative, self._rec(), kc[0], kc[1], kc[2], kc[3], kc[6], rows, mask,
+            self.T, self.obs_relative, self._rec(), kc[0], kc[1], kc[2], kc[3], kc[6], rows, rmask, lg, mask,
             self.observation_space.low, self.observation_space.high, out)
         return out
 
@@ -480,7 +524,7 @@ class HeteroMLEnv(gym.Env):
         if self._est_step is not None and self._est_step[0] == k:
             return self._est_step[1], self._est_step[2]
         jb = self.jobs
-        mask = self._grid_mask()
+        mask = self._grid_mask_shared()
         start = np.empty(self.n_grid, dtype=np.int64)
         d_out = np.empty(self.n_grid, dtype=np.int64)
         st = _kernels().grid_estimates(

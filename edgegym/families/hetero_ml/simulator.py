@@ -348,6 +348,12 @@ class Ledger:
             rows = np.flatnonzero(np.any(f != 0, axis=1))
             self._pending.append((rows, np.array(f[rows], dtype=np.float64), int(start), int(end)))
 
+    def commit_rows(self, rows: np.ndarray, f_rows: np.ndarray, start: int, end: int) -> None:
+        """:meth:`commit` given the footprint's nonzero rows already: server indices ``rows`` and their rows
+        ``f_rows`` (float64, owned by the ledger from now on)."""
+        if end > start:
+            self._pending.append((rows, f_rows, int(start), int(end)))
+
     def utilisation(self, start: int, end: int) -> np.ndarray:
         """Mean used fraction per resource over [start, end).                             # (R,)"""
         tot = np.maximum(self.capacity.sum(axis=0), 1e-12)
