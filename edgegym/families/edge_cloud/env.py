@@ -155,7 +155,7 @@ class EdgeCloudView:
 
 
 def _share(v, env):
-    """A ``fork_env`` copy function that shares the array (the fork replaces it before anyone writes to it)."""
+    """A ``fork_env`` copy function that shares ``v`` (the fork replaces it before anyone writes to it)."""
     return v
 
 
@@ -699,11 +699,11 @@ class EdgeCloudMLEnv(gym.Env):
         """
         from ...core.forking import fork_env
 
-        copies = self._fork_copies()
         if future == "resample" and self._redraws_future():
-            # _resample_future builds a fresh simulator and copies the live part of these arrays from the fork's
-            # simulator, which only reads them: the fork may share them with this env instead of copying them first
-            copies.update({f"sim.{a}": _share for a in self._SIM_PER_CHUNK | self._SIM_PER_JOB})
+            # _resample_future builds the fork's own simulator from this env's, reading it only: no copy first
+            copies = {"sim": _share}
+        else:
+            copies = self._fork_copies()
         return fork_env(self, seed=seed, future=future, shared=self._FORK_SHARED,
                         resample=type(self)._resample_future, copies=copies)
 
@@ -735,7 +735,7 @@ class EdgeCloudMLEnv(gym.Env):
         """Replace the jobs after the pending one by a fresh draw (``fork(future="resample")``)."""
         import dataclasses
 
-        from ...core.forking import cached_draw, shifted_arrivals, splice_jobs
+        from ...core.forking import cached_draw, fast_copy, shifted_arrivals, splice_jobs
         from .instance import build_jobs
 
         k = self._k
@@ -748,8 +748,10 @@ class EdgeCloudMLEnv(gym.Env):
             w, self.preset.job_model, self.cluster, g, speed=self.preset.env.speed), owner=self.cluster)
         jobs = splice_jobs(self.jobs, new, k + 1,
                            arrival_slots=shifted_arrivals(self.jobs.arrival_slots, new.arrival_slots, k + 1))
-        old = self.sim
-        fresh = PaperSimulator(self.cluster, jobs, speed=old.speed, slotted=old.slotted, rng=old.rng)
+        old = self.sim  # the parent env's simulator, shared by fork(): read it, never write to it
+        memo: dict = {}
+        shared = {a[4:] for a in self._FORK_SHARED if a.startswith("sim.")}  # scratch shared by an env and its forks
+        fresh = PaperSimulator(self.cluster, jobs, speed=old.speed, slotted=old.slotted, rng=fast_copy(old.rng, memo))
         n0 = int(old.offsets[k])  # chunks of the jobs placed so far
         for name, v in vars(old).items():
             if name in self._SIM_FROM_JOBS:
@@ -759,7 +761,7 @@ class EdgeCloudMLEnv(gym.Env):
             elif name in self._SIM_PER_JOB:
                 getattr(fresh, name)[: k + 1] = v[: k + 1]
             else:
-                setattr(fresh, name, v)
+                setattr(fresh, name, v if name in shared else fast_copy(v, memo))
         self.sim, self.jobs = fresh, jobs
         self._prepare_buffers()
         if self.discipline != "paper":
