@@ -71,6 +71,21 @@ def max_workers(Ur, m, n, ps_here):
     return max(best, 0)
 
 
+@njit_inline
+def _mw(U, r, m, n, ps_here):
+    """:func:`max_workers` of row ``r`` of ``U`` (the same arithmetic, without taking a row view)."""
+    best = BIG
+    for k in range(U.shape[1]):
+        free = U[r, k] - (n[k] if ps_here else 0.0)
+        if free < -_EPS:
+            return 0
+        if m[k] > 0:
+            a = int(math.floor(free / m[k] + _EPS))
+            if a < best:
+                best = a
+    return max(best, 0)
+
+
 @njit
 def pa(U, order, q, m, n, N, tie_le):
     """PA (Alg 2) for ``N`` workers: enumerate the PS site, fill workers along ``order``.
@@ -117,13 +132,20 @@ def pa_all_n(U, order, q, m, n, n_max, tie_le):
     """PA for every N in 1..n_max at once (the Q-order fill is a prefix, so the cost is piecewise linear in N).
 
     Returns ``(unit_cost (n_max+1,), ps (n_max+1,))``, index N; ``inf`` / ``-1`` where N does not fit.
+    (Each segment of the fill updates its N's without branches; the same sums and comparisons as the
+    element-by-element loop: ``c + (N − filled)·q`` with ``N − filled`` taken from a float table of the integers.)
     """
     R, K = U.shape
     cost = np.full(n_max + 1, np.inf)
     best_ps = np.full(n_max + 1, -1, np.int64)
     A0 = np.empty(R, np.int64)
+    A1 = np.empty(R, np.int64)
     for r in range(R):
-        A0[r] = max_workers(U[r], m, n, False)
+        A0[r] = _mw(U, r, m, n, False)
+        A1[r] = _mw(U, r, m, n, True)
+    steps = np.empty(n_max + 1)
+    for x in range(n_max + 1):
+        steps[x] = x
     for rt in range(R):
         ok = True
         for k in range(K):
@@ -136,19 +158,30 @@ def pa_all_n(U, order, q, m, n, n_max, tie_le):
         c = 0.0
         for j in range(R):
             r = order[j]
-            a = max_workers(U[r], m, n, True) if r == rt else A0[r]
+            a = A1[r] if r == rt else A0[r]
             if a <= 0:
                 continue
             top = filled + a
-            while N <= n_max and N <= top:
-                cN = c + (N - filled) * q[r, rt]
-                if cN < cost[N] or (tie_le and cN <= cost[N]):
-                    cost[N] = cN
-                    best_ps[N] = rt
-                N += 1
+            hi = min(top, n_max)
+            qr = q[r, rt]
+            if tie_le:
+                for x in range(N, hi + 1):
+                    cN = c + steps[x - filled] * qr
+                    cur = cost[x]
+                    bt = cN <= cur
+                    cost[x] = cN if bt else cur
+                    best_ps[x] = rt if bt else best_ps[x]
+            else:
+                for x in range(N, hi + 1):
+                    cN = c + steps[x - filled] * qr
+                    cur = cost[x]
+                    bt = cN < cur
+                    cost[x] = cN if bt else cur
+                    best_ps[x] = rt if bt else best_ps[x]
+            N = hi + 1
             if N > n_max:
                 break
-            c += a * q[r, rt]
+            c += a * qr
             filled = top
     return cost, best_ps
 
@@ -161,7 +194,7 @@ def fill(U, order, m, n, N, ps):
     rem = N
     for j in range(R):
         r = order[j]
-        a = max_workers(U[r], m, n, r == ps)
+        a = _mw(U, r, m, n, r == ps)
         take = min(a, rem)
         y[r] = take
         rem -= take
@@ -551,7 +584,7 @@ def _fill_fast(y, used_sites, A0, A1, order, N, ps):
     return nu
 
 
-@njit
+@njit_inline
 def _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, tot_m, D, kappa, order, A0, A1, prop, beta, y, used_sites,
                    d, H, sent, touched):
     """``Σ q·g`` of :func:`window_estimate` for one N (``ps[N] >= 0``)."""
@@ -586,8 +619,8 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     A0 = np.empty(R, np.int64)
     A1 = np.empty(R, np.int64)
     for r in range(R):
-        A0[r] = max_workers(U[r], m, n, False)
-        A1[r] = max_workers(U[r], m, n, True)
+        A0[r] = _mw(U, r, m, n, False)
+        A1[r] = _mw(U, r, m, n, True)
     tot = 0
     for r in range(R):
         tot += M[r]
@@ -693,7 +726,7 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     return L, param, transfer, ps, best, order, A0, A1
 
 
-@njit
+@njit_inline
 def _pa_fast(U, order, q, m, n, N, tie_le, A0, A1, y, used_sites):
     """:func:`pa` (the same sums in the same order, the same winner) without rebuilding ``y`` for every PS site:
     ``A0``/``A1`` are the per-site worker bounds under ``U`` (``max_workers`` without / with the PS), a PS site
@@ -773,7 +806,7 @@ def _demand(y, m, n, ps, dem):
             dem[ps, k] += n[k]
 
 
-@njit
+@njit_inline
 def _earliest(cal, dem, t, win, U, gmin):
     """``candidates.earliest_fit`` (whole calendar), and ``U`` = ``cal[s:s + win].min(axis=0)`` on the sites where
     ``dem`` has a positive entry (the only entries :func:`_peak_of` reads) for the start ``s`` found.
@@ -843,6 +876,39 @@ def _earliest(cal, dem, t, win, U, gmin):
                     gmin[r, k] = U[r, k]
         s = bad + 1
     return -1
+
+
+@njit_inline
+def _window_min(cal, t, w_run, win, Uw, Uo, chg):
+    """Extend the running minimum ``Uw = cal[t:t + w_run].min(axis=0)`` to ``cal[t:t + win]`` (``win > w_run``),
+    setting ``chg[r]`` for the sites whose minimum fell (every site when ``w_run == 0``). One flat pass per slot (a
+    vectorisable minimum; the same values as the element-by-element ``v < Uw`` updates)."""
+    R, K = Uw.shape
+    RK = R * K
+    calf = cal.reshape(cal.shape[0] * RK)
+    Uwf = Uw.reshape(RK)
+    Uof = Uo.reshape(RK)
+    if w_run == 0:
+        b = t * RK
+        for i in range(RK):
+            Uwf[i] = calf[b + i]
+        for r in range(R):
+            chg[r] = True
+        w_run = 1
+    if w_run >= win:
+        return
+    for i in range(RK):
+        Uof[i] = Uwf[i]
+    for s in range(t + w_run, t + win):
+        b = s * RK
+        for i in range(RK):
+            v = calf[b + i]
+            u = Uwf[i]
+            Uwf[i] = v if v < u else u
+    for r in range(R):
+        for k in range(K):
+            if Uw[r, k] < Uo[r, k]:
+                chg[r] = True
 
 
 @njit
@@ -936,6 +1002,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     # the rows are independent: visited by decreasing N (non-decreasing window), so that the free resources of
     # each "now" window, cal[t:t + l].min(axis=0), extend one running minimum
     Uw = np.full((R, K), np.inf)
+    Uo = np.empty((R, K))
     w_run = 0
     for jj in range(G):
         j = G - 1 - jj
@@ -958,14 +1025,9 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         # ---- now
         r = 2 * j
         if t + win <= calendar_len:
-            while w_run < win:
-                for rr in range(R):
-                    for kk in range(K):
-                        v = cal[t + w_run, rr, kk]
-                        if v < Uw[rr, kk] or w_run == 0:
-                            Uw[rr, kk] = v
-                            chg[rr] = True
-                w_run += 1
+            if w_run < win:
+                _window_min(cal, t, w_run, win, Uw, Uo, chg)
+                w_run = win
             fits = True
             for rr in range(R):
                 for kk in range(K):
@@ -982,8 +1044,8 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                 for rr in range(R):  # site_order(Uw, ...) and the worker bounds, redone on the changed sites
                     if chg[rr]:
                         chg[rr] = False
-                        A0u[rr] = max_workers(Uw[rr], m, n, False)
-                        A1u[rr] = max_workers(Uw[rr], m, n, True)
+                        A0u[rr] = _mw(Uw, rr, m, n, False)
+                        A1u[rr] = _mw(Uw, rr, m, n, True)
                         sc = 0.0
                         for kk in range(K):
                             sc += Uw[rr, kk] / cap[rr, kk] if cap[rr, kk] > 0 else 0.0
