@@ -46,6 +46,8 @@ def _check_state(env, rng) -> None:
     k = env._k
     mask = env.action_masks()
     np.testing.assert_array_equal(mask, ref.grid_mask(env), err_msg=f"mask, job {k}")
+    for got, exp in zip(env._job_cfg(), ref.grid_configs(env, k)[:4], strict=True):  # compiled job_grid
+        np.testing.assert_array_equal(got, exp.reshape(-1), err_msg=f"grid configurations, job {k}")
     np.testing.assert_array_equal(env._observation(), ref.observation(env), err_msg=f"observation, job {k}")
     if env.obs_actions or rng.random() < 0.3:
         start, dur = env.grid_estimates()

@@ -118,7 +118,7 @@ def _n_workers(D, frac):
     return np.int64(x)
 
 
-@njit
+@njit_inline
 def ps_type(n, m, spread, wbw, pbw, zf, psu):
     """The env's derived PS type (``placement.ps_type_for``): smallest s·Σ_r ẑ, ties by the lower U^p_j, then index."""
     P = zf.shape[0]
@@ -148,7 +148,7 @@ def ps_type(n, m, spread, wbw, pbw, zf, psu):
     return out
 
 
-@njit
+@njit_inline
 def duration(W, v, psu_p, ra, comm, n, colocated, ps_arch):
     """d = ceil(W · iter / n - 1e-9) with iter of eq. (1) (PS) or eq. (14) (RA)."""
     if ps_arch:
@@ -213,7 +213,7 @@ def _zero_cost(free, cap, h, vec, R):
     return True
 
 
-@njit
+@njit_inline
 def _cost(free, cap, h, vec, lam, empty):
     """Σ_r price[h, r] · vec[r] (sequential); 0 on the empty cluster (every price is exactly 0 there)."""
     if empty:
@@ -370,7 +370,7 @@ def grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spr
     return 1
 
 
-@njit
+@njit_inline
 def fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, empty):
     """Whether :func:`grid_place` finds a placement (the reference ``fits`` for one configuration): 1 yes, 0 no,
     2 ambiguous (the PS server's price ties within rounding and the candidates disagree)."""
@@ -504,6 +504,37 @@ def grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q
             v = fits(cap, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, q == 1, True)
         for di in range(n_delays):
             mask[a + di] = v == 1
+
+
+@njit
+def job_grid(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask):
+    """:func:`grid_configs` and :func:`grid_mask` in one call. The co-located PS type does not depend on the
+    worker type or count (computed once) and a spread one only on them (computed once per distinct count)."""
+    M = wres.shape[0]
+    L = fracs.shape[0]
+    pc = ps_type(1, 0, False, wbw, pbw, zf, psu) if ps_arch else -1
+    for m in range(M):
+        prev_n = -1
+        prev_p = -1
+        for lvl in range(L):
+            n = _n_workers(D, fracs[lvl])
+            for q in range(2):
+                p = -1
+                if ps_arch:
+                    if q == 0:
+                        p = pc
+                    else:
+                        if n != prev_n:
+                            prev_p = ps_type(n, m, True, wbw, pbw, zf, psu)
+                            prev_n = n
+                        p = prev_p
+                base = ((m * L + lvl) * 2 + q) * n_delays
+                for di in range(n_delays):
+                    m4[base + di] = m
+                    n4[base + di] = n
+                    q4[base + di] = q
+                    p4[base + di] = p
+    grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q4, p4, feas, mask)
 
 
 # ------------------------------------------------------------------------------------------ ledger windows
@@ -867,24 +898,35 @@ def lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, out):
             i += 1
 
 
+@njit_inline
+def _to_obs(y, lo, hi):
+    """One observation value: float64 -> float32, NaN -> 0, +-inf -> the float32 extremes, clipped to [lo, hi]."""
+    v = np.float32(y)
+    if math.isnan(v):
+        v = np.float32(0.0)
+    elif v == math.inf:
+        v = np.float32(3.4028234663852886e38)
+    elif v == -math.inf:
+        v = np.float32(-3.4028234663852886e38)
+    if v < lo:
+        v = lo
+    if v > hi:
+        v = hi
+    return v
+
+
 @njit
 def finish_observation(x, lo, hi, out):
     """float64 -> float32, NaN -> 0, +-inf -> the float32 extremes, clipped to [lo, hi] (``np.clip(np.nan_to_num(
     x.astype(np.float32)), lo, hi)``)."""
-    fmax = np.float32(3.4028234663852886e38)
-    for i in range(x.shape[0]):
-        v = np.float32(x[i])
-        if math.isnan(v):
-            v = np.float32(0.0)
-        elif v == math.inf:
-            v = fmax
-        elif v == -math.inf:
-            v = -fmax
-        if v < lo[i]:
-            v = lo[i]
-        if v > hi[i]:
-            v = hi[i]
-        out[i] = v
+    finish_range(x, lo, hi, out, 0, x.shape[0])
+
+
+@njit
+def finish_range(x, lo, hi, out, a, b):
+    """:func:`finish_observation` of the entries ``a .. b - 1``."""
+    for i in range(a, b):
+        out[i] = _to_obs(x[i], lo[i], hi[i])
 
 
 @njit
@@ -943,7 +985,7 @@ def server_profiles(k, now, rec, wres, pres, ps_arch, H, R):
     return pp, cnt, times, vals
 
 
-@njit
+@njit_inline
 def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, caps_hm, tot_m, fmax):
     """:func:`fits` given the residual's per-server worker capacities ``caps_hm[h, m]`` and their totals ``tot_m``
     (exact integer sums), with an exact necessary condition tested first for a co-located configuration from the
@@ -986,7 +1028,7 @@ def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, s
 
 @njit
 def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4, n4,
-                   q4, p4, mask, start_out, dur_out):
+                   q4, p4, mask, start_out, dur_out, cfree, ccaps):
     """``HeteroMLEnv.grid_estimates``: earliest start (>= now + delay, among that slot and the later reservation
     ends, at which :func:`grid_place` fits over [t, t + max(d, 1))) and duration of every grid action (invalid: -1,
     0). Returns 1, or 2 when a price tie within rounding makes a test ambiguous (rerun with the reference).
@@ -994,7 +1036,11 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
     Work sharing (exact): the residual over [t, t + d) is built once per candidate t and extended as d grows
     (configurations visited by duration); spread capacity totals are shared per worker type; and for a larger
     delay, a configuration whose earliest start t* under the previous (smaller) delay is >= now + delay starts at
-    now + delay if it fits there and at t* otherwise (the candidates in between were all tried and failed)."""
+    now + delay if it fits there and at t* otherwise (the candidates in between were all tried and failed).
+
+    ``cfree`` (H, R) and ``ccaps`` (H, M): a cache kept by the caller between calls (NaN rows at first), each
+    server's residual row at the first candidate of the last call and its worker capacities (a pure function of the
+    row: reused only where the row is equal)."""
     G = mask.shape[0]
     nd = delays.shape[0]
     H, R = cap.shape
@@ -1101,6 +1147,35 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
                     dirty[h] = True
                     dlist[n_dirty] = h
                     n_dirty += 1
+            if first:  # the residual at the first candidate: worker capacities from the cache where the row is equal
+                for h in range(H):
+                    dirty[h] = False
+                    same = True
+                    for r in range(R):
+                        f = cap[h, r] - used[h, r]
+                        free[h, r] = f
+                        if f != cfree[h, r]:
+                            same = False
+                    if same:
+                        for mm in range(M):
+                            caps_hm[h, mm] = ccaps[h, mm]
+                    else:
+                        for mm in range(M):
+                            caps_hm[h, mm] = _caps_of(free[h], wres[mm], R)
+                            ccaps[h, mm] = caps_hm[h, mm]
+                        for r in range(R):
+                            cfree[h, r] = free[h, r]
+                for mm in range(M):
+                    x = 0.0
+                    for h in range(H):
+                        x += caps_hm[h, mm]
+                    tot_m[mm] = x
+                for r in range(R):
+                    for h in range(H):
+                        if free[h, r] > fmax[r]:
+                            fmax[r] = free[h, r]
+                            fmax_h[r] = h
+                n_dirty = 0
             first = False
             e = np.searchsorted(ev_t, t, side="right")
             for bi in range(NC):
@@ -1271,7 +1346,7 @@ def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, r
     G, F = rows.shape
     raw = rmask.shape[0] > 0
     iv = 0
-    for a in range(G):
+    for a in range(G):  # straight into ``out`` (finished there)
         for f in range(F):
             y = rows[a, f]
             if raw:
@@ -1281,7 +1356,8 @@ def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, r
                     y = 0.0
                 if y > OBS_HIGH:
                     y = OBS_HIGH
-            x[i + a * F + f] = y
+            q = i + a * F + f
+            out[q] = _to_obs(y, lo[q], hi[q])
         if raw and rmask[a]:
             iv += 1
     i += G * F
@@ -1300,4 +1376,5 @@ def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, r
     i += nb
     for q in range(mask.shape[0]):
         x[i + q] = 1.0 if mask[q] else 0.0
-    finish_observation(x, lo, hi, out)
+    finish_range(x, lo, hi, out, 0, nj)
+    finish_range(x, lo, hi, out, nj + G * F, n)

@@ -251,6 +251,9 @@ class HeteroMLEnv(gym.Env):
         J = self.jobs.num_jobs
         self._jptr = np.zeros(J + 2, dtype=np.int64)  # see ``_kernels.sync_job_servers``
         self._jsrv = np.empty(J * self.H, dtype=np.int64)
+        # ``_kernels.grid_estimates``'s cache: residual rows at its first candidate and their worker capacities
+        self._est_free = np.full(self.cluster.capacity.shape, np.nan)
+        self._est_caps = np.zeros((self.cluster.capacity.shape[0], self.cluster.worker_res.shape[0]))
         self._k = 0
         self._rewards = []
         self._illegal = 0
@@ -445,19 +448,28 @@ class HeteroMLEnv(gym.Env):
     def _job_cfg(self):
         """Worker type, workers, spread flag (1 = spread) and derived PS type of every grid action of the pending
         job (flat, in grid order; compiled, cached per step).                                  # 4 x (n_grid,)"""
-        k = self._k
-        if self._cfg_step is not None and self._cfg_step[0] == k:
-            return self._cfg_step[1]
-        G = self.n_grid
+        st = self._cfg_step
+        if st is not None and st[0] == self._k:
+            return st[1]
+        self._job_grid()
+        return self._cfg_step[1]
+
+    def _job_grid(self) -> None:
+        """Compute and cache the pending job's grid configurations and action mask (one compiled call,
+        ``_kernels.job_grid``; the reference is ``_reference.grid_configs`` and ``_reference.grid_mask``)."""
+        k, G, kc = self._k, self.n_grid, self._kc
         cfg = tuple(np.empty(G, dtype=np.int64) for _ in range(4))
-        kc = self._kc
-        _kernels().grid_configs(int(self.jobs.chunks[k]), self._fracs, self.M, self.n_delays, kc[3], kc[4], self._zf,
-                                self.jobs.ps_update[k], kc[6], *cfg)
+        mask = np.empty(G, dtype=bool)
+        _kernels().job_grid(int(self.jobs.chunks[k]), self._fracs, self.n_delays, *kc[:6], kc[6], kc[7], self._zf,
+                            self.jobs.ps_update[k], self._feas, *cfg, mask)
         self._cfg_step = (k, cfg)
-        return cfg
+        self._mask_step = (k, mask)
 
     def _grid_mask_shared(self) -> np.ndarray:
         """The cached mask of the pending job itself (not a copy: read only)."""
+        st = self._mask_step
+        if st is not None and st[0] == self._k:
+            return st[1]
         if self._inst is None or self._k >= self.jobs.num_jobs:
             return np.ones(self.n_grid, dtype=bool)
         mask = self._grid_mask()
@@ -468,13 +480,10 @@ class HeteroMLEnv(gym.Env):
         """The action mask (compiled ``_kernels.grid_mask``; reference ``_reference.grid_mask``), cached per step."""
         if self._inst is None or self._k >= self.jobs.num_jobs:
             return np.ones(self.n_grid, dtype=bool)
-        k = self._k
-        if self._mask_step is not None and self._mask_step[0] == k:
-            return self._mask_step[1].copy()
-        mask = np.empty(self.n_grid, dtype=bool)
-        _kernels().grid_mask(*self._kc, self.n_delays, *self._job_cfg(), self._feas, mask)
-        self._mask_step = (k, mask)
-        return mask.copy()
+        st = self._mask_step
+        if st is None or st[0] != self._k:
+            self._job_grid()
+        return self._mask_step[1].copy()
 
     # ------------------------------------------------------------------ observation
     def _observation(self) -> np.ndarray:
@@ -530,7 +539,8 @@ class HeteroMLEnv(gym.Env):
         st = _kernels().grid_estimates(
             self._rec(), k, *self._kc, float(jb.epochs[k] * jb.chunks[k] * jb.batches[k]), jb.v[k], jb.ps_update[k],
             float(jb.ra_update[k]),
-            float(jb.grad_mb[k]), self._decision_time(k), self._delays, *self._job_cfg(), mask, start, d_out)
+            float(jb.grad_mb[k]), self._decision_time(k), self._delays, *self._job_cfg(), mask, start, d_out,
+            self._est_free, self._est_caps)
         if st == 2:  # a price tie within rounding: the NumPy reference decides
             start, d_out = _reference.grid_estimates(self)
         self._est_step = (k, start, d_out)
