@@ -920,7 +920,8 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     ``lat`` (n_max+1,): the latency cost of each N's window ending (the tentative enumeration's, computed with
     numpy by the caller); ``grid``: the geometric worker grid of ``worker_grid`` for (n_max, G); ``lin_idx`` /
     ``lin_cnt``: ``np.unique(np.round(np.linspace(0, n - 1, k)))`` for every (n, k) (see ``candidates``).
-    Returns ``(mode, N, win, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now)``.
+    Returns ``(ti, y, tf, mask, n_tent, n_now)``: ``ti`` (5, C) int64 the rows' ``mode, N, win, start, ps``,
+    ``tf`` (5, C) float64 their ``transfer, param, latency, total, peak``.
     """
     R, K = cap.shape
     y_s = np.zeros(R, np.int64)
@@ -973,19 +974,24 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     nv = vals.shape[0]
     # ---- rows
     C = 2 * G
-    mode = np.empty(C, np.int64)
+    ti = np.zeros((5, C), np.int64)  # the int columns (one block: fewer arrays to hand back to Python)
+    tf = np.zeros((5, C))  # the float columns
+    mode = ti[0]
     for j in range(G):
         mode[2 * j] = 0
         mode[2 * j + 1] = 1
-    Nc = np.zeros(C, np.int64)
-    lc = np.zeros(C, np.int64)
-    start = np.full(C, -1, np.int64)
-    psr = np.full(C, -1, np.int64)
+    Nc = ti[1]
+    lc = ti[2]
+    start = ti[3]
+    psr = ti[4]
+    for r in range(C):
+        start[r] = -1
+        psr[r] = -1
     y = np.zeros((C, R), np.int64)
-    transfer = np.zeros(C)
-    param = np.zeros(C)
-    latency = np.zeros(C)
-    peak = np.zeros(C)
+    transfer = tf[0]
+    param = tf[1]
+    latency = tf[2]
+    peak = tf[4]
     mask = np.zeros(C, np.bool_)
     demC = np.empty((R, K))
     dem1 = np.empty((R, K))
@@ -1091,7 +1097,9 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         for r in range(C):
             if mode[r] == 1 and start[r] - t > wait_max:
                 mask[r] = False
-    total = np.full(C, np.inf)
+    total = tf[3]
+    for r in range(C):
+        total[r] = np.inf
     mn = np.inf
     anym = False
     for r in range(C):
@@ -1106,7 +1114,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
             if mask[r] and not total[r] <= thr:
                 mask[r] = False
                 total[r] = np.inf
-    return mode, Nc, lc, start, psr, y, transfer, param, latency, total, peak, mask, n_tent, n_now
+    return ti, y, tf, mask, n_tent, n_now
 
 
 @njit_inline
@@ -1129,21 +1137,39 @@ def _order_by_score(Q, order):
 
 
 @njit
-def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, win, complete, chunk_mb, param_slot, cal, start, m, n,
-             ps):
-    """Reserve and run a committed plan (``Simulator.commit`` without recording): ``cal[start:start + win]`` minus
-    the plan's demand, then ``win`` slots of ``Simulator.execute`` on the untrained data ``M`` (modified in place).
-    Returns ``(transfer, param)`` summed slot by slot as ``Simulator.commit`` sums them; ``param_slot``: one slot's
-    parameter-exchange cost (the caller's ``π·q[:, ps]·y``). The per-slot site order is :func:`site_order`'s
-    (the same scores, the same permutation)."""
+def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, complete, chunk_mb, param_slot, cal, start, m, n, ps):
+    """Reserve and run a committed plan (``Simulator.commit`` without recording): ``N = Σ y`` workers, window
+    ``win = ceil(Σ M / (κ·N))`` (``Simulator.window``), ``cal[start:start + win]`` minus the plan's demand, then
+    ``win`` slots of ``Simulator.execute`` on the untrained data ``M`` (modified in place).
+    Returns ``(transfer, param, N, win, left)``: the costs summed slot by slot as ``Simulator.commit`` sums them
+    (``param_slot``: one slot's parameter-exchange cost, the caller's ``π·q[:, ps]·y``) and the chunks left
+    untrained (0 for a legal plan). The per-slot site order is :func:`site_order`'s (the same scores, the same
+    permutation)."""
     R, K = cap.shape
+    N = 0
+    tot = 0
+    for r in range(R):
+        N += y[r]
+        tot += M[r]
+    win = -(-tot // (kappa * N))
+    # the demand (R, K) once; the sites without workers or PS subtract 0.0, which leaves their slots unchanged
+    dem = np.empty((R, K))
+    act = np.empty(R, np.int64)
+    na = 0
+    for r in range(R):
+        for k in range(K):
+            dm = y[r] * m[k]
+            if r == ps:
+                dm += n[k]
+            dem[r, k] = dm
+        if y[r] != 0 or r == ps:
+            act[na] = r
+            na += 1
     for s in range(start, start + win):
-        for r in range(R):
+        for j in range(na):
+            r = act[j]
             for k in range(K):
-                dm = y[r] * m[k]
-                if r == ps:
-                    dm += n[k]
-                cal[s, r, k] -= dm
+                cal[s, r, k] -= dem[r, k]
     base = np.empty(R)
     for r in range(R):  # site_order(cap, cap, ...): Q_r = β1·mean_k(C/C) − β2·qbar_r + β3·M_r/D_r
         sc = 0.0
@@ -1158,10 +1184,15 @@ def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, win, complete, chunk
     used = np.zeros(R, np.int64)
     tr = 0.0
     pa_ = 0.0
-    for _ in range(win):
-        for r in range(R):
-            dat = M[r] / D[r] if D[r] > 0 else 0.0
-            Q[r] = base[r] + beta[2] * dat
+    for r in range(R):
+        dat = M[r] / D[r] if D[r] > 0 else 0.0
+        Q[r] = base[r] + beta[2] * dat
+    for w in range(win):
+        if w > 0:  # the scores of the sites whose untrained data changed in the last slot (the others keep theirs)
+            for r in range(R):
+                if used[r] != 0:
+                    dat = M[r] / D[r] if D[r] > 0 else 0.0
+                    Q[r] = base[r] + beta[2] * dat
         _order_by_score(Q, order)
         # split(y, M, kappa, 1, order)
         tot_m = 0
@@ -1182,12 +1213,18 @@ def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, win, complete, chunk
             if x > 0:
                 d[r] += x
                 rem -= x
-        S = M if complete else prop_quota(M, D, d.sum())
-        # dta(S, d, q, src_order, False)
-        for r in range(R):
-            H[r] = S[r] - d[r]
-            sent[r] = 0
-            used[r] = min(d[r], S[r])
+        # dta(S, d, q, src_order, False) with S = M (complete) or the slot's quota
+        if complete:
+            for r in range(R):
+                H[r] = M[r] - d[r]
+                sent[r] = 0
+                used[r] = min(d[r], M[r])
+        else:
+            S = prop_quota(M, D, d.sum())
+            for r in range(R):
+                H[r] = S[r] - d[r]
+                sent[r] = 0
+                used[r] = min(d[r], S[r])
         cost = 0.0
         for r in range(R):
             if H[r] < 0:
@@ -1208,7 +1245,10 @@ def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, win, complete, chunk
             M[r] -= used[r]
         tr += chunk_mb * cost
         pa_ += param_slot
-    return tr, pa_
+    left = 0
+    for r in range(R):
+        left += M[r]
+    return tr, pa_, N, win, left
 
 
 @njit

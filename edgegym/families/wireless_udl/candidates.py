@@ -55,6 +55,20 @@ class Candidates:
         return Plan(job=job, start=int(self.start[a]), y=self.y[a].copy(), ps=int(self.ps[a]))
 
 
+#: the slot descriptors of the fields, in order (:func:`_new_candidates` fills a table without the frozen
+#: dataclass's keyword ``__init__``)
+_CAND_SLOTS = tuple(getattr(Candidates, f).__set__ for f in Candidates.__dataclass_fields__)
+
+
+def _new_candidates(*values) -> Candidates:
+    """``Candidates(*values)`` (the fields in declaration order), set through the slot descriptors (faster than the
+    frozen dataclass's ``__init__``; the same object)."""
+    c = object.__new__(Candidates)
+    for put, v in zip(_CAND_SLOTS, values, strict=True):
+        put(c, v)
+    return c
+
+
 def worker_grid(n_max: int, G: int, must: tuple[int, ...]) -> np.ndarray:
     """G worker counts in ``[1, n_max]``: the ``must`` values plus a geometric grid, ascending; padded by
     repeating the largest (padding rows are masked)."""
@@ -191,11 +205,12 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio:
         L[1:] = (tot + kap * Ns - 1) // (kap * Ns)
         lat = _latency_vector(inst, i, t + L - 1 - a_i + sim.offset)
     lin_idx, lin_cnt = _lin_table(G)
-    (mode, Nc, lc, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now) = kn.candidate_table(
+    ti, y, tf, mask, n_tent, n_now = kn.candidate_table(
         inst.cap, st.qbar, inst.q, st.src_order, M, inst.data[i], inst.m[i], inst.n[i], kap, n_max, st.beta,
         st.tie_le, sim.prop, param_mb, chunk_mb, lat, sim.cal, t, sim.calendar_len, a_i, sim.offset, kind, tau, b,
         tau1, tau2, c, float(inst.exp_rate), int(G), int(wait_max), _geo_grid(n_max, int(G)), lin_idx, lin_cnt,
         prune_ratio is not None, float(prune_ratio) if prune_ratio is not None else 0.0)
-    return Candidates(mode=mode, N=Nc, win=lc, start=start, ps=ps, y=y, transfer=transfer, param=param,
-                      latency=latency, total=total, peak=peak, mask=mask, n_tent=n_tent, n_now=n_now,
-                      n_max=n_max)
+    mode, Nc, lc, start, ps = ti
+    transfer, param, latency, total, peak = tf
+    return _new_candidates(mode, Nc, lc, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now,
+                           n_max)

@@ -251,23 +251,26 @@ class Simulator:
                 raise ValueError(f"illegal plan: {err}")
         i = plan.job
         y = np.asarray(plan.y, dtype=np.int64)
-        N = int(y.sum())
-        win = self.window(i, N)
         M = self.M[i]
         if self.record:  # slot by slot, recording each slot's routing
+            N = int(y.sum())
+            win = self.window(i, N)
             self.cal[plan.start:plan.start + win] -= self.demand(i, y, plan.ps)
             tr = pa = 0.0
             for s in range(win):
                 a, b, _ = self.execute(i, plan.start + s, y, plan.ps, M)
                 tr += a
                 pa += b
-        else:  # the same in one compiled call (``execute``'s operations, summed in the same order)
+            left = int(M.sum())
+        else:  # the same in one compiled call (``execute``'s operations, summed in the same order; N and the
+            # window as ``window`` computes them)
             inst, st, ps = self.inst, self.static, int(plan.ps)
             param_slot = float(inst.param_mb[i] * np.dot(inst.q[:, ps], y)) if ps >= 0 else 0.0
-            tr, pa = kn.run_plan(inst.cap, st.qbar, inst.q, st.src_order, st.beta, M, inst.data[i], y,
-                                 int(inst.kappa[i]), int(win), self.sampling == "complete", float(inst.chunk_mb[i]),
-                                 param_slot, self.cal, int(plan.start), inst.m[i], inst.n[i], ps)
-        assert M.sum() == 0, "a committed window must train all data"  # internal invariant
+            tr, pa, N, win, left = kn.run_plan(inst.cap, st.qbar, inst.q, st.src_order, st.beta, M, inst.data[i], y,
+                                               int(inst.kappa[i]), self.sampling == "complete",
+                                               float(inst.chunk_mb[i]), param_slot, self.cal, int(plan.start),
+                                               inst.m[i], inst.n[i], ps)
+        assert left == 0, "a committed window must train all data"  # internal invariant
         self.start[i], self.t_last[i] = plan.start, plan.start + win - 1
         self.plan_l[i], self.plan_y[i], self.plan_ps[i] = win, y, plan.ps
         self.transfer[i], self.param[i] = tr, pa
