@@ -537,6 +537,71 @@ def job_grid(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, 
     grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q4, p4, feas, mask)
 
 
+@njit
+def one_worker_fits(free, wres, pres, wbw, pbw, ps_arch, out):
+    """``instance.one_worker_fits``: out[m, p] = PLACE finds room for one type-m worker (+ one type-p PS) on the
+    residuals ``free`` (H, R) (reference: ``_reference.one_worker_fits``, the same floating-point operations)."""
+    H, R = free.shape
+    M = wres.shape[0]
+    P = out.shape[1]
+    # spread fill order: most free GPUs first, then index (a stable sort of -free[:, 0])
+    gpu_order = np.argsort(-free[:, 0], kind="mergesort")
+    for m in range(M):
+        e = wres[m]
+        for p in range(P):  # co-located: one server takes the worker and the PS
+            co = False
+            for h in range(H):
+                ok = True
+                for r in range(R):
+                    zr = pres[p, r] if ps_arch else 0.0
+                    if not free[h, r] + 1e-9 >= 1.0 * e[r] + zr:
+                        ok = False
+                        break
+                if ok:
+                    co = True
+                    break
+            out[m, p] = co
+        hw = -1
+        for i in range(H):
+            h = gpu_order[i]
+            c = math.inf
+            for r in range(R):
+                if e[r] > 0:
+                    q = math.floor(free[h, r] / e[r] + 1e-9)
+                    if q < c:
+                        c = q
+            if not math.isfinite(c):
+                c = BIG_CAP
+            if c >= 1.0:
+                hw = h
+                break
+        if hw < 0:  # no server takes one worker: only co-location could (it cannot either: no room)
+            continue
+        if not ps_arch:
+            for p in range(P):
+                out[m, p] = True
+            continue
+        for p in range(P):
+            if out[m, p]:
+                continue
+            ok_any = False
+            for g in range(H):
+                if g == hw:
+                    kk = 1.0  # max(1, ceil(0 · b / B - 1e-9))
+                else:
+                    kk = max(1.0, math.ceil(wbw[m] / pbw[p] - 1e-9))
+                ok = True
+                for r in range(R):
+                    a = free[g, r] - 1.0 * e[r] if g == hw else free[g, r] - 0.0 * e[r]
+                    if not a + 1e-9 >= kk * pres[p, r]:
+                        ok = False
+                        break
+                if ok:
+                    ok_any = True
+                    break
+            out[m, p] = ok_any
+
+
 # ------------------------------------------------------------------------------------------ ledger windows
 # ``rec`` = (start, dur, workers, ps, worker_type, ps_type, jptr, jsrv) of the simulator's committed jobs (< k, in
 # commit order); ``jptr`` (J + 2,) and ``jsrv`` (J H,) are the servers each job uses (CSR: job j's are
@@ -1323,6 +1388,23 @@ def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n
             rows[a, 8] = 0.0
             i += 1
     return nv
+
+
+@njit
+def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs, zf, feas, W, v, psu, ra, grad, now,
+                 delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio):
+    """The pending job's v1 inputs in one call: :func:`job_grid` (configurations and mask), :func:`grid_estimates`
+    (``start``, ``dur``) and :func:`action_rows` (``rows``, ``ratio``). Returns the number of valid actions, or -1
+    when the estimates are ambiguous (a price tie within rounding: ``start``/``dur``/``rows`` not final; the env
+    takes the reference estimates and calls :func:`action_rows` itself)."""
+    nd = delays.shape[0]
+    job_grid(D, fracs, nd, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask)
+    st = grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4,
+                        n4, q4, p4, mask, start, dur, cfree, ccaps)
+    if st != 1:
+        return -1
+    return action_rows(D, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n4, q4, p4, mask, start, dur, rows,
+                       ratio)
 
 
 @njit

@@ -21,7 +21,8 @@ import numpy as np
 from .placement import grid_place, ps_types_for
 from .simulator import comm_slots, duration_slots, iteration_slots
 
-__all__ = ["action_rows", "fits", "grid_configs", "grid_estimates", "grid_mask", "observation", "try_place"]
+__all__ = ["action_rows", "fits", "grid_configs", "grid_estimates", "grid_mask", "observation", "one_worker_fits",
+           "try_place"]
 
 N_BINS = 8
 _BIN_EDGES = np.array([0, 1, 2, 4, 8, 16, 32, 64, 128])
@@ -250,3 +251,39 @@ def try_place(env, k, m, n, spread, p, t0):
         if got is not None:
             return t, got
     return None
+
+
+def one_worker_fits(cluster, free: np.ndarray) -> np.ndarray:
+    """Whether PLACE (``placement.place``) finds room for one worker of type m (+ its PS of type p) on the
+    residuals ``free`` (H, R): ``place(cluster, free, m, p, 1) is not None`` for every pair, vectorised over the PS
+    types and the servers (the same floating-point operations).                                 # (M, P) bool"""
+    e_all = cluster.worker_res
+    M, P, H = e_all.shape[0], cluster.num_ps_types, free.shape[0]
+    ps_arch = cluster.arch == "ps"
+    out = np.zeros((M, P), dtype=bool)
+    gpu_order = np.lexsort((np.arange(H), -free[:, 0]))  # spread fill order: most free GPUs first, then index
+    for m in range(M):
+        e = e_all[m]
+        z = cluster.ps_res if ps_arch else np.zeros((P, e.shape[0]))
+        need = 1 * e + z  # (P, R)
+        co = np.all(free[None, :, :] + 1e-9 >= need[:, None, :], axis=2).any(axis=1)  # (P,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(e[None, :] > 0, np.floor(free / np.where(e > 0, e, 1.0)[None, :] + 1e-9), np.inf)
+        caps = q.min(axis=1)
+        caps = np.maximum(np.where(np.isfinite(caps), caps, 1 << 30), 0).astype(np.int64)
+        room = np.flatnonzero(caps[gpu_order] >= 1)
+        if room.size == 0:  # no server takes one worker: only co-location could (it cannot either: no room)
+            out[m] = co
+            continue
+        if not ps_arch:
+            out[m] = True
+            continue
+        h = int(gpu_order[room[0]])  # the worker's server
+        w = np.zeros(H, dtype=np.int64)
+        w[h] = 1
+        after = free - np.outer(w, e)
+        k = np.maximum(1, np.ceil((1 - w)[None, :] * cluster.worker_bw[m] / cluster.ps_bw[:, None] - 1e-9))
+        k = k.astype(np.int64)  # (P, H) PSs needed on each server
+        ok = np.all(after[None, :, :] + 1e-9 >= k[:, :, None] * cluster.ps_res[:, None, :], axis=2).any(axis=1)
+        out[m] = co | ok
+    return out

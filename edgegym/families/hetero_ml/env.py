@@ -465,6 +465,27 @@ class HeteroMLEnv(gym.Env):
         self._cfg_step = (k, cfg)
         self._mask_step = (k, mask)
 
+    def _prepare_rows(self, k: int, rows: np.ndarray, ratio: np.ndarray) -> int:
+        """The pending job's configurations, mask and grid estimates (cached as :meth:`_job_grid` and
+        :meth:`grid_estimates` cache them) and its v1 rows before the area's log2 (``rows``, ``ratio``): one call of
+        ``_kernels.prepare_rows``. Returns the number of valid actions, or -1 when the estimates need the reference
+        (then only the configurations and the mask are cached)."""
+        G, kc, jb = self.n_grid, self._kc, self.jobs
+        cfg = tuple(np.empty(G, dtype=np.int64) for _ in range(4))
+        mask = np.empty(G, dtype=bool)
+        start = np.empty(G, dtype=np.int64)
+        dur = np.empty(G, dtype=np.int64)
+        nv = _kernels().prepare_rows(
+            self._rec(), k, *kc, int(jb.chunks[k]), self._fracs, self._zf, self._feas,
+            float(jb.epochs[k] * jb.chunks[k] * jb.batches[k]), jb.v[k], jb.ps_update[k], float(jb.ra_update[k]),
+            float(jb.grad_mb[k]), self._decision_time(k), self._delays, self._est_free, self._est_caps, *cfg, mask,
+            start, dur, rows, ratio)
+        self._cfg_step = (k, cfg)
+        self._mask_step = (k, mask)
+        if nv >= 0:
+            self._est_step = (k, start, dur)
+        return int(nv)
+
     def _grid_mask_shared(self) -> np.ndarray:
         """The cached mask of the pending job itself (not a copy: read only)."""
         st = self._mask_step
@@ -497,12 +518,19 @@ class HeteroMLEnv(gym.Env):
         elif self.slot_driven or self._k >= jb.num_jobs:
             rows = self._action_rows()
         else:  # the rows before the area's log2 and the clip (both in the observation kernel)
-            rmask = self._grid_mask_shared()
-            start, dur = self.grid_estimates()
             rows = np.empty((self.n_grid, len(ACTION_ROW_FEATURES)))
             ratio = np.empty(self.n_grid)
-            nv = _kernels().action_rows(int(jb.chunks[k]), self._decision_time(k), kc[0], kc[1], kc[2], kc[3],
-                                        kc[4], kc[6], self._delays, *self._job_cfg(), rmask, start, dur, rows, ratio)
+            nv = -1
+            if self._cfg_step is None or self._cfg_step[0] != k:  # a new pending job: one compiled call
+                nv = self._prepare_rows(k, rows, ratio)
+            if nv >= 0:
+                rmask = self._mask_step[1]
+            else:
+                rmask = self._grid_mask_shared()
+                start, dur = self.grid_estimates()
+                nv = _kernels().action_rows(int(jb.chunks[k]), self._decision_time(k), kc[0], kc[1], kc[2], kc[3],
+                                            kc[4], kc[6], self._delays, *self._job_cfg(), rmask, start, dur, rows,
+                                            ratio)
             lg = np.log2(ratio[:nv])
         out = np.empty(self.observation_space.shape[0], dtype=np.float32)
         _kernels().observation(
@@ -602,16 +630,18 @@ class HeteroMLEnv(gym.Env):
         N <= D_j with the co-located rate, ignoring capacity: LB <= OPT."""
         jb, c = self.jobs, self.cluster
         lb = 0.0
+        work, chunks, weight, arrival = jb.work.tolist(), jb.chunks.tolist(), jb.weight.tolist(), jb.arrival.tolist()
+        if c.arch == "ps":
+            it_all = (jb.v.min(axis=1) + jb.ps_update.min(axis=1)).tolist()  # per job: v.min() + U^p.min()
         for j in range(jb.num_jobs):
-            D = int(jb.chunks[j])
-            n = np.arange(1, D + 1)
+            D = chunks[j]
             if c.arch == "ps":
-                it = jb.v[j].min() + jb.ps_update[j].min()
-                d = math.ceil(float(jb.work[j]) * it / D - 1e-9)
+                d = math.ceil(float(work[j]) * it_all[j] / D - 1e-9)
             else:
+                n = np.arange(1, D + 1)
                 it = jb.v[j][:, None] + jb.ra_update[j] * (n - 1) / n
-                d = int(np.ceil(float(jb.work[j]) * it / n - 1e-9).min())
-            lb += float(jb.weight[j]) * (int(jb.arrival[j]) + d)
+                d = int(np.ceil(float(work[j]) * it / n - 1e-9).min())
+            lb += weight[j] * (arrival[j] + d)
         return lb
 
     def episode_metrics(self) -> dict:
