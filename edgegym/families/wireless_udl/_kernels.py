@@ -132,8 +132,9 @@ def pa_all_n(U, order, q, m, n, n_max, tie_le):
     """PA for every N in 1..n_max at once (the Q-order fill is a prefix, so the cost is piecewise linear in N).
 
     Returns ``(unit_cost (n_max+1,), ps (n_max+1,))``, index N; ``inf`` / ``-1`` where N does not fit.
-    (Each segment of the fill updates its N's without branches; the same sums and comparisons as the
-    element-by-element loop: ``c + (N − filled)·q`` with ``N − filled`` taken from a float table of the integers.)
+    (Per PS site, the cost of every N that fits, ``c + (N − filled)·q`` with ``N − filled`` from a float table of
+    the integers, then one branch-free pass keeps the cheaper: the same sums and comparisons as the
+    element-by-element loop.)
     """
     R, K = U.shape
     cost = np.full(n_max + 1, np.inf)
@@ -146,6 +147,7 @@ def pa_all_n(U, order, q, m, n, n_max, tie_le):
     steps = np.empty(n_max + 1)
     for x in range(n_max + 1):
         steps[x] = x
+    cv = np.empty(n_max + 1)  # one PS site's cost of every N that fits
     for rt in range(R):
         ok = True
         for k in range(K):
@@ -164,25 +166,27 @@ def pa_all_n(U, order, q, m, n, n_max, tie_le):
             top = filled + a
             hi = min(top, n_max)
             qr = q[r, rt]
-            if tie_le:
-                for x in range(N, hi + 1):
-                    cN = c + steps[x - filled] * qr
-                    cur = cost[x]
-                    bt = cN <= cur
-                    cost[x] = cN if bt else cur
-                    best_ps[x] = rt if bt else best_ps[x]
-            else:
-                for x in range(N, hi + 1):
-                    cN = c + steps[x - filled] * qr
-                    cur = cost[x]
-                    bt = cN < cur
-                    cost[x] = cN if bt else cur
-                    best_ps[x] = rt if bt else best_ps[x]
+            for x in range(N, hi + 1):
+                cv[x] = c + steps[x - filled] * qr
             N = hi + 1
             if N > n_max:
                 break
             c += a * qr
             filled = top
+        if tie_le:
+            for x in range(1, N):
+                cN = cv[x]
+                cur = cost[x]
+                bt = cN <= cur
+                cost[x] = cN if bt else cur
+                best_ps[x] = rt if bt else best_ps[x]
+        else:
+            for x in range(1, N):
+                cN = cv[x]
+                cur = cost[x]
+                bt = cN < cur
+                cost[x] = cN if bt else cur
+                best_ps[x] = rt if bt else best_ps[x]
     return cost, best_ps
 
 
@@ -438,6 +442,20 @@ def n_cap(cap, m, n):
             if v > best:
                 best = v
         out[i] = int(max(1.0, min(best, float(BIG))))
+    return out
+
+
+@njit
+def window_table(tot, kappa, w, offset):
+    """``(n_jobs, w)`` float: ``ceil(tot_i / (κ_i·N)) − 1 + offset`` for ``N = 1..w−1`` (column 0: ``offset − 1``),
+    the window ends of ``candidates._job_table``: integer arithmetic (exact), then one conversion per entry."""
+    nj = tot.shape[0]
+    out = np.empty((nj, w))
+    for i in range(nj):
+        out[i, 0] = float(offset - 1)
+        for N in range(1, w):
+            kn_ = kappa[i] * N
+            out[i, N] = float((tot[i] + kn_ - 1) // kn_ - 1 + offset)
     return out
 
 
@@ -777,12 +795,15 @@ def _pa_fast(U, order, q, m, n, N, tie_le, A0, A1, y, used_sites):
 
 
 @njit_inline
-def _peak_of(dem, U, cap):
-    """Peak utilisation after adding ``dem`` over the (site, resource) pairs it uses (``_reference._peak``)."""
+def _peak_of(dem, U, cap, y, ps):
+    """Peak utilisation after adding ``dem`` over the (site, resource) pairs it uses (``_reference._peak``);
+    ``dem`` is the demand of the plan ``(y, ps)`` (zero on the sites without workers or PS, which are skipped)."""
     R, K = dem.shape
     found = False
     mx = 0.0
     for r in range(R):
+        if y[r] == 0 and r != ps:
+            continue
         for k in range(K):
             if dem[r, k] > 0 and cap[r, k] > 0:
                 v = (cap[r, k] - U[r, k] + dem[r, k]) / cap[r, k]
@@ -807,9 +828,10 @@ def _demand(y, m, n, ps, dem):
 
 
 @njit_inline
-def _earliest(cal, dem, t, win, U, gmin):
+def _earliest(cal, dem, t, win, U, gmin, used):
     """``candidates.earliest_fit`` (whole calendar), and ``U`` = ``cal[s:s + win].min(axis=0)`` on the sites where
-    ``dem`` has a positive entry (the only entries :func:`_peak_of` reads) for the start ``s`` found.
+    ``dem`` has a positive entry (the only entries :func:`_peak_of` reads) for the start ``s`` found (``used``: an
+    (R,) int scratch).
 
     The first start of a run of ``win`` fitting slots, found by checking each candidate window from its last slot
     down: a slot that does not fit rules out every start up to it, so the next candidate starts just after it;
@@ -818,7 +840,6 @@ def _earliest(cal, dem, t, win, U, gmin):
     end = cal.shape[0]
     if t + win > end:
         return -1
-    used = np.empty(R, np.int64)
     nu = 0
     for r in range(R):
         for k in range(K):
@@ -1009,6 +1030,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     # each "now" window, cal[t:t + l].min(axis=0), extend one running minimum
     Uw = np.full((R, K), np.inf)
     Uo = np.empty((R, K))
+    used_e = np.empty(R, np.int64)
     w_run = 0
     for jj in range(G):
         j = G - 1 - jj
@@ -1039,9 +1061,13 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                 for kk in range(K):
                     if not demC[rr, kk] <= Uw[rr, kk] + 1e-9:
                         fits = False
+                        break
+                if not fits:
+                    break
             ok = False
             if fits:
-                y[r] = yC
+                for rr in range(R):
+                    y[r, rr] = yC[rr]
                 psr[r] = psC
                 param[r] = param_c[N]
                 transfer[r] = tr_c[N]
@@ -1067,27 +1093,32 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                     else:
                         cc = _complete_transfer(y1, used_s, nu1, M, tot_M, kappa, win, order_u, q, src_order, d_s,
                                                 H_s, sent_s, touched_s)
-                    y[r] = y1
+                    for rr in range(R):
+                        y[r, rr] = y1[rr]
                     psr[r] = ps1
                     param[r] = win * param_mb * unit
                     transfer[r] = chunk_mb * cc
             if ok:
                 start[r] = t
                 latency[r] = latency_scalar(kind, tau, b, tau1, tau2, c, float(t + win - 1 - a_i + offset), rate)
-                _demand(y[r], m, n, psr[r], dem1)
-                peak[r] = _peak_of(dem1, Uw, cap)
+                if fits:  # the tentative plan: its demand is demC
+                    peak[r] = _peak_of(demC, Uw, cap, yC, psC)
+                else:
+                    _demand(y1, m, n, ps1, dem1)
+                    peak[r] = _peak_of(dem1, Uw, cap, y1, ps1)
                 mask[r] = True
         # ---- wait
         r = 2 * j + 1
-        s = _earliest(cal, demC, t, win, Us, gmin)
+        s = _earliest(cal, demC, t, win, Us, gmin, used_e)
         if s >= 0:
-            y[r] = yC
+            for rr in range(R):
+                y[r, rr] = yC[rr]
             psr[r] = psC
             start[r] = s
             param[r] = param_c[N]
             transfer[r] = tr_c[N]
             latency[r] = latency_scalar(kind, tau, b, tau1, tau2, c, float(s + win - 1 - a_i + offset), rate)
-            peak[r] = _peak_of(demC, Us, cap)
+            peak[r] = _peak_of(demC, Us, cap, yC, psC)
             mask[r] = True
     any_early = False
     for r in range(C):
@@ -1305,9 +1336,11 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
                     mn = total[r]
                 anym = True
     nmax = max(n_max, 1)
+    f = np.empty(12)
     for r in range(C):
         ok = cand_on and mask[r]
-        f = np.zeros(12)
+        for fi in range(12):
+            f[fi] = 0.0
         if ok:
             f[0] = N[r] / nmax
             f[1] = win[r] / max_win

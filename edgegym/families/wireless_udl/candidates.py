@@ -152,10 +152,9 @@ def _job_table(sim: Simulator) -> tuple:
     n_max = np.maximum(1, np.minimum(-(-tot // kap), st.n_cap.astype(np.int64)))
     nj = tot.shape[0]
     w = int(n_max.max()) + 1 if nj else 1
-    Ns = np.arange(w, dtype=np.int64)
-    Lm = np.zeros((nj, w), np.int64)
-    Lm[:, 1:] = (tot[:, None] + kap[:, None] * Ns[None, 1:] - 1) // (kap[:, None] * Ns[None, 1:])
-    Lf = np.asarray(Lm - 1 + sim.offset, dtype=float)
+    # ceil(tot / (κ·N)) − 1 + offset as floats (numpy's (tot + κN − 1) // κN, then − 1 + offset, in one compiled
+    # pass: integer arithmetic, exact)
+    Lf = kn.window_table(tot, kap, int(w), int(sim.offset))
     lat = np.zeros((nj, w))
     rate = inst.exp_rate
     kind = np.asarray(inst.kind)
