@@ -183,6 +183,8 @@ def _price(free, cap, h, r, lam):
         u = 0.0
     if u > 1.0:
         u = 1.0
+    if u == 0.0:  # lambda^0 - 1 = 0 exactly: no pow needed
+        return 0.0
     return lam ** u - 1.0
 
 
@@ -890,6 +892,30 @@ def lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, out):
     u = np.empty(R)
     host = np.zeros(M, dtype=np.bool_)
     for h in range(H):
+        if ptr[h] == ptr[h + 1]:  # no reservation of this server ends after now: usage 0.0 in every bin
+            for m in range(M):
+                ok = True
+                for r in range(R):
+                    if not (cap[h, r] - 0.0) + 1e-9 >= wres[m, r]:
+                        ok = False
+                        break
+                host[m] = ok
+            for r in range(R):
+                f = cap[h, r] - 0.0
+                C = cap[h, r]
+                x = f / (C if C > 0 else 1.0)
+                for b in range(B):
+                    if h == 0:
+                        agg[b, r] = f
+                    else:
+                        agg[b, r] += f
+                    if x > mx[b, r]:
+                        mx[b, r] = x
+            for m in range(M):
+                if host[m]:
+                    for b in range(B):
+                        hosts[b, m] += 1.0
+            continue
         for b in range(B):
             # the usage at the bin's first slot: unchanged from the previous bin's first slot unless a job of this
             # server starts or ends in between

@@ -23,6 +23,7 @@ time, else ``ValueError``). The baselines (FIFO, DRF, AntMan, Tiresias) use thes
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,6 +163,18 @@ def one_worker_fits(cluster: HeteroCluster, free: np.ndarray) -> np.ndarray:
     return out
 
 
+def _server_table(server_shapes: tuple, num_servers: int) -> tuple[np.ndarray, tuple]:
+    """The servers' shape rows (read-only; server h has shape ``server_shapes[h % len]``) and labels."""
+    return _server_table_of(tuple((n, tuple(SERVER_SHAPES[n])) for n in server_shapes), num_servers)
+
+
+@functools.lru_cache(maxsize=64)
+def _server_table_of(named: tuple, num_servers: int) -> tuple[np.ndarray, tuple]:
+    shapes = np.array([named[h % len(named)][1] for h in range(num_servers)])
+    shapes.setflags(write=False)
+    return shapes, tuple(named[h % len(named)][0] for h in range(num_servers))
+
+
 def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
     """Cluster + jobs + ideal configurations of one episode."""
     c = preset.cluster
@@ -179,7 +192,7 @@ def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
             jobs.arrival, rt * (0.5 * (lo + hi)) / max(float(rt.mean()), 1e-12), jobs.epochs, jobs.chunks,
             jobs.batches, jobs.v, jobs.ps_update, jobs.ra_update, jobs.grad_mb,
         )
-    shapes = np.array([SERVER_SHAPES[c.server_shapes[h % len(c.server_shapes)]] for h in range(c.num_servers)])
+    shapes, labels = _server_table(tuple(c.server_shapes), int(c.num_servers))
     if c.kappa is not None or c.load is not None:
         if c.kappa is not None:
             target = c.kappa * c.calibration_jobs * ideal.demand.mean(axis=0)
@@ -191,7 +204,6 @@ def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
         cap[:, 1] = np.maximum(1.0, np.round(cap[:, 1]))
     else:
         cap = shapes.astype(np.float64)
-    labels = tuple(c.server_shapes[h % len(c.server_shapes)] for h in range(c.num_servers))
     cluster = HeteroCluster(
         capacity=cap, worker_res=e, ps_res=zz, bw_index=bw, arch=c.arch,
         worker_labels=tuple(c.worker_types), ps_labels=tuple(c.ps_types), server_labels=labels,
@@ -199,8 +211,8 @@ def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
     load = offered_load(cap, ideal, preset.workload.horizon_slots)
     # every job must be runnable with one worker (+ one PS) on some empty server
     need = e[:, None, :] + (z[None, :, :] if c.arch == "ps" else 0.0)  # (M, P, R)
-    fits = np.all(need[None] <= cap[:, None, None, :] + 1e-9, axis=-1)
-    if not fits.any():
+    # (np.all(need[None] <= cap[:, None, None, :] + 1e-9, axis=-1).any(), pair by pair: usually the first fits)
+    if not any(np.all(need[m, p] <= cap + 1e-9, axis=1).any() for m in range(M) for p in range(need.shape[1])):
         raise ValueError(
             f"{preset.source_file}: no worker type (+ PS type) fits on any server: raise the capacity "
             f"(cluster.kappa, or lower cluster.load) (capacity {cap.max(axis=0).tolist()})"
