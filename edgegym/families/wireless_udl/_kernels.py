@@ -1167,6 +1167,95 @@ def _order_by_score(Q, order):
         order[x + 1] = r
 
 
+@njit_inline
+def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot, tot_m, base, Q, order, d, H, sent,
+                  used):
+    """The slots of :func:`run_plan` under ``complete`` sampling (DTA on the untrained data ``M``), touching only
+    the worker sites and the sources a slot draws from: the sites without workers keep ``d = 0``, ``H = M`` and
+    ``used = 0`` between slots, only worker sites can be short of data (``d > M``; visited in index order, as
+    ``dta`` does), ``Σ M`` is kept by subtraction (integers). The same operations in the same order as the
+    general loop, so the same sums. ``d``, ``sent``, ``used`` zero and ``Q`` the scores of ``M`` on entry."""
+    R = M.shape[0]
+    wk = np.empty(R, np.int64)  # the worker sites, ascending
+    nw = 0
+    tot_c = 0
+    for r in range(R):
+        c = kappa * y[r]
+        tot_c += c
+        if y[r] != 0:
+            wk[nw] = r
+            nw += 1
+    for r in range(R):
+        H[r] = M[r]
+    src = np.empty(R, np.int64)  # the sources a slot drew from
+    tr = 0.0
+    pa_ = 0.0
+    for w in range(win):
+        _order_by_score(Q, order)
+        # split(y, M, kappa, 1, order)
+        sd = 0
+        for j in range(nw):
+            r = wk[j]
+            c = kappa * y[r]
+            d[r] = min(c, M[r])
+            sd += d[r]
+        rem = min(tot_m, tot_c) - sd
+        for j in range(R):
+            if rem <= 0:
+                break
+            r = order[j]
+            x = min(kappa * y[r] - d[r], rem)
+            if x > 0:
+                d[r] += x
+                rem -= x
+        # dta(M, d, q, src_order, False)
+        for j in range(nw):
+            r = wk[j]
+            H[r] = M[r] - d[r]
+            used[r] = min(d[r], M[r])
+        ns = 0
+        cost = 0.0
+        for jw in range(nw):
+            r = wk[jw]
+            if H[r] < 0:
+                need = -H[r]
+                for j in range(R):
+                    s = src_order[r, j]
+                    if s == r or H[s] <= 0:
+                        continue
+                    x = min(H[s] - sent[s], need)
+                    if x > 0:
+                        if sent[s] == 0:
+                            src[ns] = s
+                            ns += 1
+                        sent[s] += x
+                        used[s] += x
+                        need -= x
+                        cost += q[s, r] * x
+                    if need == 0:
+                        break
+        for j in range(nw):  # M -= used, and the scores of the sites whose data changed
+            r = wk[j]
+            if used[r] != 0:
+                M[r] -= used[r]
+                tot_m -= used[r]
+                dat = M[r] / D[r] if D[r] > 0 else 0.0
+                Q[r] = base[r] + beta[2] * dat
+        for j in range(ns):
+            s = src[j]
+            sent[s] = 0
+            if y[s] == 0:  # a source without workers (a worker site's M was updated above)
+                M[s] -= used[s]
+                tot_m -= used[s]
+                H[s] = M[s]
+                used[s] = 0
+                dat = M[s] / D[s] if D[s] > 0 else 0.0
+                Q[s] = base[s] + beta[2] * dat
+        tr += chunk_mb * cost
+        pa_ += param_slot
+    return tr, pa_
+
+
 @njit
 def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, complete, chunk_mb, param_slot, cal, start, m, n, ps):
     """Reserve and run a committed plan (``Simulator.commit`` without recording): ``N = Σ y`` workers, window
@@ -1218,6 +1307,13 @@ def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, complete, chunk_mb, 
     for r in range(R):
         dat = M[r] / D[r] if D[r] > 0 else 0.0
         Q[r] = base[r] + beta[2] * dat
+    if complete:
+        tr, pa_ = _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot, tot, base, Q, order,
+                                d, H, sent, used)
+        left = 0
+        for r in range(R):
+            left += M[r]
+        return tr, pa_, N, win, left
     for w in range(win):
         if w > 0:  # the scores of the sites whose untrained data changed in the last slot (the others keep theirs)
             for r in range(R):
