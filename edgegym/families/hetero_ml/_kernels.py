@@ -776,33 +776,26 @@ def decode_commit(rec, colocated, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, l
         psr[k, h] = ps[h]
     colocated[k] = col
     # the footprint f = outer(workers, e) (+ outer(ps, z) with a PS type): its nonzero rows
+    # (a server without workers or PSs has the row 0 · e (+ 0 · z) = 0.0: never a row)
     with_ps = p >= 0 and ps_arch
-    f = np.empty((H, R))
+    f = np.empty((nz, R))
+    hs = np.empty(nz, dtype=np.int64)
     nr = 0
     for h in range(H):
-        nzr = False
-        for r in range(R):
-            x = wk[h] * wres[m, r]
-            if with_ps:
-                x = x + ps[h] * pres[p, r]
-            f[h, r] = x
-            if x != 0:
-                nzr = True
-        if nzr:
-            nr += 1
-    rows = np.empty(nr, dtype=np.int64)
-    fr = np.empty((nr, R))
-    i = 0
-    for h in range(H):
-        nzr = False
-        for r in range(R):
-            if f[h, r] != 0:
-                nzr = True
-        if nzr:
-            rows[i] = h
+        if wk[h] > 0 or ps[h] > 0:
+            nzr = False
             for r in range(R):
-                fr[i, r] = f[h, r]
-            i += 1
+                x = wk[h] * wres[m, r]
+                if with_ps:
+                    x = x + ps[h] * pres[p, r]
+                f[nr, r] = x
+                if x != 0:
+                    nzr = True
+            if nzr:
+                hs[nr] = h
+                nr += 1
+    rows = hs[:nr].copy()
+    fr = f[:nr].copy()
     return 1, t, dd, nw, col, rows, fr
 
 
@@ -1077,10 +1070,11 @@ def server_profiles(k, now, rec, wres, pres, ps_arch, H, R):
 
 
 @njit_inline
-def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, caps_hm, tot_m, fmax):
+def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, caps_hm, tot_m, fmax, cmax):
     """:func:`fits` given the residual's per-server worker capacities ``caps_hm[h, m]`` and their totals ``tot_m``
-    (exact integer sums), with an exact necessary condition tested first for a co-located configuration from the
-    residual's per-resource largest free amount ``fmax``: every resource must fit on the roomiest server."""
+    (exact integer sums) and largest per server ``cmax`` (max(0, max_h caps_hm[h, m])), with an exact necessary
+    condition tested first for a co-located configuration from the residual's per-resource largest free amount
+    ``fmax``: every resource must fit on the roomiest server."""
     H, R = free.shape
     e = wres[m]
     if not spread:
@@ -1108,10 +1102,7 @@ def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, s
             break
     if not any_ps:
         return 0
-    mx = 0.0
-    for h in range(H):
-        if caps_hm[h, m] > mx:
-            mx = caps_hm[h, m]
+    mx = cmax[m]
     if tot - mx >= n:
         return 1  # the PS server loses at most all of its room
     return fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False)
@@ -1189,6 +1180,9 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
     fmax = np.full(R, -math.inf)
     fmax_h = np.full(R, -1, dtype=np.int64)  # a server holding fmax[r]
     col_stale = np.zeros(R, dtype=np.bool_)
+    cmax = np.zeros(M)  # max(0, max_h caps_hm[h, m]) and a server holding it (-1: none above 0)
+    cmax_h = np.full(M, -1, dtype=np.int64)
+    cm_stale = np.zeros(M, dtype=np.bool_)
     # servers whose usage row changed since their residual row was last derived (all of them at first)
     dirty = np.ones(H, dtype=np.bool_)
     dlist = np.arange(H)
@@ -1260,6 +1254,9 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
                     x = 0.0
                     for h in range(H):
                         x += caps_hm[h, mm]
+                        if caps_hm[h, mm] > cmax[mm]:
+                            cmax[mm] = caps_hm[h, mm]
+                            cmax_h[mm] = h
                     tot_m[mm] = x
                 for r in range(R):
                     for h in range(H):
@@ -1303,6 +1300,11 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
                                 cnew = _caps_of(free[h], wres[mm], R)
                                 tot_m[mm] += cnew - caps_hm[h, mm]
                                 caps_hm[h, mm] = cnew
+                                if cnew > cmax[mm]:
+                                    cmax[mm] = cnew
+                                    cmax_h[mm] = h
+                                elif h == cmax_h[mm] and cnew < cmax[mm]:
+                                    cm_stale[mm] = True
                             for r in range(R):
                                 f = free[h, r]
                                 if f > fmax[r]:
@@ -1311,6 +1313,15 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
                                 elif h == fmax_h[r] and f < fmax[r]:
                                     col_stale[r] = True
                     n_dirty = 0
+                    for mm in range(M):
+                        if cm_stale[mm]:
+                            cm_stale[mm] = False
+                            cmax[mm] = 0.0
+                            cmax_h[mm] = -1
+                            for h in range(H):
+                                if caps_hm[h, mm] > cmax[mm]:
+                                    cmax[mm] = caps_hm[h, mm]
+                                    cmax_h[mm] = h
                     for r in range(R):
                         if col_stale[r]:
                             col_stale[r] = False
@@ -1321,7 +1332,7 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
                                     fmax_h[r] = h
                 a = c * nd
                 st = _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a],
-                                  q4[a] == 1, caps_hm, tot_m, fmax)
+                                  q4[a] == 1, caps_hm, tot_m, fmax, cmax)
                 if st == 2:
                     return 2
                 if st == 1:

@@ -471,10 +471,10 @@ class HeteroMLEnv(gym.Env):
         ``_kernels.prepare_rows``. Returns the number of valid actions, or -1 when the estimates need the reference
         (then only the configurations and the mask are cached)."""
         G, kc, jb = self.n_grid, self._kc, self.jobs
-        cfg = tuple(np.empty(G, dtype=np.int64) for _ in range(4))
+        buf = np.empty((6, G), dtype=np.int64)  # worker type, workers, spread, PS type, start, duration
+        cfg = (buf[0], buf[1], buf[2], buf[3])
+        start, dur = buf[4], buf[5]
         mask = np.empty(G, dtype=bool)
-        start = np.empty(G, dtype=np.int64)
-        dur = np.empty(G, dtype=np.int64)
         nv = _kernels().prepare_rows(
             self._rec(), k, *kc, int(jb.chunks[k]), self._fracs, self._zf, self._feas,
             float(jb.epochs[k] * jb.chunks[k] * jb.batches[k]), jb.v[k], jb.ps_update[k], float(jb.ra_update[k]),
