@@ -240,6 +240,7 @@ class HeteroMLEnv(gym.Env):
         self.lam = 2.0 * self.T * self.H * self.R * e.price_F + 1.0
         self._inst = None
         self._k = 0
+        self._jsc = None
         self._mask_step = None
 
     # ------------------------------------------------------------------ episode
@@ -255,6 +256,7 @@ class HeteroMLEnv(gym.Env):
         self._est_free = np.full(self.cluster.capacity.shape, np.nan)
         self._est_caps = np.zeros((self.cluster.capacity.shape[0], self.cluster.worker_res.shape[0]))
         self._k = 0
+        self._jsc = None
         self._rewards = []
         self._illegal = 0
         self._mask_step = None
@@ -288,6 +290,20 @@ class HeteroMLEnv(gym.Env):
             return t
         return a
 
+    def _job_scalars(self, k: int) -> tuple:
+        """Job k's (w, E, D, K, π, U, arrival, W = E D K as float, decision time) as Python numbers: a cache of the
+        jobs table (rebuilt when the table is replaced, e.g. by a fork's resampled future)."""
+        c = getattr(self, "_jsc", None)
+        if c is None or c[0] is not self.jobs:
+            jb = self.jobs
+            work = (jb.epochs * jb.chunks * jb.batches).tolist()
+            rows = tuple(zip(jb.weight.tolist(), jb.epochs.tolist(), jb.chunks.tolist(), jb.batches.tolist(),
+                             jb.grad_mb.tolist(), jb.ra_update.tolist(), jb.arrival.tolist(),
+                             [float(x) for x in work], [self._decision_time(j) for j in range(jb.num_jobs)],
+                             strict=True))
+            c = self._jsc = (jb, rows)
+        return c[1][k]
+
     def step(self, action):
         if self._inst is None:
             raise RuntimeError("call reset() before step()")
@@ -295,8 +311,7 @@ class HeteroMLEnv(gym.Env):
         if self._k >= J:
             raise RuntimeError("episode is over: call reset()")
         k = self._k
-        now = self._decision_time(k)
-        w, a = float(self.jobs.weight[k]), int(self.jobs.arrival[k])
+        w, _, _, _, _, _, a, _, now = self._job_scalars(k)
         if self.slot_driven:
             self._check_discrete(action)
             c = int(self._slot.completion[k])
@@ -404,6 +419,7 @@ class HeteroMLEnv(gym.Env):
         m4, n4, q4, p4 = self._job_cfg()
         m, n, spread, p = int(m4[act]), int(n4[act]), bool(q4[act] == 1), int(p4[act])
         jb, kc, sim = self.jobs, self._kc, self.sim
+        _, _, _, _, grad, ra, _, W, _ = self._job_scalars(k)
         t0 = now + int(self._delays[act % self.n_delays])
         est = self._est_step
         if est is not None and est[0] == k and est[2][act] >= 1 and est[1][act] >= t0:
@@ -411,8 +427,7 @@ class HeteroMLEnv(gym.Env):
             # fits; none before it fits, whatever a price tie would decide there), so the search starts at t*
             t0 = int(est[1][act])
         st, t, d, nw, col, rows, fr = _kernels().decode_commit(
-            self._rec(), sim.colocated, k, *kc, float(jb.epochs[k] * jb.chunks[k] * jb.batches[k]), jb.v[k],
-            jb.ps_update[k], float(jb.ra_update[k]), float(jb.grad_mb[k]), m, p, n, spread, t0)
+            self._rec(), sim.colocated, k, *kc, W, jb.v[k], jb.ps_update[k], ra, grad, m, p, n, spread, t0)
         if st != 1:
             return None
         sim.ledger.commit_rows(rows, fr, t, t + d)
@@ -471,14 +486,14 @@ class HeteroMLEnv(gym.Env):
         ``_kernels.prepare_rows``. Returns the number of valid actions, or -1 when the estimates need the reference
         (then only the configurations and the mask are cached)."""
         G, kc, jb = self.n_grid, self._kc, self.jobs
+        _, _, D, _, grad, ra, _, W, now = self._job_scalars(k)
         buf = np.empty((6, G), dtype=np.int64)  # worker type, workers, spread, PS type, start, duration
         cfg = (buf[0], buf[1], buf[2], buf[3])
         start, dur = buf[4], buf[5]
         mask = np.empty(G, dtype=bool)
         nv = _kernels().prepare_rows(
-            self._rec(), k, *kc, int(jb.chunks[k]), self._fracs, self._zf, self._feas,
-            float(jb.epochs[k] * jb.chunks[k] * jb.batches[k]), jb.v[k], jb.ps_update[k], float(jb.ra_update[k]),
-            float(jb.grad_mb[k]), self._decision_time(k), self._delays, self._est_free, self._est_caps, *cfg, mask,
+            self._rec(), k, *kc, D, self._fracs, self._zf, self._feas, W, jb.v[k], jb.ps_update[k], ra, grad, now,
+            self._delays, self._est_free, self._est_caps, *cfg, mask,
             start, dur, rows, ratio)
         self._cfg_step = (k, cfg)
         self._mask_step = (k, mask)
@@ -512,6 +527,7 @@ class HeteroMLEnv(gym.Env):
         (``==``) to ``_reference.observation``, the original NumPy encoder (the test oracle)."""
         k = min(self._k, self.jobs.num_jobs - 1)
         jb, kc = self.jobs, self._kc
+        w, E, D, K_, grad, ra, a, _, now = self._job_scalars(k)
         rmask, lg, mask = self._no_mask, _NO_FLOATS, self._no_mask
         if not self.obs_actions:
             rows, mask = self._no_rows, self._grid_mask_shared()
@@ -534,9 +550,7 @@ class HeteroMLEnv(gym.Env):
             lg = np.log2(ratio[:nv])
         out = np.empty(self.observation_space.shape[0], dtype=np.float32)
         _kernels().observation(
-            float(jb.weight[k]), int(jb.epochs[k]), int(jb.chunks[k]), int(jb.batches[k]), float(jb.grad_mb[k]),
-            jb.v[k], jb.ps_update[k], float(jb.ra_update[k]), int(jb.arrival[k]), self._k, jb.num_jobs,
-            self._decision_time(k),
+            w, E, D, K_, grad, jb.v[k], jb.ps_update[k], ra, a, self._k, jb.num_jobs, now,
             self.T, self.obs_relative, self._rec(), kc[0], kc[1], kc[2], kc[3], kc[6], rows, rmask, lg, mask,
             self.observation_space.low, self.observation_space.high, out)
         return out

@@ -9,10 +9,11 @@ from ...core.forking import cached_draw, fork_env, splice_jobs
 __all__ = ["FORK_SHARED", "fork", "resample_future"]
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
-#: (``_mask_cache`` maps a configuration to whether it fits the empty cluster: a cache of the cluster alone)
+#: (``_mask_cache`` maps a configuration to whether it fits the empty cluster: a cache of the cluster alone;
+#: ``_jsc`` is an immutable cache of the jobs table it names, replaced, never changed, when a fork's jobs change)
 FORK_SHARED = ("_fork_draws",
                "preset", "features", "observation_space", "action_space", "metadata", "spec", "_inst", "cluster",
-               "jobs", "ideal", "_mask_cache", "sim.cluster", "sim.jobs")
+               "jobs", "ideal", "_mask_cache", "_jsc", "sim.cluster", "sim.jobs")
 
 
 def fork(env, seed: int = 0, future: str = "resample"):
