@@ -136,14 +136,21 @@ def pa_all_n(U, order, q, m, n, n_max, tie_le):
     the integers, then one branch-free pass keeps the cheaper: the same sums and comparisons as the
     element-by-element loop.)
     """
-    R, K = U.shape
-    cost = np.full(n_max + 1, np.inf)
-    best_ps = np.full(n_max + 1, -1, np.int64)
+    R = U.shape[0]
     A0 = np.empty(R, np.int64)
     A1 = np.empty(R, np.int64)
     for r in range(R):
         A0[r] = _mw(U, r, m, n, False)
         A1[r] = _mw(U, r, m, n, True)
+    return _pa_all_n_b(U, order, q, n, n_max, tie_le, A0, A1)
+
+
+@njit_inline
+def _pa_all_n_b(U, order, q, n, n_max, tie_le, A0, A1):
+    """:func:`pa_all_n` with the worker bounds ``A0`` (without the PS) / ``A1`` (with it) of every site given."""
+    R, K = U.shape
+    cost = np.full(n_max + 1, np.inf)
+    best_ps = np.full(n_max + 1, -1, np.int64)
     steps = np.empty(n_max + 1)
     for x in range(n_max + 1):
         steps[x] = x
@@ -632,25 +639,31 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     rounding of the sums; 0 under ``proportional``), is below the total in floating point too: rounding is
     monotone."""
     order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
-    unit, ps = pa_all_n(U, order, q, m, n, n_max, tie_le)
     R = U.shape[0]
-    A0 = np.empty(R, np.int64)
-    A1 = np.empty(R, np.int64)
+    A01 = np.empty((2, R), np.int64)
+    A0 = A01[0]
+    A1 = A01[1]
     for r in range(R):
         A0[r] = _mw(U, r, m, n, False)
         A1[r] = _mw(U, r, m, n, True)
+    unit, ps = _pa_all_n_b(U, order, q, n, n_max, tie_le, A0, A1)
     tot = 0
     for r in range(R):
         tot += M[r]
     L = np.zeros(n_max + 1, np.int64)
-    param = np.full(n_max + 1, np.inf)
-    transfer = np.full(n_max + 1, np.inf)
-    lb = np.full(n_max + 1, np.inf)
+    pt = np.full((3, n_max + 1), np.inf)
+    param = pt[0]
+    transfer = pt[1]
+    lb = pt[2]
     # qpre[j, s]: the cheapest price from s to a site of order[:j + 1] other than s (0 where none), Tpre[j] =
     # Σ_s M_s·qpre[j, s] (rows computed as the fill front reaches them: nq so far)
     qpre = np.empty((R, R))
-    Tpre = np.zeros(R)
-    cur = np.full(R, np.inf)
+    tc = np.empty((2, R))
+    Tpre = tc[0]
+    cur = tc[1]
+    for r in range(R):
+        Tpre[r] = 0.0
+        cur[r] = np.inf
     nq = 0
     # The floor of the transfer: SPLIT leaves (M_s − h·κ·y_s)^+ chunks of site s untrained there (a site short
     # of its own data has no spare capacity), all of them moved (Σ d = Σ M since h·κ·N ≥ Σ M) to sites with
@@ -945,12 +958,17 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     ``tf`` (5, C) float64 their ``transfer, param, latency, total, peak``.
     """
     R, K = cap.shape
-    y_s = np.zeros(R, np.int64)
-    used_s = np.empty(R, np.int64)
-    d_s = np.zeros(R, np.int64)
-    H_s = M.copy()
-    sent_s = np.zeros(R, np.int64)
-    touched_s = np.empty(R, np.int64)
+    # the (R,) int and (R, K) float scratch arrays, each set one block (one allocation)
+    wi = np.zeros((12, R), np.int64)
+    wf = np.empty((6, R, K))
+    y_s = wi[0]
+    used_s = wi[1]
+    d_s = wi[2]
+    H_s = wi[3]
+    for r in range(R):
+        H_s[r] = M[r]
+    sent_s = wi[4]
+    touched_s = wi[5]
     Lc, param_c, tr_c, ps_c, n_tent, order_c, A0c, A1c = _tent_best(
         cap, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
         y_s, used_s, d_s, H_s, sent_s, touched_s)
@@ -1014,23 +1032,28 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     latency = tf[2]
     peak = tf[4]
     mask = np.zeros(C, np.bool_)
-    demC = np.empty((R, K))
-    dem1 = np.empty((R, K))
-    Us = np.empty((R, K))
-    gmin = np.empty((R, K))
-    yC = np.zeros(R, np.int64)
-    y1 = np.zeros(R, np.int64)
-    A0u = np.empty(R, np.int64)
-    A1u = np.empty(R, np.int64)
+    demC = wf[0]
+    dem1 = wf[1]
+    Us = wf[2]
+    gmin = wf[3]
+    yC = wi[6]
+    y1 = wi[7]
+    A0u = wi[8]
+    A1u = wi[9]
     Qu = np.empty(R)
-    order_u = np.arange(R)
+    order_u = wi[10]
+    for r in range(R):
+        order_u[r] = r
     chg = np.zeros(R, np.bool_)  # sites whose window minimum changed since the bounds and scores were computed
     tot_M = M.sum()
     # the rows are independent: visited by decreasing N (non-decreasing window), so that the free resources of
     # each "now" window, cal[t:t + l].min(axis=0), extend one running minimum
-    Uw = np.full((R, K), np.inf)
-    Uo = np.empty((R, K))
-    used_e = np.empty(R, np.int64)
+    Uw = wf[4]
+    for r in range(R):
+        for k in range(K):
+            Uw[r, k] = np.inf
+    Uo = wf[5]
+    used_e = wi[11]
     w_run = 0
     for jj in range(G):
         j = G - 1 - jj
