@@ -1213,7 +1213,7 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
     src = np.empty(R, np.int64)  # the sources a slot drew from
     tr = 0.0
     pa_ = 0.0
-    for w in range(win):
+    for _ in range(win):
         _order_by_score(Q, order)
         # split(y, M, kappa, 1, order)
         sd = 0

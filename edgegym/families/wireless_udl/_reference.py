@@ -17,7 +17,7 @@ from . import _kernels as kn
 from .candidates import NOW, WAIT, Candidates, earliest_fit, worker_grid  # earliest_fit: the same wrapper, re-exported
 from .simulator import EPS, Plan, Simulator, job_latency_cost, tentative
 
-__all__ = ["build_candidates", "commit", "earliest_fit", "n_cap", "observation", "prune"]
+__all__ = ["build_candidates", "commit", "earliest_fit", "n_cap", "observation", "pa_all_n", "prune", "window_table"]
 
 
 def _peak(dem, U, cap):
@@ -240,3 +240,45 @@ def n_cap(inst) -> np.ndarray:
     tot = a0.sum(axis=1, keepdims=True) - a0 + a1
     best = np.where(ps_ok, tot, 0).max(axis=1) if inst.num_sites else np.zeros(inst.num_jobs)
     return np.maximum(1, np.minimum(best, kn.BIG)).astype(np.int64)
+
+
+# --------------------------------------------------------------------------- kernels rewritten for speed
+def pa_all_n(U, order, q, m, n, n_max, tie_le):
+    """PA for every N in 1..n_max (reference of ``_kernels.pa_all_n``): the element-by-element loop it replaced,
+    in plain Python (each PS site's fill along ``order``, each N compared as it is reached)."""
+    R, K = U.shape
+    mw = kn.PURE["max_workers"]
+    cost = np.full(n_max + 1, np.inf)
+    best_ps = np.full(n_max + 1, -1, np.int64)
+    A0 = [mw(U[r], m, n, False) for r in range(R)]
+    for rt in range(R):
+        if any(U[rt, k] < n[k] - 1e-9 for k in range(K)):
+            continue
+        N, filled, c = 1, 0, 0.0
+        for j in range(R):
+            r = order[j]
+            a = mw(U[r], m, n, True) if r == rt else A0[r]
+            if a <= 0:
+                continue
+            top = filled + a
+            while N <= n_max and N <= top:
+                cN = c + (N - filled) * q[r, rt]
+                if cN < cost[N] or (tie_le and cN <= cost[N]):
+                    cost[N] = cN
+                    best_ps[N] = rt
+                N += 1
+            if N > n_max:
+                break
+            c += a * q[r, rt]
+            filled = top
+    return cost, best_ps
+
+
+def window_table(tot, kappa, w, offset):
+    """``(n_jobs, w)`` window ends ``ceil(tot/(κN)) − 1 + offset`` (reference of ``_kernels.window_table``: the
+    numpy expression ``candidates._job_table`` used)."""
+    nj = tot.shape[0]
+    Ns = np.arange(w, dtype=np.int64)
+    Lm = np.zeros((nj, w), np.int64)
+    Lm[:, 1:] = (tot[:, None] + kappa[:, None] * Ns[None, 1:] - 1) // (kappa[:, None] * Ns[None, 1:])
+    return np.asarray(Lm - 1 + offset, dtype=float)
