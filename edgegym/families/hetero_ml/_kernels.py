@@ -379,6 +379,17 @@ def fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, e
     H, R = free.shape
     e = wres[m]
     if not spread:
+        if R == 4:  # the usual four resources: the needs in registers
+            z0 = pres[p, 0] if ps_arch else 0.0
+            z1 = pres[p, 1] if ps_arch else 0.0
+            z2 = pres[p, 2] if ps_arch else 0.0
+            z3 = pres[p, 3] if ps_arch else 0.0
+            n0, n1, n2, n3 = n * e[0] + z0, n * e[1] + z1, n * e[2] + z2, n * e[3] + z3
+            for h in range(H):
+                if (free[h, 0] + 1e-9 >= n0 and free[h, 1] + 1e-9 >= n1 and free[h, 2] + 1e-9 >= n2
+                        and free[h, 3] + 1e-9 >= n3):
+                    return 1
+            return 0
         for h in range(H):
             ok = True
             for r in range(R):
