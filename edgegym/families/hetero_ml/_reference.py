@@ -4,9 +4,10 @@ The model is that of Zhou et al., "Online Scheduling Algorithm for Heterogeneous
 Jobs", IEEE Transactions on Cloud Computing 11(2), 2023. These functions are the env's original, straightforward
 implementation (NumPy reductions, the placement rule :func:`~.placement.grid_place` called per candidate start):
 the observation, the grid action mask, the vectorised earliest start of every grid action
-(:func:`grid_estimates`), the v1 per-action rows and the search that decodes a grid action into a placement
-(:func:`try_place`). The env does not call them on its hot path, except as the exact fallback of the compiled
-placement search when two servers' placement prices tie within rounding (see :mod:`._kernels`); the differential
+(:func:`grid_estimates`), the v1 per-action rows, the search that decodes a grid action into a placement
+(:func:`try_place`) and the reset's check that one worker (+ PS) of each pair fits (:func:`one_worker_fits`).
+The env does not call them on its hot path, except as the exact fallback of the compiled placement search when
+two servers' placement prices tie within rounding (see :mod:`._kernels`); the differential
 tests (``tests/speed/test_speed_hetero_ml.py``) run them next to the compiled env on random states and require
 identical (``==``) observations, masks, estimates, placements and rewards. Keep them unchanged unless the model
 changes (then change both, and the tests say whether they still agree).
