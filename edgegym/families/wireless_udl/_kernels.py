@@ -758,11 +758,12 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
 
 
 @njit_inline
-def _pa_fast(U, order, q, m, n, N, tie_le, A0, A1, y, used_sites):
+def _pa_fast(U, order, q, m, n, N, tie_le, A0, A1, y, used_sites, q_nonneg):
     """:func:`pa` (the same sums in the same order, the same winner) without rebuilding ``y`` for every PS site:
     ``A0``/``A1`` are the per-site worker bounds under ``U`` (``max_workers`` without / with the PS), a PS site
     whose bound total is below N is skipped (its fill would end short), and ``y`` (scratch) gets the winner's
-    fill. Returns ``(unit_cost, ps, sites used)``
+    fill; ``q_nonneg`` (every price ≥ 0): a PS site's fill stops once its running cost exceeds the best (it can only
+    grow). Returns ``(unit_cost, ps, sites used)``
     (``used_sites[:count]`` the sites with workers; ``ps = -1`` and ``y`` zero if no PS site admits N workers)."""
     R, K = U.shape
     tot0 = 0
@@ -785,7 +786,7 @@ def _pa_fast(U, order, q, m, n, N, tie_le, A0, A1, y, used_sites):
             take = min(a, rem)
             rem -= take
             c += q[r, rt] * take
-            if rem == 0:
+            if rem == 0 or (q_nonneg and c > best):  # with prices >= 0 the sum only grows: this site loses
                 break
         if c < best or (tie_le and c <= best):
             best = c
@@ -948,12 +949,13 @@ def _window_min(cal, t, w_run, win, Uw, Uo, chg):
 @njit
 def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
                     cal, t, calendar_len, a_i, offset, kind, tau, b, tau1, tau2, c, rate, G, wait_max, grid,
-                    lin_idx, lin_cnt, prune_on, prune_ratio):
+                    lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg):
     """The candidate table of ``candidates.build_candidates`` (plus the v1 pruning when ``prune_ratio > 0``).
 
     ``lat`` (n_max+1,): the latency cost of each N's window ending (the tentative enumeration's, computed with
     numpy by the caller); ``grid``: the geometric worker grid of ``worker_grid`` for (n_max, G); ``lin_idx`` /
     ``lin_cnt``: ``np.unique(np.round(np.linspace(0, n - 1, k)))`` for every (n, k) (see ``candidates``).
+    ``q_nonneg``: every price ``q`` is ≥ 0 (``Static.q_nonneg``; PA may then stop a PS site's fill early).
     Returns ``(ti, y, tf, mask, n_tent, n_now)``: ``ti`` (5, C) int64 the rows' ``mode, N, win, start, ps``,
     ``tf`` (5, C) float64 their ``transfer, param, latency, total, peak``.
     """
@@ -1107,7 +1109,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                         dat = M[rr] / D[rr] if D[rr] > 0 else 0.0
                         Qu[rr] = beta[0] * sc / K - beta[1] * qbar[rr] + beta[2] * dat
                 _order_by_score(Qu, order_u)
-                unit, ps1, nu1 = _pa_fast(Uw, order_u, q, m, n, N, tie_le, A0u, A1u, y1, used_s)
+                unit, ps1, nu1 = _pa_fast(Uw, order_u, q, m, n, N, tie_le, A0u, A1u, y1, used_s, q_nonneg)
                 ok = ps1 >= 0
                 if ok:
                     if prop:

@@ -208,7 +208,7 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio:
         inst.cap, st.qbar, inst.q, st.src_order, M, inst.data[i], inst.m[i], inst.n[i], kap, n_max, st.beta,
         st.tie_le, sim.prop, param_mb, chunk_mb, lat, sim.cal, t, sim.calendar_len, a_i, sim.offset, kind, tau, b,
         tau1, tau2, c, float(inst.exp_rate), int(G), int(wait_max), _geo_grid(n_max, int(G)), lin_idx, lin_cnt,
-        prune_ratio is not None, float(prune_ratio) if prune_ratio is not None else 0.0)
+        prune_ratio is not None, float(prune_ratio) if prune_ratio is not None else 0.0, st.q_nonneg)
     mode, Nc, lc, start, ps = ti
     transfer, param, latency, total, peak = tf
     return _new_candidates(mode, Nc, lc, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now,

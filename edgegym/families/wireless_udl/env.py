@@ -157,6 +157,20 @@ def _param_max(jb) -> list[float]:
 _NO_CAL = np.zeros((1, 1, 1))  # the observation kernel's calendar argument in replan mode (unused there)
 
 
+_PLAN_SET = tuple(getattr(Plan, f).__set__ for f in Plan.__dataclass_fields__)  # Plan's slot descriptors, in order
+
+
+def _row_plan(job: int, start: int, y: np.ndarray, ps: int) -> Plan:
+    """``Plan(job, start, y, ps)`` set through the slot descriptors (the step's hot path; the same object)."""
+    p = object.__new__(Plan)
+    set_job, set_start, set_y, set_ps = _PLAN_SET
+    set_job(p, job)
+    set_start(p, start)
+    set_y(p, y)
+    set_ps(p, ps)
+    return p
+
+
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -334,7 +348,7 @@ class WirelessUDLEnv(gym.Env):
                     self._illegal += 1
                     a = int(np.argmin(np.where(c.mask, c.total, np.inf)))
                 # the row's y as a view (commit only reads it; the table is rebuilt for the next job)
-                plan = Plan(job=i, start=int(c.start[a]), y=c.y[a], ps=int(c.ps[a]))
+                plan = _row_plan(i, int(c.start[a]), c.y[a], int(c.ps[a]))
             if self._use_reference:
                 job_cost = ref.commit(sim, plan)
             else:  # a row of the candidate table is legal by construction: no check_plan

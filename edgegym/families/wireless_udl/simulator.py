@@ -79,6 +79,7 @@ class Static:
     beta: np.ndarray  # (3,)
     tie_le: bool
     n_cap: np.ndarray  # (n_jobs,) most workers placeable on the empty cluster (≥ 1)
+    q_nonneg: bool = True  # every price q ≥ 0 (a PA cost only grows along a fill: the kernels may stop early)
 
 
 def _n_cap(inst: Instance) -> np.ndarray:
@@ -97,7 +98,7 @@ def make_static(inst: Instance, beta=(1.0, 1.0, 1.0), q_norm="max", tie_le=True)
     src_order = np.argsort(inst.q.T, axis=1, kind="stable").astype(np.int64)
     n_cap = _n_cap(inst)
     return Static(qbar=qbar, src_order=np.ascontiguousarray(src_order), beta=np.asarray(beta, float),
-                  tie_le=bool(tie_le), n_cap=n_cap)
+                  tie_le=bool(tie_le), n_cap=n_cap, q_nonneg=bool(np.all(inst.q >= 0)))
 
 
 def job_latency_cost(inst: Instance, i: int, latency):
