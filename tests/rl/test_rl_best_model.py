@@ -30,8 +30,9 @@ class _FixedModel:
         self.rng = np.random.default_rng(seed)
 
     def predict(self, obs, state=None, episode_start=None, deterministic=True, action_masks=None):
-        legal = np.flatnonzero(action_masks)
-        return (int(self.rng.choice(legal)) if self.uniform else int(legal[0])), None
+        masks = np.atleast_2d(action_masks)  # a batch of observations (one row per episode) or a single one
+        acts = [int(self.rng.choice(np.flatnonzero(m))) if self.uniform else int(np.flatnonzero(m)[0]) for m in masks]
+        return (np.asarray(acts) if np.ndim(action_masks) == 2 else acts[0]), None
 
 
 def _row(t, ret, share):
