@@ -237,6 +237,12 @@ def test_n_cap_kernel_matches_numpy():
         inst = SimpleNamespace(cap=rng.integers(0, 6, (R, K)).astype(float), m=rng.integers(0, 3, (nj, K)) * 1.0,
                                n=rng.integers(0, 4, (nj, K)) * 1.0, num_sites=R, num_jobs=nj)
         np.testing.assert_array_equal(_n_cap(inst), ref.n_cap(inst))
+    for _ in range(1000):  # sites drawn from a few types (repeated capacity rows, as the presets draw them)
+        R, K, nj = int(rng.integers(1, 9)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        types = rng.integers(0, 6, (int(rng.integers(1, 4)), K)).astype(float)
+        inst = SimpleNamespace(cap=types[rng.integers(0, len(types), R)], m=rng.integers(0, 3, (nj, K)) * 1.0,
+                               n=rng.integers(0, 4, (nj, K)) * 1.0, num_sites=R, num_jobs=nj)
+        np.testing.assert_array_equal(_n_cap(inst), ref.n_cap(inst))
 
 
 @pytest.mark.parametrize("kind", ["exp", "linear", "piecewise", "logistic"])

@@ -414,9 +414,28 @@ def n_cap(cap, m, n):
     out = np.ones(nj, np.int64)
     a0 = np.empty(R)
     a1 = np.empty(R)
+    # rep[r]: the first site with the same capacity row as r (its bounds are the same numbers: copied)
+    rep = np.empty(R, np.int64)
+    for r in range(R):
+        rep[r] = r
+        for r2 in range(r):
+            same = True
+            for k in range(K):
+                if cap[r2, k] != cap[r, k]:
+                    same = False
+                    break
+            if same:
+                rep[r] = r2
+                break
     for i in range(nj):
         for w in range(2):
             for r in range(R):
+                if rep[r] != r:
+                    if w == 0:
+                        a0[r] = a0[rep[r]]
+                    else:
+                        a1[r] = a1[rep[r]]
+                    continue
                 a = np.inf
                 neg = False
                 for k in range(K):

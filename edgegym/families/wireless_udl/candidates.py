@@ -69,6 +69,28 @@ def _new_candidates(*values) -> Candidates:
     return c
 
 
+def _new_candidates15(mode, N, win, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now, n_max):
+    """:func:`_new_candidates` with the 15 fields as arguments (the step's hot path; no loop)."""
+    c = object.__new__(Candidates)
+    s = _CAND_SLOTS
+    s[0](c, mode)
+    s[1](c, N)
+    s[2](c, win)
+    s[3](c, start)
+    s[4](c, ps)
+    s[5](c, y)
+    s[6](c, transfer)
+    s[7](c, param)
+    s[8](c, latency)
+    s[9](c, total)
+    s[10](c, peak)
+    s[11](c, mask)
+    s[12](c, n_tent)
+    s[13](c, n_now)
+    s[14](c, n_max)
+    return c
+
+
 def worker_grid(n_max: int, G: int, must: tuple[int, ...]) -> np.ndarray:
     """G worker counts in ``[1, n_max]``: the ``must`` values plus a geometric grid, ascending; padded by
     repeating the largest (padding rows are masked)."""
@@ -211,5 +233,5 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio:
         prune_ratio is not None, float(prune_ratio) if prune_ratio is not None else 0.0, st.q_nonneg)
     mode, Nc, lc, start, ps = ti
     transfer, param, latency, total, peak = tf
-    return _new_candidates(mode, Nc, lc, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now,
-                           n_max)
+    return _new_candidates15(mode, Nc, lc, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now,
+                             n_max)

@@ -163,7 +163,10 @@ class Simulator:
         self.plan_l = np.zeros(n_jobs, np.int64)
         self.plan_y = np.zeros((n_jobs, R), np.int64)
         self.plan_ps = np.full(n_jobs, -1, np.int64)
-        self.cal = np.broadcast_to(inst.cap, (self.calendar_len, R, K)).copy() if mode == "commit" else None
+        self.cal = None
+        if mode == "commit":  # every slot's free resources = the capacities (filled in place: no broadcast copy)
+            self.cal = np.empty((self.calendar_len, R, K), inst.cap.dtype)
+            self.cal[...] = inst.cap
         self.usage = np.zeros((R, K))  # replan: resources used in the last executed slot
         self.log: list[SlotRecord] = []
         self.hit_cap = 0
