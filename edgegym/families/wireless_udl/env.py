@@ -424,27 +424,35 @@ class WirelessUDLEnv(gym.Env):
         numpy original)."""
         if self._use_reference:
             return ref.observation(self)
-        p, inst, sim = self.preset, self.inst, self.sim
-        R = inst.num_sites
-        i = min(self._k, inst.num_jobs - 1)
-        if p.env.obs_relative:  # slot and job fractions, and the normaliser of the active-job count
+        inst, sim = self.inst, self.sim
+        pe = self.preset.env
+        R = inst.cap.shape[0]
+        nj = inst.arrival.shape[0]
+        k = self._k
+        i = k if k < nj else nj - 1
+        if pe.obs_relative:  # slot and job fractions, and the normaliser of the active-job count
             head = np.array([0.0, 0.0, R], dtype=float)
         else:
-            head = np.array([min(sim.t / inst.horizon_slots, p.env.cap_factor), self._k / inst.num_jobs,
-                             inst.num_jobs], dtype=float)
+            head = np.array([min(sim.t / inst.horizon_slots, pe.cap_factor), k / nj, nj], dtype=float)
         commit = self.mode == "commit"
         c = self._cand if commit else None
+        has_cand = c is not None
         if c is None:
             c = self._no_cand()
-        H = p.env.calendar_slots
-        cal = sim.cal if commit else _NO_CAL
-        free_len = max(0, min(H, cal.shape[0] - sim.t)) if commit else 0
+        H = pe.calendar_slots
+        t = int(sim.t)
+        if commit:
+            cal = sim.cal
+            free_len = max(0, min(H, cal.shape[0] - t))
+        else:
+            cal = _NO_CAL
+            free_len = 0
+        rows = bool(pe.obs_rows)
         return kn.observe(
-            self._low64, self._high64, float(p.env.cost_clip), head, self._obs_site, self._obs_job[i], cal, free_len,
-            inst.cap, R, self.R_max, H, not commit, sim.usage, commit and self._cand is not None, bool(p.env.obs_rows),
-            bool(p.env.obs_rows), c.mask, c.N, int(c.n_max), c.win, self._max_win, c.start, int(sim.t),
-            int(sim.calendar_len), c.y, c.ps, c.transfer, c.param, c.latency, c.peak, c.total, int(c.n_tent),
-            float(self.reward_scale), sim.start, sim.t_last, sim.status)
+            self._low64, self._high64, float(pe.cost_clip), head, self._obs_site, self._obs_job[i], cal, free_len,
+            inst.cap, R, self.R_max, H, not commit, sim.usage, has_cand, rows, rows, c.mask, c.N, int(c.n_max),
+            c.win, self._max_win, c.start, t, int(sim.calendar_len), c.y, c.ps, c.transfer, c.param, c.latency,
+            c.peak, c.total, int(c.n_tent), float(self.reward_scale), sim.start, sim.t_last, sim.status)
 
     def _no_cand(self) -> Candidates:
         """An all-masked table of the right shapes (the observation of the replan mode has no candidates)."""
