@@ -485,23 +485,6 @@ def fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, e
 
 # ------------------------------------------------------------------------------------------ grid configurations
 @njit
-def grid_configs(D, fracs, M, n_delays, wbw, pbw, zf, psu, ps_arch, m4, n4, q4, p4):
-    """Worker type, workers, spread flag and PS type of every grid action (flat, grid order)."""
-    L = fracs.shape[0]
-    for m in range(M):
-        for lvl in range(L):
-            n = _n_workers(D, fracs[lvl])
-            for q in range(2):
-                p = ps_type(n, m, q == 1, wbw, pbw, zf, psu) if ps_arch else -1
-                base = ((m * L + lvl) * 2 + q) * n_delays
-                for di in range(n_delays):
-                    m4[base + di] = m
-                    n4[base + di] = n
-                    q4[base + di] = q
-                    p4[base + di] = p
-
-
-@njit
 def grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q4, p4, feas, mask):
     """Valid grid actions: :func:`grid_place` finds a placement on the empty cluster. ``feas[m, n, q, p + 1]``
     caches the answer per configuration for the episode (-1: not computed yet; n beyond its size: not cached)."""
@@ -521,7 +504,8 @@ def grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q
 
 @njit
 def job_grid(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask):
-    """:func:`grid_configs` and :func:`grid_mask` in one call. The co-located PS type does not depend on the
+    """Every grid action's worker type, workers, spread flag and PS type (flat, grid order; the reference is
+    ``_reference.grid_configs``) and :func:`grid_mask`, in one call. The co-located PS type does not depend on the
     worker type or count (computed once) and a spread one only on them (computed once per distinct count)."""
     M = wres.shape[0]
     L = fracs.shape[0]
