@@ -297,3 +297,102 @@ def test_window_table_matches_numpy():
         kappa = rng.integers(1, 20, size=nj).astype(np.int64)
         w, offset = int(rng.integers(1, 50)), int(rng.integers(0, 3))
         np.testing.assert_array_equal(kn.window_table(tot, kappa, w, offset), ref.window_table(tot, kappa, w, offset))
+
+
+def _random_calendar(rng):
+    """A calendar built as ``Simulator.commit`` builds it (capacities minus random committed plans over their
+    windows), with the plans' records (``t_last``, ``plan_y``, ``plan_ps``)."""
+    R, K = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+    T = int(rng.integers(1, 40))
+    cap = rng.integers(0, 9, (R, K)).astype(float)
+    cal = np.empty((T, R, K))
+    cal[...] = cap
+    nj = int(rng.integers(0, 8))
+    t_last = np.full(nj, -1, np.int64)
+    plan_y = np.zeros((nj, R), np.int64)
+    plan_ps = np.full(nj, -1, np.int64)
+    for i in range(nj):
+        if rng.random() < 0.2:
+            continue  # not committed
+        start = int(rng.integers(0, T))
+        win = int(rng.integers(1, T - start + 1))
+        y = rng.integers(0, 3, R) * (rng.random(R) < 0.4)
+        ps = int(rng.integers(-1, R))
+        m, n = rng.integers(0, 2, K).astype(float), rng.integers(0, 2, K).astype(float)
+        dem = y[:, None] * m[None, :]
+        if ps >= 0:
+            dem[ps] += n
+        cal[start:start + win] -= dem
+        t_last[i], plan_y[i], plan_ps[i] = start + win - 1, y, ps
+    return cap, cal, t_last, plan_y, plan_ps
+
+
+def test_site_tails_bound_the_busy_slots():
+    """``_site_tails``: every slot of site ``r`` from ``F[r]`` on holds ``cap[r]`` (on random calendars and on the
+    calendars of env episodes, the record-schedule path and the calendar extension included)."""
+    rng = np.random.default_rng(13)
+    for _ in range(500):
+        cap, cal, t_last, plan_y, plan_ps = _random_calendar(rng)
+        T, R = cal.shape[:2]
+        t = int(rng.integers(0, T))
+        F = np.zeros(R, np.int64)
+        kn._site_tails(t, T, t_last, plan_y, plan_ps, F)
+        for r in range(R):
+            assert t <= F[r] <= T
+            assert np.all(cal[F[r]:, r] == cap[r])
+    n = 0
+    for preset, cfg in (("sim", {"jobs": SHORT}), ("sim", {"jobs": SHORT, "env": {"record_schedule": True}}),
+                        ("testbed-v1", None), ("sim", {"jobs": {"horizon_slots": 20, "arrival_window": [0, 19]}})):
+        env = WirelessUDLEnv(preset, config=cfg)
+        env.reset(seed=n)
+        while True:
+            sim = env.sim
+            T, R = sim.cal.shape[:2]
+            F = np.zeros(R, np.int64)
+            kn._site_tails(sim.t, T, sim.t_last, sim.plan_y, sim.plan_ps, F)
+            busy = np.any(sim.cal != sim.inst.cap, axis=2)  # (T, R)
+            for r in range(R):
+                assert not busy[F[r]:, r].any()
+            n += 1
+            if env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))[2]:
+                break
+    assert n > 150
+
+
+def test_earliest_and_window_min_with_site_tails_match_numpy():
+    """``_earliest`` and ``_window_min`` (which read a site's slots from ``F[r]`` on as ``cap[r]``) = the numpy
+    earliest fit and window minimum, on random calendars, demands that fit the capacities or not, tails tight or
+    loose (``F = T``: nothing skipped)."""
+    rng = np.random.default_rng(14)
+    hits = {"found": 0, "none": 0, "capfit": 0, "no_capfit": 0}
+    for trial in range(3000):
+        cap, cal, t_last, plan_y, plan_ps = _random_calendar(rng)
+        T, R, K = cal.shape
+        t = int(rng.integers(0, T))
+        F = np.zeros(R, np.int64)
+        kn._site_tails(t, T, t_last, plan_y, plan_ps, F)
+        if trial % 3 == 0:
+            F[:] = np.maximum(F, rng.integers(t, T + 1, R))  # looser tails (still upper bounds)
+        dem = rng.integers(0, 6, (R, K)).astype(float) * (rng.random((R, K)) < 0.5)
+        win = int(rng.integers(1, T + 1))
+        U = np.full((R, K), -7.0)
+        s = kn._earliest(cal, cap, F, dem, t, win, U, np.zeros(R, np.int64))
+        assert s == ref.earliest_fit(cal, dem, t, win)
+        if s >= 0:
+            used = (dem > 0).any(axis=1)
+            np.testing.assert_array_equal(U[used], cal[s:s + win].min(axis=0)[used])
+        hits["found" if s >= 0 else "none"] += 1
+        hits["capfit" if np.all(cap >= dem - 1e-9) else "no_capfit"] += 1
+        # the running window minimum, extended window by window
+        Uw = np.full((R, K), np.inf)
+        chg = np.zeros(R, bool)
+        w_run = 0
+        for w in sorted({int(x) for x in rng.integers(1, T - t + 1, 4)}):
+            before = Uw.copy()
+            chg[:] = False
+            kn._window_min(cal, cap, F, t, w_run, w, Uw, chg)
+            want = cal[t:t + w].min(axis=0)
+            np.testing.assert_array_equal(Uw, want)
+            np.testing.assert_array_equal(chg, np.any(want < before, axis=1))
+            w_run = w
+    assert min(hits.values()) > 100, hits

@@ -861,14 +861,37 @@ def _demand(y, m, n, ps, dem):
 
 
 @njit_inline
-def _earliest(cal, dem, t, win, U, gmin, used):
+def _site_tails(t, end, t_last, plan_y, plan_ps, F):
+    """``F[r]``: the first slot ``≥ t`` from which site ``r`` is at its capacity in every later slot of the calendar
+    (``end`` slots): 1 + the last slot of the committed plans using ``r`` (workers or PS) that end at or after ``t``
+    (``t`` if none; at most ``end``). The calendar is the capacities minus the committed plans' demands over their
+    windows (``Simulator.commit`` is its only writer, and sets ``t_last``, ``plan_y``, ``plan_ps``), so the other
+    slots of ``r`` hold ``cap[r]``."""
+    R = F.shape[0]
+    for r in range(R):
+        F[r] = t
+    for i in range(t_last.shape[0]):
+        e = t_last[i] + 1
+        if e <= t:
+            continue
+        if e > end:
+            e = end
+        for r in range(R):
+            if (plan_y[i, r] != 0 or r == plan_ps[i]) and e > F[r]:
+                F[r] = e
+
+
+@njit_inline
+def _earliest(cal, cap, F, dem, t, win, U, used):
     """``candidates.earliest_fit`` (whole calendar), and ``U`` = ``cal[s:s + win].min(axis=0)`` on the sites where
     ``dem`` has a positive entry (the only entries :func:`_peak_of` reads) for the start ``s`` found (``used``: an
-    (R,) int scratch).
+    (R,) int scratch). ``F`` (:func:`_site_tails`): site ``r`` holds ``cap[r]`` in the slots ``≥ F[r]``, which are
+    checked (and enter ``U``) as ``cap[r]``.
 
     The first start of a run of ``win`` fitting slots, found by checking each candidate window from its last slot
     down: a slot that does not fit rules out every start up to it, so the next candidate starts just after it;
-    the slots seen to fit (and their minimum, ``gmin``) are not read again."""
+    the slots seen to fit are not read again. From ``Fu`` (the largest ``F`` of the used sites) on, every slot fits
+    or none does (``dem`` against ``cap``)."""
     R, K = dem.shape
     end = cal.shape[0]
     if t + win > end:
@@ -882,28 +905,41 @@ def _earliest(cal, dem, t, win, U, gmin, used):
                 break
     if nu == 0:
         return t
+    capfit = True  # dem fits cap on every used site
+    Fu = t
+    for j in range(nu):
+        r = used[j]
+        if F[r] > Fu:
+            Fu = F[r]
+        for k in range(K):
+            if cap[r, k] < dem[r, k] - _EPS:
+                capfit = False
     s = t
-    good_lo = -1  # slots [good_lo, good_hi] are known to fit; gmin: their minimum
+    good_lo = -1  # slots [good_lo, good_hi] are known to fit
     good_hi = -2
+    found = -1
     while s + win <= end:
+        if s >= Fu:
+            if capfit:
+                found = s
+            break
         x = s + win - 1
         bad = -1
-        fresh = True  # U holds no slot of this window yet
-        while x >= s:
+        if x >= Fu:
+            if capfit:
+                x = Fu - 1
+            else:
+                bad = x
+        while bad < 0 and x >= s:
             if good_lo <= x <= good_hi:
-                for j in range(nu):
-                    r = used[j]
-                    for k in range(K):
-                        if fresh or gmin[r, k] < U[r, k]:
-                            U[r, k] = gmin[r, k]
-                fresh = False
                 x = good_lo - 1
                 continue
             ok = True
             for j in range(nu):
                 r = used[j]
                 for k in range(K):
-                    if cal[x, r, k] < dem[r, k] - _EPS:
+                    v = cal[x, r, k] if x < F[r] else cap[r, k]
+                    if v < dem[r, k] - _EPS:
                         ok = False
                         break
                 if not ok:
@@ -911,77 +947,85 @@ def _earliest(cal, dem, t, win, U, gmin, used):
             if not ok:
                 bad = x
                 break
-            for j in range(nu):
-                r = used[j]
-                for k in range(K):
-                    v = cal[x, r, k]
-                    if fresh or v < U[r, k]:
-                        U[r, k] = v
-            fresh = False
             x -= 1
         if bad < 0:
-            return s
+            found = s
+            break
         good_lo = bad + 1
         good_hi = s + win - 1
-        if good_lo <= good_hi:  # the slots above the blocking one (all read in this pass)
-            for j in range(nu):
-                r = used[j]
-                for k in range(K):
-                    gmin[r, k] = U[r, k]
         s = bad + 1
-    return -1
+    if found >= 0:
+        e = found + win
+        for j in range(nu):
+            r = used[j]
+            hi = min(e, F[r])
+            for k in range(K):
+                u = np.inf
+                for x in range(found, hi):
+                    v = cal[x, r, k]
+                    u = v if v < u else u
+                if e > F[r]:
+                    v = cap[r, k]
+                    u = v if v < u else u
+                U[r, k] = u
+    return found
 
 
 @njit_inline
-def _window_min(cal, t, w_run, win, Uw, Uo, chg):
+def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
     """Extend the running minimum ``Uw = cal[t:t + w_run].min(axis=0)`` to ``cal[t:t + win]`` (``win > w_run``),
-    setting ``chg[r]`` for the sites whose minimum fell (every site when ``w_run == 0``). One flat pass per slot (a
-    vectorisable minimum; the same values as the element-by-element ``v < Uw`` updates)."""
+    setting ``chg[r]`` for the sites whose minimum fell (every site when ``w_run == 0``). ``F``
+    (:func:`_site_tails`): site ``r`` holds ``cap[r]`` in the slots ``≥ F[r]``, which enter the minimum once, as
+    ``cap[r]`` (the same values as the slot-by-slot minimum)."""
     R, K = Uw.shape
-    RK = R * K
-    calf = cal.reshape(cal.shape[0] * RK)
-    Uwf = Uw.reshape(RK)
-    Uof = Uo.reshape(RK)
     if w_run == 0:
-        b = t * RK
-        for i in range(RK):
-            Uwf[i] = calf[b + i]
         for r in range(R):
+            for k in range(K):
+                Uw[r, k] = cal[t, r, k]
             chg[r] = True
         w_run = 1
     if w_run >= win:
         return
-    for i in range(RK):
-        Uof[i] = Uwf[i]
-    for s in range(t + w_run, t + win):
-        b = s * RK
-        for i in range(RK):
-            v = calf[b + i]
-            u = Uwf[i]
-            Uwf[i] = v if v < u else u
+    lo = t + w_run
+    e = t + win
     for r in range(R):
-        for k in range(K):
-            if Uw[r, k] < Uo[r, k]:
-                chg[r] = True
+        hi = min(e, F[r])
+        fell = False
+        for x in range(lo, hi):
+            for k in range(K):
+                v = cal[x, r, k]
+                if v < Uw[r, k]:
+                    Uw[r, k] = v
+                    fell = True
+        if e > F[r]:  # the window now reaches the slots at cap
+            for k in range(K):
+                v = cap[r, k]
+                if v < Uw[r, k]:
+                    Uw[r, k] = v
+                    fell = True
+        if fell:
+            chg[r] = True
 
 
 @njit
 def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
                     cal, t, calendar_len, a_i, offset, kind, tau, b, tau1, tau2, c, rate, G, wait_max, grid,
-                    lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg):
+                    lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg, t_last, plan_y, plan_ps):
     """The candidate table of ``candidates.build_candidates`` (plus the v1 pruning when ``prune_ratio > 0``).
 
     ``lat`` (n_max+1,): the latency cost of each N's window ending (the tentative enumeration's, computed with
     numpy by the caller); ``grid``: the geometric worker grid of ``worker_grid`` for (n_max, G); ``lin_idx`` /
     ``lin_cnt``: ``np.unique(np.round(np.linspace(0, n - 1, k)))`` for every (n, k) (see ``candidates``).
     ``q_nonneg``: every price ``q`` is ≥ 0 (``Static.q_nonneg``; PA may then stop a PS site's fill early).
+    ``t_last``, ``plan_y``, ``plan_ps``: the committed plans (``Simulator``'s), whose windows are the only slots
+    below the capacities in ``cal`` (:func:`_site_tails`): the window minima and the earliest fits skip the rest.
     Returns ``(ti, y, tf, mask, n_tent, n_now)``: ``ti`` (5, C) int64 the rows' ``mode, N, win, start, ps``,
     ``tf`` (5, C) float64 their ``transfer, param, latency, total, peak``.
     """
     R, K = cap.shape
     # the (R,) int and (R, K) float scratch arrays, each set one block (one allocation)
-    wi = np.zeros((12, R), np.int64)
-    wf = np.empty((6, R, K))
+    wi = np.zeros((13, R), np.int64)
+    wf = np.empty((4, R, K))
     y_s = wi[0]
     used_s = wi[1]
     d_s = wi[2]
@@ -1056,7 +1100,6 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     demC = wf[0]
     dem1 = wf[1]
     Us = wf[2]
-    gmin = wf[3]
     yC = wi[6]
     y1 = wi[7]
     A0u = wi[8]
@@ -1069,12 +1112,13 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     tot_M = M.sum()
     # the rows are independent: visited by decreasing N (non-decreasing window), so that the free resources of
     # each "now" window, cal[t:t + l].min(axis=0), extend one running minimum
-    Uw = wf[4]
+    Uw = wf[3]
     for r in range(R):
         for k in range(K):
             Uw[r, k] = np.inf
-    Uo = wf[5]
     used_e = wi[11]
+    Ft = wi[12]  # the slot from which each site stays at its capacity (_site_tails)
+    _site_tails(t, cal.shape[0], t_last, plan_y, plan_ps, Ft)
     w_run = 0
     for jj in range(G):
         j = G - 1 - jj
@@ -1098,7 +1142,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         r = 2 * j
         if t + win <= calendar_len:
             if w_run < win:
-                _window_min(cal, t, w_run, win, Uw, Uo, chg)
+                _window_min(cal, cap, Ft, t, w_run, win, Uw, chg)
                 w_run = win
             fits = True
             for rr in range(R):
@@ -1153,7 +1197,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                 mask[r] = True
         # ---- wait
         r = 2 * j + 1
-        s = _earliest(cal, demC, t, win, Us, gmin, used_e)
+        s = _earliest(cal, cap, Ft, demC, t, win, Us, used_e)
         if s >= 0:
             for rr in range(R):
                 y[r, rr] = yC[rr]

@@ -210,7 +210,11 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio:
     :func:`~._kernels.candidate_table`; ``_reference.build_candidates`` is the numpy original).
 
     ``prune_ratio`` (v1's ``env.prune_ratio``): if some row is legal, rows estimated above ``prune_ratio`` × the
-    cheapest legal one are masked too (their ``total`` set to ``inf``)."""
+    cheapest legal one are masked too (their ``total`` set to ``inf``).
+
+    ``sim.cal`` is read as :meth:`~.simulator.Simulator.commit` keeps it (the capacities minus the committed plans'
+    demands over their windows, the plans recorded in ``sim.t_last`` / ``plan_y`` / ``plan_ps``): a site's slots
+    after the last committed window that uses it are taken to hold its capacities."""
     inst, st = sim.inst, sim.static
     t = int(sim.t)
     M = sim.M[i]
@@ -230,7 +234,8 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio:
         inst.cap, st.qbar, inst.q, st.src_order, M, inst.data[i], inst.m[i], inst.n[i], kap, n_max, st.beta,
         st.tie_le, sim.prop, param_mb, chunk_mb, lat, sim.cal, t, sim.calendar_len, a_i, sim.offset, kind, tau, b,
         tau1, tau2, c, float(inst.exp_rate), int(G), int(wait_max), _geo_grid(n_max, int(G)), lin_idx, lin_cnt,
-        prune_ratio is not None, float(prune_ratio) if prune_ratio is not None else 0.0, st.q_nonneg)
+        prune_ratio is not None, float(prune_ratio) if prune_ratio is not None else 0.0, st.q_nonneg, sim.t_last,
+        sim.plan_y, sim.plan_ps)
     mode, Nc, lc, start, ps = ti
     transfer, param, latency, total, peak = tf
     return _new_candidates15(mode, Nc, lc, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now,
