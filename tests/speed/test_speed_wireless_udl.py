@@ -388,11 +388,12 @@ def test_earliest_and_window_min_with_site_tails_match_numpy():
         chg = np.zeros(R, bool)
         w_run = 0
         for w in sorted({int(x) for x in rng.integers(1, T - t + 1, 4)}):
-            before = Uw.copy()
+            before = Uw.copy() if w_run else cal[t].copy()
             chg[:] = False
-            kn._window_min(cal, cap, F, t, w_run, w, Uw, chg)
+            fell = kn._window_min(cal, cap, F, t, w_run, w, Uw, chg)
             want = cal[t:t + w].min(axis=0)
             np.testing.assert_array_equal(Uw, want)
-            np.testing.assert_array_equal(chg, np.any(want < before, axis=1))
+            np.testing.assert_array_equal(chg, np.any(want < before, axis=1) | (w_run == 0))
+            assert fell == bool(np.any(want < before))  # below the last minimum (cal[t] at first)
             w_run = w
     assert min(hits.values()) > 100, hits

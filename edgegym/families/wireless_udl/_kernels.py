@@ -976,7 +976,8 @@ def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
     """Extend the running minimum ``Uw = cal[t:t + w_run].min(axis=0)`` to ``cal[t:t + win]`` (``win > w_run``),
     setting ``chg[r]`` for the sites whose minimum fell (every site when ``w_run == 0``). ``F``
     (:func:`_site_tails`): site ``r`` holds ``cap[r]`` in the slots ``≥ F[r]``, which enter the minimum once, as
-    ``cap[r]`` (the same values as the slot-by-slot minimum)."""
+    ``cap[r]`` (the same values as the slot-by-slot minimum). Returns whether some minimum fell below its value in
+    the slots before ``t + w_run`` (``cal[t]`` when ``w_run == 0``)."""
     R, K = Uw.shape
     if w_run == 0:
         for r in range(R):
@@ -985,7 +986,8 @@ def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
             chg[r] = True
         w_run = 1
     if w_run >= win:
-        return
+        return False
+    any_fell = False
     lo = t + w_run
     e = t + win
     for r in range(R):
@@ -1005,6 +1007,8 @@ def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
                     fell = True
         if fell:
             chg[r] = True
+            any_fell = True
+    return any_fell
 
 
 @njit
@@ -1038,7 +1042,9 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         cap, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
         y_s, used_s, d_s, H_s, sent_s, touched_s)
     Ut = cal[t]
-    _, _, _, _, n_u, _, _, _ = _tent_best(
+    # the enumeration under cal[t] also gives PA under the free resources of every "now" window that is no
+    # tighter than slot t (param_t = l·π·unit, ps_t, order_t, A0t/A1t; transfer_t where the search computed it)
+    _, param_t, tr_t, ps_t, n_u, order_t, A0t, A1t = _tent_best(
         Ut, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
         y_s, used_s, d_s, H_s, sent_s, touched_s)
     n_now = n_u if n_u != 0 else n_tent
@@ -1120,6 +1126,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     Ft = wi[12]  # the slot from which each site stays at its capacity (_site_tails)
     _site_tails(t, cal.shape[0], t_last, plan_y, plan_ps, Ft)
     w_run = 0
+    at_t = True  # Uw = cal[t]: no site's minimum fell in the slots after t so far
     for jj in range(G):
         j = G - 1 - jj
         N = vals[min(j, nv - 1)]
@@ -1142,7 +1149,8 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         r = 2 * j
         if t + win <= calendar_len:
             if w_run < win:
-                _window_min(cal, cap, Ft, t, w_run, win, Uw, chg)
+                if _window_min(cal, cap, Ft, t, w_run, win, Uw, chg):
+                    at_t = False
                 w_run = win
             fits = True
             for rr in range(R):
@@ -1160,6 +1168,25 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                 param[r] = param_c[N]
                 transfer[r] = tr_c[N]
                 ok = True
+            elif at_t:  # PA under Uw = cal[t]: the enumeration's plan for N (the same sums, the same winner)
+                ps1 = ps_t[N]
+                ok = ps1 >= 0
+                if ok:
+                    y1[:] = 0
+                    nu1 = _fill_fast(y1, used_s, A0t, A1t, order_t, N, ps1)
+                    if np.isnan(tr_t[N]):
+                        if prop:
+                            cc = window_transfer(y1.copy(), M, D, kappa, win, order_t, q, src_order, prop, cap,
+                                                 qbar, beta)
+                        else:
+                            cc = _complete_transfer(y1, used_s, nu1, M, tot_M, kappa, win, order_t, q, src_order,
+                                                    d_s, H_s, sent_s, touched_s)
+                        tr_t[N] = chunk_mb * cc
+                    for rr in range(R):
+                        y[r, rr] = y1[rr]
+                    psr[r] = ps1
+                    param[r] = param_t[N]
+                    transfer[r] = tr_t[N]
             else:
                 for rr in range(R):  # site_order(Uw, ...) and the worker bounds, redone on the changed sites
                     if chg[rr]:
