@@ -22,6 +22,7 @@ even another ``rollout:...``). Parameters (any subset, any order, comma-separate
 * ``z`` (default 0): significance margin. The best candidate replaces the base's action only when its mean
   advantage over the base's action, paired fork by fork, exceeds ``z`` standard errors of that mean (``z=0``: any
   advantage beyond the ties tolerance; with ``K=1`` the standard error is taken as 0).
+* ``D`` (default 0): ``D=1`` adds a terminal value to each continuation cut by the horizon (see below).
 * ``clairvoyant`` (default 0): ``clairvoyant=1`` forks with the true future (``fork(seed, "keep")``) instead of a
   resampled one. **For analysis only** (how much of rollout's result is due to the resampled future): such a policy
   reads jobs that have not arrived, and its name says so.
@@ -44,9 +45,15 @@ Design choices (each one a documented decision):
 * **Discrete actions only.** Rollout compares a finite candidate set. EdgeCloudML's default ``server_proportions``
   action is a continuous ``Box``: ``rollout`` runs the env in the ``cloud_fraction`` action mode instead
   (``Discrete(6)``: 0-4 send 0, 1/4, ..., all chunks to the cloud, 5 is A_greedy's own split, so ``aonline``'s
-  action is one of the candidates), unless the base needs another discrete mode. A base whose env has a
-  ``Discrete(1)`` action space decides inside the simulator (SRTF, Okita in re-plan mode, slot-driven HeteroML
-  baselines): there is nothing to improve per step and ``rollout`` refuses it with a message naming the base.
+  action is one of the candidates), unless the base needs another discrete mode. On WirelessUDL, Okita's
+  re-plan mode gets its per-arrival worker rule (``env.replan_workers``, ``Discrete(4)``: 0 is Okita's own
+  tentative optimum, so ``okita`` is the base's action; 1-3 give the arriving job one worker, half or twice that
+  optimum). A base whose env has a ``Discrete(1)`` action space decides inside the simulator (SRTF, FIFO or DRF in
+  re-plan mode, slot-driven HeteroML baselines): there is nothing to improve per step and ``rollout`` refuses it
+  with a message naming the base.
+* **A terminal value (``D=1``).** With a horizon ``H``, each continuation ends with ``env.drain_return()`` where
+  the env has one (EdgeUtility): the reward of running the jobs already dispatched to completion with no further
+  release, so that an action is also scored by the jobs it leaves queued. Off by default.
 * **The base must be Markov.** Its continuation follows actions it did not choose, so it must decide from the
   env's state (and its own random stream) alone; a base that keeps its own schedule of its past decisions
   (HeteroML's ``aonline-hetero``, ``aonline-hetero-eager``, ``aonline-hetero-now``; a policy with
@@ -73,7 +80,7 @@ __all__ = ["DEFAULTS", "RolloutPolicy", "is_rollout", "make_rollout", "parse_rol
 
 PREFIX = "rollout"
 #: default parameters (see the module docstring)
-DEFAULTS = {"K": 4, "H": 20, "k": 6, "z": 0.0, "clairvoyant": 0}
+DEFAULTS = {"K": 4, "H": 20, "k": 6, "z": 0.0, "clairvoyant": 0, "D": 0}
 _NAME = re.compile(r"^rollout(?:\((?P<params>[^)]*)\))?:(?P<base>.+)$", re.S)
 
 
@@ -95,7 +102,7 @@ def parse_rollout(name: str) -> tuple[dict, str]:
         key, val = key.strip(), val.strip()
         if not eq or key not in DEFAULTS:
             raise ValueError(f"rollout parameter {item!r} in {name!r}: expected K=<forks>, H=<steps>, "
-                             "k=<candidates>, z=<margin> or clairvoyant=<0|1> (e.g. rollout(K=4,H=20,k=6):aonline)")
+                             "k=<candidates>, z=<margin>, D=<0|1> or clairvoyant=<0|1> (e.g. rollout(K=4,H=20,k=6):aonline)")
         if key == "z":
             try:
                 z = float(val)
@@ -109,9 +116,9 @@ def parse_rollout(name: str) -> tuple[dict, str]:
             v = int(val)
         except ValueError:
             raise ValueError(f"rollout parameter {key} must be an integer, got {val!r} in {name!r}") from None
-        if key == "clairvoyant" and v not in (0, 1):
-            raise ValueError(f"rollout parameter clairvoyant must be 0 or 1, got {val!r} in {name!r}")
-        lo = 0 if key in ("H", "clairvoyant") else 1
+        if key in ("clairvoyant", "D") and v not in (0, 1):
+            raise ValueError(f"rollout parameter {key} must be 0 or 1, got {val!r} in {name!r}")
+        lo = 0 if key in ("H", "clairvoyant", "D") else 1
         if v < lo:
             raise ValueError(f"rollout parameter {key} must be >= {lo}"
                              f"{' (0: to the end of the episode)' if key == 'H' else ''}, got {v} in {name!r}")
@@ -120,11 +127,15 @@ def parse_rollout(name: str) -> tuple[dict, str]:
 
 
 def rollout_env_config(family: str, base_config: dict) -> dict:
-    """The env overrides of ``rollout:<base>``: the base's, and on EdgeCloudML a discrete action mode
-    (``cloud_fraction`` unless the base sets one)."""
+    """The env overrides of ``rollout:<base>``: the base's; on EdgeCloudML a discrete action mode
+    (``cloud_fraction`` unless the base sets one); on WirelessUDL's replan mode with Okita, the per-arrival worker
+    rule (``replan_workers``: action 0 is Okita's own choice, so ``okita`` is a base)."""
     cfg = {k: dict(v) for k, v in (base_config or {}).items()}
-    if family == "EdgeCloudML" and "action_mode" not in cfg.get("env", {}):
+    env = cfg.get("env", {})
+    if family == "EdgeCloudML" and "action_mode" not in env:
         cfg.setdefault("env", {})["action_mode"] = "cloud_fraction"
+    if family == "WirelessUDL" and env.get("mode") == "replan" and env.get("discipline", "okita") == "okita":
+        cfg["env"]["replan_workers"] = True
     return cfg
 
 
@@ -164,9 +175,13 @@ class RolloutPolicy(Policy):
     """The rollout policy over ``base`` (see the module docstring for the algorithm and every design choice)."""
 
     def __init__(self, env, base: Policy, *, K: int = 4, H: int = 20, k: int = 6, z: float = 0.0,
-                 clairvoyant: int = 0, seed: int = 0) -> None:
+                 clairvoyant: int = 0, D: int = 0, seed: int = 0) -> None:
         super().__init__(env)
         self.base, self.K, self.H, self.k, self.z = base, int(K), int(H), int(k), float(z)
+        self.D = int(D)
+        if self.D and not hasattr(self.unwrapped, "drain_return"):
+            raise ValueError(f"rollout parameter D=1 needs an env with a drain_return() terminal value; "
+                             f"{type(self.unwrapped).__name__} has none: use D=0")
         self.future = "keep" if clairvoyant else "resample"  # keep: the analysis variant (its name says so)
         self.seed = int(seed)
         self.decisions = 0
@@ -230,6 +245,8 @@ class RolloutPolicy(Policy):
             obs, r, term, trunc, _ = g.step(a)
             total += float(r)
             h += 1
+        if self.D and not (term or trunc):  # terminal value: the jobs in the system run to completion
+            total += float(g.drain_return())
         return total
 
     def act(self, obs):

@@ -17,6 +17,13 @@ Two forms:
 
 * ``okita`` — the faithful, preemptive form: the env's ``replan`` mode with the slot discipline
   :class:`edgegym.families.wireless_udl.disciplines.OkitaDiscipline`; the per-arrival action is a no-op.
+* ``okita-one`` — Okita with one worker per job (:class:`OkitaRule` with rule ``one`` on the replan mode's
+  worker-rule action, ``env.replan_workers``): not the paper's algorithm but a variant under its own name. Okita's
+  tentative optimum N* is chosen under a plan fixed for the job's window, where the data of remote sites is
+  transferred to the workers; in the replan mode a single worker (with its PS) is re-placed every slot, by PA's
+  score, at the sites that still hold data, so it trains mostly local data at little transfer and no parameter
+  exchange. Under a bounded latency cost (the default preset's logistic reading, at most b ≈ 300-400 per job)
+  the slower job costs less in total; see docs/families/wireless_udl.md for the measurements.
 * ``okita-a`` — :class:`OkitaA`, the arrival-time form on the ``commit`` mode: the tentative plan
   (N_tent, PA under C) if it fits the calendar now, else the cheaper of *migrate* (the ``now`` candidate with
   N_tent: PA under the window's free resources) and *delay* (the ``wait`` candidate: the tentative placement at
@@ -49,7 +56,7 @@ from __future__ import annotations
 import numpy as np
 from edgegym.agents.policy import NoOpPolicy, Policy, PolicySpec
 
-__all__ = ["POLICY_SPECS", "OkitaA"]
+__all__ = ["POLICY_SPECS", "OkitaA", "OkitaRule"]
 
 FAMILY = ("WirelessUDL",)
 
@@ -75,6 +82,22 @@ class OkitaA(Policy):
         return self.decide(self.unwrapped.view())[0]
 
 
+class OkitaRule(Policy):
+    """The same worker rule for every arriving job (replan mode with ``env.replan_workers``; see
+    :data:`edgegym.families.wireless_udl.disciplines.WORKER_RULES`)."""
+
+    def __init__(self, env, rule: str = "one") -> None:
+        from edgegym.families.wireless_udl.disciplines import WORKER_RULES
+
+        super().__init__(env)
+        if rule not in WORKER_RULES:
+            raise ValueError(f"unknown worker rule {rule!r}; expected one of {', '.join(WORKER_RULES)}")
+        self.rule = WORKER_RULES.index(rule)
+
+    def act(self, obs):
+        return self.rule
+
+
 POLICY_SPECS = (
     PolicySpec(
         "okita",
@@ -82,6 +105,13 @@ POLICY_SPECS = (
         FAMILY,
         "Okita (Han et al., ICPADS 2021; Alg. 1-3), faithful preemptive form: re-plans every active job every slot",
         {"env": {"mode": "replan", "discipline": "okita"}},
+    ),
+    PolicySpec(
+        "okita-one",
+        lambda env, seed: OkitaRule(env, "one"),
+        FAMILY,
+        "Okita with one worker per job, re-placed every slot (a variant of Okita, replan mode; not the paper's)",
+        {"env": {"mode": "replan", "discipline": "okita", "replan_workers": True}},
     ),
     PolicySpec(
         "okita-a",

@@ -56,13 +56,14 @@ def test_names_parse_and_bad_parameters_are_named():
     assert is_rollout("rollout:aonline") and is_rollout("rollout(K=2):o4a") and not is_rollout("aonline")
     assert parse_rollout("rollout:aonline") == (DEFAULTS, "aonline")
     assert parse_rollout("rollout(K=2, H=0,k=3):maskable-ppo:a/b.zip") == (
-        {"K": 2, "H": 0, "k": 3, "z": 0.0, "clairvoyant": 0}, "maskable-ppo:a/b.zip")
+        {"K": 2, "H": 0, "k": 3, "z": 0.0, "clairvoyant": 0, "D": 0}, "maskable-ppo:a/b.zip")
+    assert parse_rollout("rollout(D=1):ondisc")[0]["D"] == 1
     assert parse_rollout("rollout(clairvoyant=1):earliest")[0]["clairvoyant"] == 1
     assert parse_rollout("rollout(z=1.5):earliest")[0]["z"] == 1.5
     for bad, needle in [("rollout(K=0):aonline", "K"), ("rollout(H=-1):aonline", "H"), ("rollout(k=x):aonline", "k"),
                         ("rollout(Q=3):aonline", "Q=3"), ("rollout(z=-1):aonline", "z"),
                         ("rollout(z=inf):aonline", "z"), ("rollout(K2):aonline", "K2"), ("rollout:", "rollout"),
-                        ("rollout(clairvoyant=2):aonline", "clairvoyant")]:
+                        ("rollout(clairvoyant=2):aonline", "clairvoyant"), ("rollout(D=2):ondisc", "D")]:
         with pytest.raises(ValueError, match=needle):
             parse_rollout(bad)
     with pytest.raises(UserError, match="K must be"):
@@ -105,6 +106,25 @@ def test_cli_errors_are_one_line(capsys):
     assert rc == 2 and "own schedule" in err and "Traceback" not in err
 
 
+def test_okita_gets_its_worker_rule_action():
+    """WirelessUDL's Okita decides inside the simulator; rollout runs it with the per-arrival worker rule, whose
+    action 0 is Okita's own choice (so the base is an action), and still refuses FIFO's Discrete(1)."""
+    okita = {"mode": "replan", "discipline": "okita"}
+    assert policy_env_config("WirelessUDL-v0", "rollout:okita") == {"env": {**okita, "replan_workers": True}}
+    env, pol = make_env("WirelessUDL-tiny-v0", "rollout(K=1,H=2):okita", 0)
+    assert env.action_space.n == 4 and pol.base.act(None) == 0
+    with pytest.raises((UserError, ValueError), match="Discrete"):
+        make_env("WirelessUDL-tiny-v0", "rollout:fifo", 0)
+
+
+def test_terminal_value_needs_an_env_that_drains():
+    with pytest.raises((UserError, ValueError), match="drain_return"):
+        make_env("EdgeCloudML-testbed-v0", "rollout(D=1):aonline", 0)
+    r1 = run_episode("EdgeUtility-tiny-v0", "rollout(K=1,H=2,k=2,D=1):ondisc", 3)
+    r2 = run_episode("EdgeUtility-tiny-v0", "rollout(K=1,H=2,k=2,D=1):ondisc", 3)
+    assert r1["objective"] == r2["objective"] and r1["illegal_actions"] == 0
+
+
 def test_env_config_is_discrete_on_edgecloudml():
     assert policy_env_config("EdgeCloudML-v0", "rollout:aonline") == {"env": {"action_mode": "cloud_fraction"}}
     cfg = policy_env_config("EdgeCloudML-testbed-v0", f"rollout:{MODEL}")
@@ -116,6 +136,7 @@ def test_env_config_is_discrete_on_edgecloudml():
     ("EdgeUtility-tiny-v0", "o4a"), ("EdgeUtility-tiny-v0", "ondisc"),
     ("HeteroML-tiny-v0", "earliest"), ("HeteroML-tiny-v0", "fifo"),
     ("WirelessUDL-tiny-v0", "greedy-min-cost"), ("WirelessUDL-testbed-v0", "oasis"),
+    ("WirelessUDL-tiny-v0", "okita"), ("WirelessUDL-tiny-v0", "okita-one"),
     ("EdgeCloudML-testbed-v0", MODEL),
 ])
 def test_rollout_returns_legal_actions_and_is_deterministic(env_id, base):

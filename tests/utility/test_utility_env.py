@@ -253,3 +253,26 @@ def test_fixed_trace_window_is_reproducible_and_validated(need_trace):
         bad.reset(seed=0)
     with _pytest.raises(ValueError, match="workload.window"):
         EdgeUtilityEnv("tiny", config={"workload": {"window": -3}})
+
+
+@pytest.mark.parametrize("credit", ["completion", "dispatch"])
+def test_drain_return_credits_every_dispatched_job_once(credit):
+    """``drain_return()`` runs the jobs already dispatched to completion with no further release: after it the
+    return so far equals the total utility of the dispatched jobs, under either credit (dispatch credit's plans
+    telescope away), every dispatched job is complete, and the episode is over."""
+    env = gym.make("EdgeUtility-tiny-v0", config={"env": {"reward_credit": credit}})
+    env.reset(seed=2)
+    u = env.unwrapped
+    for _ in range(u.jobs.num_jobs // 2):
+        env.step(int(np.flatnonzero(u.action_masks())[0]))
+    g = u.fork(seed=0, future="keep")
+    before = g.episode_return
+    extra = g.drain_return()
+    dispatched = np.flatnonzero(g._decisions[: u._k] >= 0)
+    assert g.sim.completed[dispatched].all()
+    assert g.episode_return == pytest.approx(before + extra)
+    assert g.episode_return * g.reward_scale == pytest.approx(float(g.sim.utility.sum()))
+    assert g.drain_return() == 0.0
+    with pytest.raises(RuntimeError, match="terminated"):
+        g.step(0)
+    assert u._k == u.jobs.num_jobs // 2  # the original is untouched

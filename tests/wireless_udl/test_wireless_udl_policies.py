@@ -19,7 +19,7 @@ from edgegym.families.wireless_udl.env import WirelessUDLEnv
 from edgegym.families.wireless_udl.offline import offline_optimum
 from edgegym.families.wireless_udl.simulator import tentative
 
-FAMILY_POLICIES = ["okita", "okita-a", "fifo", "fifo-max", "drf", "oasis", "greedy-min-cost", "one-site", "random"]
+FAMILY_POLICIES = ["okita", "okita-one", "okita-a", "fifo", "fifo-max", "drf", "oasis", "greedy-min-cost", "one-site", "random"]
 
 
 @pytest.mark.parametrize("preset, cfg", [("testbed", None), ("tiny", None),
@@ -106,3 +106,78 @@ def test_cli_run_json():
     assert out.returncode == 0, out.stderr
     rec = json.loads(out.stdout)
     assert rec["objective"] > 0 and rec["episode_return"] == pytest.approx(-rec["objective"] / rec["reward_scale"])
+
+
+# ------------------------------------------------------------------------ the replan mode's worker rule (okita-one)
+OKITA = {"mode": "replan", "discipline": "okita"}
+
+
+@pytest.mark.parametrize("preset", ["tiny", "testbed"])
+def test_worker_rule_zero_is_okita(preset):
+    """``env.replan_workers``: action 0 (Okita's own N*) reproduces the ``Discrete(1)`` replan mode exactly."""
+    for seed in (0, 1):
+        ref = WirelessUDLEnv(preset, config={"env": OKITA})
+        env = WirelessUDLEnv(preset, config={"env": {**OKITA, "replan_workers": True}})
+        assert ref.action_space.n == 1 and env.action_space.n == 4
+        ref.reset(seed=seed)
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            assert env.action_masks().all()
+            _, r1, done, _, i1 = ref.step(0)
+            _, r2, _, _, i2 = env.step(0)
+            assert r1 == r2
+        assert i1["episode_metrics"] == i2["episode_metrics"]
+
+
+def test_worker_rule_one_trains_every_job_with_one_worker():
+    """Rule 1 (``one``): every slot of every job has exactly one worker (the PS re-placed with it)."""
+    env = WirelessUDLEnv("testbed", config={"env": {**OKITA, "replan_workers": True, "record_schedule": True}})
+    env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, info = env.step(1)
+    assert info["episode_metrics"]["jobs"] == env.inst.num_jobs
+    assert env.sim.log and all(int(rec.y.sum()) == 1 for rec in env.sim.log)
+    env.reset(seed=0)  # rule 3 (twice N*) uses more workers than rule 1 somewhere
+    done = False
+    while not done:
+        _, _, done, _, _ = env.step(3)
+    assert max(int(rec.y.sum()) for rec in env.sim.log) > 1
+
+
+def test_worker_rule_errors_name_the_key_and_the_rule():
+    with pytest.raises(ValueError, match="env.replan_workers"):
+        WirelessUDLEnv("tiny", config={"env": {"replan_workers": True}})  # commit mode
+    with pytest.raises(ValueError, match="env.replan_workers"):
+        WirelessUDLEnv("tiny", config={"env": {"mode": "replan", "discipline": "fifo", "replan_workers": True}})
+    env = WirelessUDLEnv("tiny", config={"env": {**OKITA, "replan_workers": True}})
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="worker rule"):
+        env.sim.discipline.set_rule(0, 4)
+    with pytest.raises(ValueError):
+        env.step(4)  # outside Discrete(4)
+
+
+def test_okita_one_is_registered_and_runs_with_one_worker_rules():
+    assert POLICIES["okita-one"].config_for("WirelessUDL") == {"env": {**OKITA, "replan_workers": True}}
+    rec = run_episode("WirelessUDL-testbed-v0", "okita-one", 0)
+    assert rec["steps"] == 10 and rec["illegal_actions"] == 0 and rec["objective"] > 0
+
+
+def test_a_keep_fork_carries_the_worker_rules():
+    """A ``keep`` fork mid-episode, then the same actions: the same rewards (the rules of the jobs already
+    arrived travel with the fork, and a rule set on the fork does not reach the original)."""
+    env = WirelessUDLEnv("testbed", config={"env": {**OKITA, "replan_workers": True}})
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        env.step(int(rng.integers(4)))
+    fork = env.fork(seed=0, future="keep")
+    assert fork.sim.discipline.rules == env.sim.discipline.rules and fork.sim.discipline is not env.sim.discipline
+    done = False
+    while not done:
+        a = int(rng.integers(4))
+        _, r1, done, _, _ = env.step(a)
+        _, r2, _, _, _ = fork.step(a)
+        assert r1 == r2

@@ -476,14 +476,7 @@ class EdgeUtilityEnv(gym.Env):
             self._prepare()
             done += self._pending_done
             self._pending_done = []
-        if self._dispatch_credit:
-            # planned utility now, (actual − planned) at completion; jobs that never complete give back their plan
-            credit = planned + sum(c.utility - self._planned[c.job] for c in done)
-            if terminated:
-                credit -= float(self._planned[~self.sim.completed].sum())
-            reward = credit / self.reward_scale
-        else:
-            reward = sum(c.utility for c in done) / self.reward_scale
+        reward = self._credit(done, planned, terminated)
         self._return += reward
         info: dict = {
             "job": i,
@@ -501,6 +494,35 @@ class EdgeUtilityEnv(gym.Env):
             obs = self._observation()
         info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
         return obs, float(reward), terminated, False, info
+
+    def _credit(self, done: list, planned: float, final: bool) -> float:
+        """The reward of a step: the utility of the completions ``done`` (``completion`` credit), or ``planned``
+        plus ``actual − planned`` of each completion (``dispatch`` credit; at the ``final`` step the jobs that
+        never complete give their plan back); divided by ``reward_scale``."""
+        if self._dispatch_credit:
+            credit = planned + sum(c.utility - self._planned[c.job] for c in done)
+            if final:
+                credit -= float(self._planned[~self.sim.completed].sum())
+            return credit / self.reward_scale
+        return sum(c.utility for c in done) / self.reward_scale
+
+    def drain_return(self) -> float:
+        """Run the jobs already dispatched to completion, with no further release, and return the reward that
+        credits (the same credit as the steps'); ends the episode (``step`` then raises until ``reset``).
+
+        A terminal value for look-ahead on a fork: the utility that the jobs in the system will still realise if
+        nothing else arrives (``rollout``'s ``D=1``). The pending job is not dispatched and earns nothing.
+        """
+        if self.sim is None:
+            raise RuntimeError("call reset() before drain_return()")
+        if self._k >= self.jobs.num_jobs:
+            return 0.0
+        done = list(self._pending_done) + self.sim.drain()
+        self._pending_done = []
+        self._k = self.jobs.num_jobs
+        reward = self._credit(done, 0.0, True)
+        self._return += reward
+        return reward
 
     def obs_layout(self) -> dict:
         """Where the observation's blocks lie, for per-server policies (``edgegym.agents.rl.shared``): ``job`` and

@@ -17,7 +17,13 @@ import numpy as np
 from . import _kernels as kn
 from .simulator import EPS, Simulator, job_latency_cost, tentative
 
-__all__ = ["DISCIPLINES", "DRFDiscipline", "FIFODiscipline", "OkitaDiscipline", "make_discipline", "priority"]
+__all__ = ["DISCIPLINES", "DRFDiscipline", "FIFODiscipline", "OkitaDiscipline", "WORKER_RULES", "make_discipline",
+           "priority"]
+
+#: the worker rules of the replan mode's per-arrival action (``env.replan_workers``), by action index: the
+#: arriving job's worker count in every slot, relative to Okita's tentative optimum N* of that slot (the nearest
+#: count whose tentative plan has a PS site, the smaller on a tie)
+WORKER_RULES = ("okita", "one", "half", "double")
 
 
 class Discipline:
@@ -78,9 +84,31 @@ class OkitaDiscipline(Discipline):
         self.piecewise = priority_piecewise
         self.cache: dict[int, tuple[int, dict]] = {}
         self.decisions = {"keep": 0, "migrate": 0, "delay": 0}
+        self.rules: dict[int, int] = {}  # job -> index in WORKER_RULES (absent: 0, Okita's own N*)
 
     def on_complete(self, sim, i):
         self.cache.pop(i, None)
+        self.rules.pop(i, None)
+
+    def set_rule(self, i: int, rule: int) -> None:
+        """Job ``i`` runs with worker rule ``WORKER_RULES[rule]`` from now on (0: Okita's own choice)."""
+        if not 0 <= rule < len(WORKER_RULES):
+            raise ValueError(f"worker rule must be in [0, {len(WORKER_RULES)}), got {rule}")
+        if rule:
+            self.rules[int(i)] = int(rule)
+        else:
+            self.rules.pop(int(i), None)
+
+    def _workers(self, tab: dict, i: int) -> int:
+        """Job ``i``'s worker count this slot: N* (``tab["best"]``) under its rule (see ``WORKER_RULES``)."""
+        best = tab["best"]
+        rule = self.rules.get(int(i), 0)
+        if rule == 0:
+            return best
+        total = tab["total"]
+        target = (best, 1, max(1, best // 2), 2 * best)[rule]
+        feas = np.flatnonzero(np.isfinite(total))
+        return int(feas[np.argmin(np.abs(feas - target))]) if feas.size else best
 
     def _tab(self, sim: Simulator, i: int, t: int) -> dict:
         key = int(sim.M[i].sum())
@@ -107,7 +135,7 @@ class OkitaDiscipline(Discipline):
         plans = {}
         for i in active:
             tab = self._tab(sim, i, t)
-            N = tab["best"]
+            N = self._workers(tab, i) if self.rules else tab["best"]
             win = int(tab["l"][N])
             ps = int(tab["ps"][N])
             order, _ = kn.site_order(inst.cap, inst.cap, st.qbar, sim.M[i], inst.data[i], *st.beta)

@@ -9,7 +9,10 @@ Gymnasium env. One step per arriving job (arrivals in slot order, then id).
 * ``env.mode = "replan"``: the slot-level discipline ``env.discipline`` (``okita``, ``fifo``, ``drf``)
   re-plans every active job every slot; the action space is ``Discrete(1)`` (a no-op). Reward: minus the
   cost realised in the slots from this arrival to the next (after the last arrival: until every job is done,
-  cap ``cap_factor·T``, truncation then) / scale.
+  cap ``cap_factor·T``, truncation then) / scale. With ``env.replan_workers: true`` (``okita`` only) the action
+  is ``Discrete(4)``: the arriving job's worker rule for its whole life (:data:`.disciplines.WORKER_RULES`):
+  0 Okita's own tentative optimum N* (re-chosen every slot, the paper's), 1 one worker, 2 half of N*, 3 twice
+  N* (each the nearest count whose tentative plan has a PS site); every action is legal.
 
 Either way the undiscounted return is exactly ``−objective / reward_scale``, with ``objective`` = total
 cost Σ_i [f_i(t_i − a_i + 1) + B_i] in ``info["episode_metrics"]`` at the last step.
@@ -42,7 +45,7 @@ from ...core.validation import check_config_mapping
 from . import _kernels as kn
 from . import _reference as ref
 from .candidates import Candidates, build_candidates
-from .disciplines import make_discipline
+from .disciplines import WORKER_RULES, make_discipline
 from .instance import Instance, build_instance
 from .presets import DEFAULT_PRESET, UDLPreset, load_preset
 from .simulator import Plan, Simulator, make_static
@@ -209,7 +212,8 @@ class WirelessUDLEnv(gym.Env):
         low = np.concatenate([np.full(int(np.prod(s)), lo, np.float32) for _, s, _, lo, _ in blocks])
         high = np.concatenate([np.full(int(np.prod(s)), hi, np.float32) for _, s, _, _, hi in blocks])
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
-        self.action_space = spaces.Discrete(2 * self.G if self.mode == "commit" else 1)
+        n_replan = len(WORKER_RULES) if p.env.replan_workers else 1
+        self.action_space = spaces.Discrete(2 * self.G if self.mode == "commit" else n_replan)
         jb = p.jobs
         self._norm = dict(
             kappa=jb.chunks_per_worker_slot[1], chunk=max(jb.chunk_mb[1], 1e-9), param=max(jb.param_mb[1], 1e-9),
@@ -356,7 +360,10 @@ class WirelessUDLEnv(gym.Env):
             cost = job_cost
             info["action"] = a
         else:
-            self._check(action)
+            a = self._check(action)
+            if a:  # replan_workers: the arriving job's worker rule (0: Okita's own N*)
+                sim.discipline.set_rule(i, a)
+            info["action"] = a
             cost = 0.0
         self._decisions += 1
         self._k += 1
@@ -401,7 +408,7 @@ class WirelessUDLEnv(gym.Env):
         if self.sim is None:
             raise RuntimeError("call reset() before action_masks()")
         if self.mode != "commit":
-            return np.ones(1, dtype=bool)
+            return np.ones(self.action_space.n, dtype=bool)
         if self._cand is None or self._k >= self.inst.num_jobs:
             return np.ones(self.action_space.n, dtype=bool)
         return self._cand.mask.copy()

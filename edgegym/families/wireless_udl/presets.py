@@ -82,6 +82,7 @@ class EnvConfig:
 
     mode: str = "commit"  # commit (plan per job at arrival) | replan (slot-level discipline)
     discipline: str = "okita"  # replan mode: okita | fifo | drf
+    replan_workers: bool = False  # replan + okita: the action picks the arriving job's worker rule (WORKER_RULES)
     fifo_workers: str = "uniform"  # FIFO's N_i: uniform (U{1..⌊0.5·A_i⌋}) | max (⌊0.5·A_i⌋, the range's top)
     reward_scale: float = 1000.0
     worker_counts: int = 8  # G: worker-count candidates per job (actions = 2·G)
@@ -246,6 +247,7 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> UDLPreset:
         mode=_choice(s, "env.mode", e["mode"], ("commit", "replan")),
         discipline=_choice(s, "env.discipline", e["discipline"], DISCIPLINES),
         fifo_workers=_choice(s, "env.fifo_workers", e["fifo_workers"], ("uniform", "max")),
+        replan_workers=_bool(s, "env.replan_workers", e["replan_workers"]),
         reward_scale=_num(s, "env.reward_scale", e["reward_scale"], lo=0, strict_lo=True),
         worker_counts=_num(s, "env.worker_counts", e["worker_counts"], lo=1, hi=64, integer=True),
         calendar_slots=_num(s, "env.calendar_slots", e["calendar_slots"], lo=1, hi=256, integer=True),
@@ -259,6 +261,9 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> UDLPreset:
         obs_rows=_bool(s, "env.obs_rows", e["obs_rows"]),
         prune_ratio=None if e["prune_ratio"] is None else _num(s, "env.prune_ratio", e["prune_ratio"], lo=1),
     )
+    if env.replan_workers and (env.mode, env.discipline) != ("replan", "okita"):
+        _fail(s, "env.replan_workers", f"the worker-rule action needs env.mode: replan and env.discipline: okita, "
+                                       f"got mode {env.mode!r} and discipline {env.discipline!r}")
     o = raw["okita"]
     alpha = o["alpha"]
     beta = o["beta"]
