@@ -20,7 +20,6 @@ this process (``time.process_time``) with one PyTorch thread, as ``edgegym train
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 import time
 from pathlib import Path
@@ -28,28 +27,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 DEFAULT_IDS = ("EdgeCloudML-v1", "EdgeUtility-v1", "HeteroML-v1", "WirelessUDL-v1")
-
-
-def concat_forward(net, obs):
-    """:class:`SharedRowNet`'s function in its concatenating form (the reference the factorised layers equal)."""
-    import torch as th
-
-    B, N = obs.shape[0], net.rows
-    ctx = net.ctx(th.cat([obs[:, net.job[0] : net.job[1]], obs[:, net.glob[0] : net.glob[1]]], dim=1))
-    rows = obs[:, net.rows_start : net.rows_start + N * net.row_dim].reshape(B, N, net.row_dim)
-    exists = (rows.abs().sum(dim=2, keepdim=True) > 0).to(obs.dtype)
-    h = net.row_net(th.cat([rows, ctx.unsqueeze(1).expand(B, N, ctx.shape[1])], dim=2))
-    n = exists.sum(dim=1).clamp(min=1.0)
-    mean = (h * exists).sum(dim=1) / n
-    mx = th.where(exists > 0, h, th.full_like(h, -1e4)).max(dim=1).values
-    mx = th.where(exists.sum(dim=1) > 0, mx, th.zeros_like(mx))
-    pooled = th.cat([mean, mx, ctx], dim=1)
-    parts = []
-    if net.row_actions:
-        parts.append(net.score(th.cat([h, pooled.unsqueeze(1).expand(B, N, pooled.shape[1])], dim=2)).squeeze(2))
-    if net.extra is not None:
-        parts.append(net.extra(pooled))
-    return th.cat(parts, dim=1), net.value(pooled)
 
 
 def _time(fn, reps: int) -> float:
@@ -116,9 +93,9 @@ def main() -> None:
         batches.add((B, n_envs))
         big, small = th.randn(B, dim), th.randn(n_envs, dim)
         new_u = _time(_update(net, big), args.reps)
-        old_u = _time(_update(functools.partial(concat_forward, net), big), args.reps)
+        old_u = _time(_update(net.forward_concat, big), args.reps)
         new_r = _time(_rollout(net, small), args.reps * 10)
-        old_r = _time(_rollout(functools.partial(concat_forward, net), small), args.reps * 10)
+        old_r = _time(_rollout(net.forward_concat, small), args.reps * 10)
         print(f"| {env_id} `SharedRowNet` | {layout['rows']} x {layout['row_dim']} | {B} | {new_u:.2f} | "
               f"{old_u:.2f} ({old_u / new_u:.2f}x) | {new_r:.3f} ({n_envs}) | {old_r:.3f} ({old_r / new_r:.2f}x) |",
               flush=True)

@@ -102,7 +102,8 @@ def parse_rollout(name: str) -> tuple[dict, str]:
         key, val = key.strip(), val.strip()
         if not eq or key not in DEFAULTS:
             raise ValueError(f"rollout parameter {item!r} in {name!r}: expected K=<forks>, H=<steps>, "
-                             "k=<candidates>, z=<margin>, D=<0|1> or clairvoyant=<0|1> (e.g. rollout(K=4,H=20,k=6):aonline)")
+                             "k=<candidates>, z=<margin>, D=<0|1> or clairvoyant=<0|1> "
+                             "(e.g. rollout(K=4,H=20,k=6):aonline)")
         if key == "z":
             try:
                 z = float(val)

