@@ -223,6 +223,7 @@ class LearnedPolicy(Policy):
         super().__init__(env)
         self.model = model
         self.masked = masked
+        self._fast_ok = self._fast()
         for what, mine, theirs in (
             ("observation", env.observation_space, model.observation_space),
             ("action", env.action_space, model.action_space),
@@ -235,8 +236,38 @@ class LearnedPolicy(Policy):
                     "(and env config, e.g. action_mode) it was trained on"
                 )
 
+    def _fast(self) -> bool:
+        """Whether :meth:`predict` may take the direct argmax path: a deterministic action of an actor-critic
+        policy over a ``Discrete`` action space and a ``Box`` observation (else SB3's ``predict``)."""
+        from gymnasium import spaces
+
+        pol = getattr(self.model, "policy", None)
+        return (isinstance(self.model.action_space, spaces.Discrete)
+                and isinstance(self.model.observation_space, spaces.Box)
+                and all(hasattr(pol, a) for a in ("mlp_extractor", "action_net", "pi_features_extractor")))
+
+    def _argmax(self, observation, mask) -> int:
+        """SB3's deterministic action computed directly: the same operations as ``model.predict(...,
+        deterministic=True)`` (features, actor, action logits, masked to −1e8 as sb3-contrib's
+        ``MaskableCategorical``, normalised, softmax, argmax), without its per-call conversions and distribution
+        objects. A test compares both on every state of episodes of the shipped agents."""
+        import torch as th
+
+        pol = self.model.policy
+        obs = th.as_tensor(np.asarray(observation)).reshape((1, *self.model.observation_space.shape))
+        with th.inference_mode():
+            feats = pol.extract_features(obs, pol.pi_features_extractor)
+            logits = pol.action_net(pol.mlp_extractor.forward_actor(feats))
+            if mask is not None:
+                logits = th.where(th.as_tensor(mask).reshape(logits.shape), logits, th.tensor(-1e8))
+            logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+            return int(th.softmax(logits, dim=-1).argmax(dim=-1)[0])
+
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
         """SB3-compatible ``(action, state)``; the action is unbatched."""
+        if deterministic and state is None and self._fast_ok:
+            mask = np.asarray(self.unwrapped.action_masks(), dtype=bool) if self.masked else None
+            return self._argmax(observation, mask), None
         if self.masked:
             mask = np.asarray(self.unwrapped.action_masks(), dtype=bool)
             action, state = self.model.predict(
