@@ -197,6 +197,148 @@ def _pa_all_n_b(U, order, q, n, n_max, tie_le, A0, A1):
     return cost, best_ps
 
 
+@njit_inline
+def _pa_all_n_nn(U, order, q, n, n_max, tie_le, A0, A1):
+    """:func:`_pa_all_n_b` for prices ``q ≥ 0``. The PS sites whose fill is the fill without a PS (``A1 == A0``, or
+    the fill reaches ``n_max`` before the site) share its segments: segment by segment (a site of the order, ``N``
+    from ``P + 1`` to ``P + a``), their costs ``C + (N − P)·q[site, ps]`` (``C`` the cost of the full segments before,
+    summed as :func:`_pa_all_n_b` sums it) grow with ``N``, so a PS site whose cost at the segment's first ``N``
+    exceeds the least cost at its last ``N`` loses on the whole segment; the others are compared ``N`` by ``N``. The
+    remaining PS sites take :func:`_pa_all_n_b`'s loop. The two winners of each ``N`` are merged by cost, then by
+    the tie rule's site index (``tie_le``: the last PS site of the least cost, else the first): the same result."""
+    R, K = U.shape
+    fl = np.empty((3, n_max + 1))  # the costs, the integers 0..n_max as floats, one PS site's costs
+    cost = fl[0]
+    steps = fl[1]
+    cv = fl[2]
+    best_ps = np.full(n_max + 1, -1, np.int64)
+    for x in range(n_max + 1):
+        cost[x] = np.inf
+        steps[x] = x
+    # the fill without a PS: where it reaches n_max (order position jJ; R - 1 if it never does)
+    jJ = R - 1
+    tot = 0
+    for j in range(R):
+        tot += A0[order[j]]
+        if tot >= n_max:
+            jJ = j
+            break
+    iw = np.empty((4, R), np.int64)
+    pos = iw[0]
+    base = iw[1]  # PS sites on the shared fill, ascending
+    ins = iw[2]  # the others, ascending
+    surv = iw[3]
+    for j in range(R):
+        pos[order[j]] = j
+    nb = 0
+    ni = 0
+    for rt in range(R):
+        ok = True
+        for k in range(K):
+            if U[rt, k] < n[k] - _EPS:
+                ok = False
+        if not ok:
+            continue
+        if A1[rt] == A0[rt] or A0[rt] <= 0 or pos[rt] > jJ:
+            base[nb] = rt
+            nb += 1
+        else:
+            ins[ni] = rt
+            ni += 1
+    # ---- the PS sites on the shared fill
+    if nb > 0:
+        fw = np.zeros((2, nb))
+        C = fw[0]
+        Qg = fw[1]
+        N = 1
+        filled = 0
+        ap = 0  # the last full segment's workers (its prices in Qg)
+        for j in range(R):
+            r = order[j]
+            a = A0[r]
+            if a <= 0:
+                continue
+            top = filled + a
+            hi = min(top, n_max)
+            # the costs C of the full segments, this segment's prices, the least cost at its last N
+            kh = steps[hi - filled]
+            bh = np.inf
+            for i in range(nb):
+                c = C[i] + ap * Qg[i] if ap > 0 else C[i]
+                C[i] = c
+                qv = q[r, base[i]]
+                Qg[i] = qv
+                v = c + kh * qv
+                bh = v if v < bh else bh
+            kl = steps[N - filled]
+            ns = 0
+            for i in range(nb):  # the PS sites not above bh at the segment's first N
+                if not C[i] + kl * Qg[i] > bh:
+                    surv[ns] = i
+                    ns += 1
+            for x in range(N, hi + 1):  # the least cost among the survivors (ns >= 1: bh's PS site is one)
+                sx = steps[x - filled]
+                bv = np.inf
+                bi = 0
+                if tie_le:
+                    for jj in range(ns):
+                        i = surv[jj]
+                        v = C[i] + sx * Qg[i]
+                        bt = v <= bv
+                        bv = v if bt else bv
+                        bi = i if bt else bi
+                else:
+                    for jj in range(ns):
+                        i = surv[jj]
+                        v = C[i] + sx * Qg[i]
+                        bt = v < bv
+                        bv = v if bt else bv
+                        bi = i if bt else bi
+                cost[x] = bv
+                best_ps[x] = base[bi]
+            N = hi + 1
+            if N > n_max:
+                break
+            ap = a
+            filled = top
+    # ---- the others: _pa_all_n_b's loop, merged by cost then index
+    for ii in range(ni):
+        rt = ins[ii]
+        N = 1
+        filled = 0
+        c = 0.0
+        for j in range(R):
+            r = order[j]
+            a = A1[r] if r == rt else A0[r]
+            if a <= 0:
+                continue
+            top = filled + a
+            hi = min(top, n_max)
+            qr = q[r, rt]
+            for x in range(N, hi + 1):
+                cv[x] = c + steps[x - filled] * qr
+            N = hi + 1
+            if N > n_max:
+                break
+            c += a * qr
+            filled = top
+        if tie_le:
+            for x in range(1, N):
+                cN = cv[x]
+                cur = cost[x]
+                bt = cN < cur or (cN == cur and rt > best_ps[x])
+                cost[x] = cN if bt else cur
+                best_ps[x] = rt if bt else best_ps[x]
+        else:
+            for x in range(1, N):
+                cN = cv[x]
+                cur = cost[x]
+                bt = cN < cur or (cN == cur and rt < best_ps[x])
+                cost[x] = cN if bt else cur
+                best_ps[x] = rt if bt else best_ps[x]
+    return cost, best_ps
+
+
 @njit
 def fill(U, order, m, n, N, ps):
     """The Q-greedy worker fill of PA for a given PS site (``y`` (R,), or all -1 if N does not fit)."""
@@ -645,7 +787,7 @@ def _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, tot_m, D, kappa, ord
 
 @njit
 def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-               y, used_sites, d, H, sent, touched):
+               y, used_sites, d, H, sent, touched, q_nonneg):
     """Okita's tentative enumeration (:func:`~.simulator.tentative`) under ``U``: returns ``(L, param, transfer,
     ps, best, order, A0, A1)`` with ``param``/``transfer`` as ``tentative`` has them (``inf`` where N does not fit)
     and ``best`` its argmin of ``param + transfer + lat`` (first minimum, 0 if none is finite).
@@ -656,7 +798,7 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     ``complete`` sampling (the chunks SPLIT leaves at each site, ``(M_s − h·κ·y_s)^+``, all moved away from ``s``
     to sites with workers, each at the cheapest such price; less 1e-9 of it and of ``Σ_s M_s·price_s`` for the
     rounding of the sums; 0 under ``proportional``), is below the total in floating point too: rounding is
-    monotone."""
+    monotone. ``q_nonneg`` (every price ≥ 0): PA's cost vector by :func:`_pa_all_n_nn`."""
     order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
     R = U.shape[0]
     A01 = np.empty((2, R), np.int64)
@@ -665,7 +807,10 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     for r in range(R):
         A0[r] = _mw(U, r, m, n, False)
         A1[r] = _mw(U, r, m, n, True)
-    unit, ps = _pa_all_n_b(U, order, q, n, n_max, tie_le, A0, A1)
+    if q_nonneg:
+        unit, ps = _pa_all_n_nn(U, order, q, n, n_max, tie_le, A0, A1)
+    else:
+        unit, ps = _pa_all_n_b(U, order, q, n, n_max, tie_le, A0, A1)
     tot = 0
     for r in range(R):
         tot += M[r]
@@ -1040,13 +1185,13 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     touched_s = wi[5]
     Lc, param_c, tr_c, ps_c, n_tent, order_c, A0c, A1c = _tent_best(
         cap, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-        y_s, used_s, d_s, H_s, sent_s, touched_s)
+        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg)
     Ut = cal[t]
     # the enumeration under cal[t] also gives PA under the free resources of every "now" window that is no
     # tighter than slot t (param_t = l·π·unit, ps_t, order_t, A0t/A1t; transfer_t where the search computed it)
     _, param_t, tr_t, ps_t, n_u, order_t, A0t, A1t = _tent_best(
         Ut, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-        y_s, used_s, d_s, H_s, sent_s, touched_s)
+        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg)
     n_now = n_u if n_u != 0 else n_tent
     # ---- worker grid (worker_grid(n_max, G, (n_tent, n_now)))
     must = np.empty(2, np.int64)
