@@ -70,7 +70,7 @@ def test_quick_leaderboard_structure(tmp_path, agent, capsys):
         assert rows[0][1].endswith("★") and sum("★" in r[1] for r in rows) == 1  # the best row, marked once
         assert [int(r[0]) for r in rows] == list(range(1, len(rows) + 1))
         for r in rows:
-            assert r[2] in ("reference", "baseline", "trivial", "rollout", "agent")
+            assert r[2] in ("reference", "variant", "baseline", "trivial", "rollout", "agent")
             float(r[3].split(" ± ")[0].replace(",", ""))  # objective mean ± std
             assert r[4].startswith("n/a") or float(r[4].split(" ± ")[0]) > 0  # ratio to the bound
             assert r[5] == "n/a" or float(r[5].replace(",", "")) > 0  # decisions/s
