@@ -1434,7 +1434,12 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
     the worker sites and the sources a slot draws from: the sites without workers keep ``d = 0``, ``H = M`` and
     ``used = 0`` between slots, only worker sites can be short of data (``d > M``; visited in index order, as
     ``dta`` does), ``Σ M`` is kept by subtraction (integers). The same operations in the same order as the
-    general loop, so the same sums. ``d``, ``sent``, ``used`` zero and ``Q`` the scores of ``M`` on entry."""
+    general loop, so the same sums. ``d``, ``sent``, ``used`` zero and ``Q`` the scores of ``M`` on entry.
+
+    SPLIT's spare capacity goes to the worker sites only (a site without workers takes ``min(0, rem) = 0``), so
+    only their order by score is kept (``order[:nw]``, re-sorted each slot; the other sites' scores are not
+    updated). A worker site's scan of its sources skips for good the leading ones left without data (``M = 0``:
+    ``H ≤ 0`` from then on, skipped by DTA too)."""
     R = M.shape[0]
     wk = np.empty(R, np.int64)  # the worker sites, ascending
     nw = 0
@@ -1448,10 +1453,24 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
     for r in range(R):
         H[r] = M[r]
     src = np.empty(R, np.int64)  # the sources a slot drew from
+    first = np.zeros(R, np.int64)  # per worker site: its sources before first[r] are out of data (or itself)
+    for j in range(nw):
+        order[j] = wk[j]
     tr = 0.0
     pa_ = 0.0
     for _ in range(win):
-        _order_by_score(Q, order)
+        # the worker sites by decreasing score, ties by lower index (their order in site_order's permutation)
+        for j in range(1, nw):
+            r = order[j]
+            qr = Q[r]
+            x = j - 1
+            while x >= 0:
+                o = order[x]
+                if Q[o] > qr or (Q[o] == qr and o < r):
+                    break
+                order[x + 1] = o
+                x -= 1
+            order[x + 1] = r
         # split(y, M, kappa, 1, order)
         sd = 0
         for j in range(nw):
@@ -1460,7 +1479,7 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
             d[r] = min(c, M[r])
             sd += d[r]
         rem = min(tot_m, tot_c) - sd
-        for j in range(R):
+        for j in range(nw):
             if rem <= 0:
                 break
             r = order[j]
@@ -1479,7 +1498,14 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
             r = wk[jw]
             if H[r] < 0:
                 need = -H[r]
-                for j in range(R):
+                j0 = first[r]
+                while j0 < R:
+                    s = src_order[r, j0]
+                    if s != r and M[s] > 0:
+                        break
+                    j0 += 1
+                first[r] = j0
+                for j in range(j0, R):
                     s = src_order[r, j]
                     if s == r or H[s] <= 0:
                         continue
@@ -1494,7 +1520,7 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
                         cost += q[s, r] * x
                     if need == 0:
                         break
-        for j in range(nw):  # M -= used, and the scores of the sites whose data changed
+        for j in range(nw):  # M -= used, and the scores of the worker sites whose data changed
             r = wk[j]
             if used[r] != 0:
                 M[r] -= used[r]
@@ -1509,8 +1535,6 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
                 tot_m -= used[s]
                 H[s] = M[s]
                 used[s] = 0
-                dat = M[s] / D[s] if D[s] > 0 else 0.0
-                Q[s] = base[s] + beta[2] * dat
         tr += chunk_mb * cost
         pa_ += param_slot
     return tr, pa_
