@@ -427,3 +427,17 @@ def test_pa_all_n_for_nonnegative_prices_matches_the_element_by_element_loop():
         np.testing.assert_array_equal(got[1], want[1], err_msg=f"trial {trial}")
         groups["mixed" if np.any((A1 < A0) & (A0 > 0)) else "base_only"] += 1
     assert min(groups.values()) > 500, groups
+
+
+def test_windows_are_the_integer_ceilings():
+    """``_kernels._windows`` (a floating-point quotient corrected in integers) = ``ceil(tot / (κ·N))`` in integers."""
+    rng = np.random.default_rng(16)
+    for _ in range(2000):
+        tot, kappa, n_max = int(rng.integers(0, 10**6)), int(rng.integers(1, 200)), int(rng.integers(1, 300))
+        N = np.arange(1, n_max + 1)
+        want = np.zeros(n_max + 1, np.int64)
+        want[1:] = (tot + kappa * N - 1) // (kappa * N)
+        np.testing.assert_array_equal(kn._windows(tot, kappa, n_max), want)
+    kN = 3 * np.arange(1, 51)
+    for tot in range(0, 400):  # every exact multiple and its neighbours
+        np.testing.assert_array_equal(kn._windows(tot, 3, 50)[1:], (tot + kN - 1) // kN)

@@ -785,9 +785,25 @@ def _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, tot_m, D, kappa, ord
     return c
 
 
+@njit_inline
+def _windows(tot, kappa, n_max):
+    """``L[N] = ceil(tot / (κ·N))`` for ``N = 0..n_max`` (``L[0] = 0``): the window lengths of the tentative
+    enumeration, from a floating-point quotient corrected in integers (exact; no integer division)."""
+    L = np.zeros(n_max + 1, np.int64)
+    for N in range(1, n_max + 1):
+        kn_ = kappa * N
+        v = int(math.ceil(tot / kn_))
+        if (v - 1) * kn_ >= tot:
+            v -= 1
+        elif v * kn_ < tot:
+            v += 1
+        L[N] = v
+    return L
+
+
 @njit
 def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-               y, used_sites, d, H, sent, touched, q_nonneg):
+               y, used_sites, d, H, sent, touched, q_nonneg, L):
     """Okita's tentative enumeration (:func:`~.simulator.tentative`) under ``U``: returns ``(L, param, transfer,
     ps, best, order, A0, A1)`` with ``param``/``transfer`` as ``tentative`` has them (``inf`` where N does not fit)
     and ``best`` its argmin of ``param + transfer + lat`` (first minimum, 0 if none is finite).
@@ -798,7 +814,8 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     ``complete`` sampling (the chunks SPLIT leaves at each site, ``(M_s − h·κ·y_s)^+``, all moved away from ``s``
     to sites with workers, each at the cheapest such price; less 1e-9 of it and of ``Σ_s M_s·price_s`` for the
     rounding of the sums; 0 under ``proportional``), is below the total in floating point too: rounding is
-    monotone. ``q_nonneg`` (every price ≥ 0): PA's cost vector by :func:`_pa_all_n_nn`."""
+    monotone. ``q_nonneg`` (every price ≥ 0): PA's cost vector by :func:`_pa_all_n_nn`. ``L``: the windows
+    (:func:`_windows`; returned as is)."""
     order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
     R = U.shape[0]
     A01 = np.empty((2, R), np.int64)
@@ -814,7 +831,6 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     tot = 0
     for r in range(R):
         tot += M[r]
-    L = np.zeros(n_max + 1, np.int64)
     pt = np.full((3, n_max + 1), np.inf)
     param = pt[0]
     transfer = pt[1]
@@ -840,7 +856,6 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     h = -1
     S = 0.0  # Σ_s min(h·κ·y_s, M_s)·qpre[wf, s]
     for N in range(1, n_max + 1):
-        L[N] = (tot + kappa * N - 1) // (kappa * N)
         if ps[N] < 0:
             continue
         param[N] = L[N] * param_mb * unit[N]
@@ -1183,15 +1198,19 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         H_s[r] = M[r]
     sent_s = wi[4]
     touched_s = wi[5]
+    tot_M = 0
+    for r in range(R):
+        tot_M += M[r]
+    Lw = _windows(tot_M, kappa, n_max)
     Lc, param_c, tr_c, ps_c, n_tent, order_c, A0c, A1c = _tent_best(
         cap, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg)
+        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw)
     Ut = cal[t]
     # the enumeration under cal[t] also gives PA under the free resources of every "now" window that is no
     # tighter than slot t (param_t = l·π·unit, ps_t, order_t, A0t/A1t; transfer_t where the search computed it)
     _, param_t, tr_t, ps_t, n_u, order_t, A0t, A1t = _tent_best(
         Ut, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg)
+        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw)
     n_now = n_u if n_u != 0 else n_tent
     # ---- worker grid (worker_grid(n_max, G, (n_tent, n_now)))
     must = np.empty(2, np.int64)
@@ -1260,7 +1279,6 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     for r in range(R):
         order_u[r] = r
     chg = np.zeros(R, np.bool_)  # sites whose window minimum changed since the bounds and scores were computed
-    tot_M = M.sum()
     # the rows are independent: visited by decreasing N (non-decreasing window), so that the free resources of
     # each "now" window, cal[t:t + l].min(axis=0), extend one running minimum
     Uw = wf[3]
@@ -1284,7 +1302,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         if psC < 0 or not real:
             continue
         if np.isnan(tr_c[N]):
-            tr_c[N] = chunk_mb * _tent_transfer(N, Lc, ps_c, cap, cap, qbar, q, src_order, M, M.sum(), D, kappa,
+            tr_c[N] = chunk_mb * _tent_transfer(N, Lc, ps_c, cap, cap, qbar, q, src_order, M, tot_M, D, kappa,
                                                 order_c, A0c, A1c, prop, beta, y_s, used_s, d_s, H_s, sent_s,
                                                 touched_s)
         yC[:] = 0
