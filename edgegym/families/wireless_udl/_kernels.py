@@ -912,19 +912,22 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
         lb[N] = param[N] + chunk_mb * fl + lat[N]
     for j in range(jf + 1):
         y[order[j]] = 0
-    # the N by increasing bound (ties: smaller N first, np.argsort(lb, kind="mergesort")'s order), picked one
-    # at a time: the search stops after a few
-    done = np.zeros(n_max + 1, np.bool_)
+    # the N by increasing bound (ties: smaller N first, np.argsort(lb, kind="mergesort")'s order), the search
+    # stopping at the first bound above the least total found: the first N (least bound), then, in that order, the
+    # N whose bound is not above its total (the only ones the search can reach: the least total only falls)
     best = 0
     bv = np.inf
-    for _ in range(n_max + 1):
-        N = -1
-        for x in range(n_max + 1):
-            if not done[x] and (N < 0 or lb[x] < lb[N]):
-                N = x
-        done[N] = True
-        if ps[N] < 0 or N == 0:
-            continue
+    N1 = -1
+    for x in range(1, n_max + 1):
+        if ps[x] >= 0 and (N1 < 0 or lb[x] < lb[N1]):
+            N1 = x
+    if N1 < 0:
+        return L, param, transfer, ps, best, order, A0, A1
+    cand = np.empty(n_max + 1, np.int64)
+    nc = 1
+    cand[0] = N1
+    for it in range(n_max + 1):
+        N = cand[it]
         if lb[N] > bv:
             break
         transfer[N] = chunk_mb * _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, tot, D, kappa, order, A0, A1,
@@ -933,6 +936,17 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
         if v < bv or (v == bv and N < best):
             bv = v
             best = N
+        if it == 0:  # the rest of the search: the N with lb <= bv, by (lb, N) (insertion: a handful)
+            for x in range(1, n_max + 1):
+                if x != N1 and ps[x] >= 0 and lb[x] <= bv:
+                    p = nc
+                    while p > 1 and (lb[cand[p - 1]] > lb[x] or (lb[cand[p - 1]] == lb[x] and cand[p - 1] > x)):
+                        cand[p] = cand[p - 1]
+                        p -= 1
+                    cand[p] = x
+                    nc += 1
+        if it + 1 >= nc:
+            break
     return L, param, transfer, ps, best, order, A0, A1
 
 

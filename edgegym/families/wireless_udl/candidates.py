@@ -220,7 +220,7 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio:
     M = sim.M[i]
     _, tots, lat_tab, scalars = _job_table(sim)
     kap, n_max, a_i, kind, param_mb, chunk_mb, tau, b, tau1, tau2, c = scalars[i]
-    if t == a_i and M.sum() == tots[i]:  # decided at its arrival, untrained: the cached latency vector
+    if t == a_i and np.add.reduce(M) == tots[i]:  # decided at its arrival, untrained: the cached latency vector
         lat = lat_tab[i, :n_max + 1]
     else:
         tot = int(M.sum())
