@@ -1065,7 +1065,8 @@ def _earliest(cal, cap, F, dem, t, win, U, used):
     The first start of a run of ``win`` fitting slots, found by checking each candidate window from its last slot
     down: a slot that does not fit rules out every start up to it, so the next candidate starts just after it;
     the slots seen to fit are not read again. From ``Fu`` (the largest ``F`` of the used sites) on, every slot fits
-    or none does (``dem`` against ``cap``)."""
+    or none does (``dem`` against ``cap``); before, when ``dem`` fits ``cap``, a slot is checked on the sites whose
+    ``F`` is above it only (``used`` sorted by decreasing ``F``)."""
     R, K = dem.shape
     end = cal.shape[0]
     if t + win > end:
@@ -1088,6 +1089,14 @@ def _earliest(cal, cap, F, dem, t, win, U, used):
         for k in range(K):
             if cap[r, k] < dem[r, k] - _EPS:
                 capfit = False
+    if capfit:
+        for j in range(1, nu):  # by decreasing F
+            r = used[j]
+            x = j - 1
+            while x >= 0 and F[used[x]] < F[r]:
+                used[x + 1] = used[x]
+                x -= 1
+            used[x + 1] = r
     s = t
     good_lo = -1  # slots [good_lo, good_hi] are known to fit
     good_hi = -2
@@ -1111,6 +1120,8 @@ def _earliest(cal, cap, F, dem, t, win, U, used):
             ok = True
             for j in range(nu):
                 r = used[j]
+                if capfit and F[r] <= x:
+                    break  # this site and the next ones hold cap at x, which dem fits
                 for k in range(K):
                     v = cal[x, r, k] if x < F[r] else cap[r, k]
                     if v < dem[r, k] - _EPS:
