@@ -13,7 +13,7 @@ Guarantee: none of a competitive kind. The paper proves feasibility (Thm. 1) and
 "competitive ratio < 1.8" is an empirical ratio to an offline optimum, checked here against the MILP optimum
 (workers bounded by capacity only) on tiny instances, not asserted as a bound.
 
-Two forms:
+Two forms, and a variant:
 
 * ``okita`` — the faithful, preemptive form: the env's ``replan`` mode with the slot discipline
   :class:`edgegym.families.wireless_udl.disciplines.OkitaDiscipline`; the per-arrival action is a no-op.
@@ -23,7 +23,7 @@ Two forms:
   transferred to the workers; in the replan mode a single worker (with its PS) is re-placed every slot, by PA's
   score, at the sites that still hold data, so it trains mostly local data at little transfer and no parameter
   exchange. Under a bounded latency cost (the default preset's logistic reading, at most b ≈ 300-400 per job)
-  the slower job costs less in total; see docs/families/wireless_udl.md for the measurements.
+  the slower job costs less in total (the measurements are on the Okita policy page of the documentation).
 * ``okita-a`` — :class:`OkitaA`, the arrival-time form on the ``commit`` mode: the tentative plan
   (N_tent, PA under C) if it fits the calendar now, else the cheaper of *migrate* (the ``now`` candidate with
   N_tent: PA under the window's free resources) and *delay* (the ``wait`` candidate: the tentative placement at

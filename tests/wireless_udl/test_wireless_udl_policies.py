@@ -159,6 +159,15 @@ def test_worker_rule_errors_name_the_key_and_the_rule():
         env.step(4)  # outside Discrete(4)
 
 
+def test_okita_rule_names_a_bad_rule():
+    from edgegym.agents.reference.wireless_udl import OkitaRule
+
+    env = WirelessUDLEnv("tiny", config={"env": {**OKITA, "replan_workers": True}})
+    assert OkitaRule(env, "half").act(None) == 2
+    with pytest.raises(ValueError, match="'triple'"):
+        OkitaRule(env, "triple")
+
+
 def test_okita_one_is_registered_and_runs_with_one_worker_rules():
     assert POLICIES["okita-one"].config_for("WirelessUDL") == {"env": {**OKITA, "replan_workers": True}}
     rec = run_episode("WirelessUDL-testbed-v0", "okita-one", 0)
