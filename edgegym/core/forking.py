@@ -245,13 +245,18 @@ def cached_draw(env, key, rng: np.random.Generator, draw: Callable[[np.random.Ge
 
 
 def splice_jobs(old, new, start: int, *, rows: int | None = None, fields: tuple[str, ...] | None = None,
-                **overrides):
+                revalidate: bool = True, **overrides):
     """The job table ``old`` with rows ``start..`` taken from ``new`` (same dataclass, same number of jobs).
 
     Every field that is an array or a tuple with one entry per job is spliced; other fields keep ``old``'s value;
     ``overrides`` (e.g. the arrival times) replace fields after the splice. ``start >= J`` returns ``old``
     (updated with ``overrides``). ``rows``: the number of jobs, for a per-job table without ``num_jobs``;
-    ``fields``: splice only these fields (for a table that also holds per-site arrays)."""
+    ``fields``: splice only these fields (for a table that also holds per-site arrays).
+
+    ``revalidate=False`` skips the dataclass's ``__post_init__`` (its checks and conversions): the spliced arrays
+    keep ``old``'s dtypes and are made read-only like ``old``'s. Only for a table whose ``__post_init__`` checks
+    rows one by one (so rows of two valid tables are valid) and derives nothing, with ``overrides`` that keep it
+    valid (e.g. :func:`shifted_arrivals` of two non-decreasing arrival vectors)."""
     J = _num_rows(old) if rows is None else int(rows)
     if rows is None and _num_rows(new) != J:
         raise ValueError(f"splice_jobs: the redrawn job table has {_num_rows(new)} jobs, the episode {J}")
@@ -267,7 +272,19 @@ def splice_jobs(old, new, start: int, *, rows: int | None = None, fields: tuple[
             elif isinstance(a, tuple) and isinstance(b, tuple) and len(a) == J and len(b) == J:
                 changes[f.name] = a[:start] + b[start:]
     changes.update(overrides)
-    return dataclasses.replace(old, **changes) if changes else old
+    if not changes:
+        return old
+    if revalidate:
+        return dataclasses.replace(old, **changes)
+    out = copy.copy(old)
+    for name, v in changes.items():
+        prev = getattr(old, name)
+        if isinstance(prev, np.ndarray):
+            v = np.asarray(v, dtype=prev.dtype)
+            if not prev.flags.writeable:
+                v.setflags(write=False)
+        object.__setattr__(out, name, v)
+    return out
 
 
 def _num_rows(jobs) -> int:

@@ -244,3 +244,25 @@ def test_retain_freed_memory_is_idempotent_and_can_be_switched_off():
     env = {**__import__("os").environ, "EDGEGYM_NO_MALLOPT": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_splice_without_revalidation_equals_the_checked_splice():
+    """``splice_jobs(..., revalidate=False)`` (EdgeCloudML's resampled forks) builds the same table as the checked
+    path: every field equal, same dtypes, read-only arrays; the originals are untouched."""
+    from edgegym.core.forking import shifted_arrivals, splice_jobs
+
+    a_env, b_env = gym.make("EdgeCloudML-v0").unwrapped, gym.make("EdgeCloudML-v0").unwrapped
+    a_env.reset(seed=1)
+    b_env.reset(seed=2)
+    a, b = a_env.jobs, b_env.jobs
+    for start in (0, 5, a.num_jobs - 1, a.num_jobs):
+        arr = shifted_arrivals(a.arrival_slots, b.arrival_slots, start)
+        want = splice_jobs(a, b, start, arrival_slots=arr)
+        got = splice_jobs(a, b, start, revalidate=False, arrival_slots=arr)
+        for f in dataclasses.fields(want):
+            x, y = getattr(want, f.name), getattr(got, f.name)
+            if isinstance(x, np.ndarray):
+                assert x.dtype == y.dtype and np.array_equal(x, y) and not y.flags.writeable, (start, f.name)
+            else:
+                assert x == y, (start, f.name)
+    assert a_env.jobs is a and not a.arrival_slots.flags.writeable

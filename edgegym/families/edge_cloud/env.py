@@ -746,7 +746,8 @@ class EdgeCloudMLEnv(gym.Env):
             w = dataclasses.replace(w, window="random")
         new = cached_draw(self, (self.fork_seed, "jobs"), rng, lambda g: build_jobs(
             w, self.preset.job_model, self.cluster, g, speed=self.preset.env.speed), owner=self.cluster)
-        jobs = splice_jobs(self.jobs, new, k + 1,
+        # JobSet checks row by row and derives nothing: the rows of two valid tables need no second check
+        jobs = splice_jobs(self.jobs, new, k + 1, revalidate=False,
                            arrival_slots=shifted_arrivals(self.jobs.arrival_slots, new.arrival_slots, k + 1))
         old = self.sim  # the parent env's simulator, shared by fork(): read it, never write to it
         memo: dict = {}
