@@ -752,17 +752,18 @@ class EdgeCloudMLEnv(gym.Env):
         old = self.sim  # the parent env's simulator, shared by fork(): read it, never write to it
         memo: dict = {}
         shared = {a[4:] for a in self._FORK_SHARED if a.startswith("sim.")}  # scratch shared by an env and its forks
-        fresh = PaperSimulator(self.cluster, jobs, speed=old.speed, slotted=old.slotted, rng=fast_copy(old.rng, memo))
-        n0 = int(old.offsets[k])  # chunks of the jobs placed so far
+        # the parent's state without its job-derived parts, then those parts built on the spliced table
+        fresh = object.__new__(PaperSimulator)
+        from_jobs = self._SIM_FROM_JOBS | self._SIM_PER_CHUNK | self._SIM_PER_JOB
         for name, v in vars(old).items():
-            if name in self._SIM_FROM_JOBS:
-                continue
-            if name in self._SIM_PER_CHUNK:
-                getattr(fresh, name)[:n0] = v[:n0]
-            elif name in self._SIM_PER_JOB:
-                getattr(fresh, name)[: k + 1] = v[: k + 1]
-            else:
+            if name not in from_jobs:
                 setattr(fresh, name, v if name in shared else fast_copy(v, memo))
+        fresh._init_jobs(jobs)
+        n0 = int(old.offsets[k])  # chunks of the jobs placed so far: their state is the parent's
+        for name in self._SIM_PER_CHUNK:
+            getattr(fresh, name)[:n0] = getattr(old, name)[:n0]
+        for name in self._SIM_PER_JOB:
+            getattr(fresh, name)[: k + 1] = getattr(old, name)[: k + 1]
         self.sim, self.jobs = fresh, jobs
         self._prepare_buffers()
         if self.discipline != "paper":

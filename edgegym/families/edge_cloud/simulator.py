@@ -138,35 +138,13 @@ class PaperSimulator:
             )
         _kernels()
         self.cluster = cluster
-        self.jobs = jobs
         self.speed = float(speed)
         self.slotted = bool(slotted)
         self.rng = rng if rng is not None else np.random.default_rng(0)
+        self._init_jobs(jobs)
         J = jobs.num_jobs
-        tau0 = iteration_time_h(jobs.minibatch_time_h, jobs.ps_update_ms, jobs.grad_size_mb, jobs.bandwidth_mbps, False)
-        tau1 = iteration_time_h(jobs.minibatch_time_h, jobs.ps_update_ms, jobs.grad_size_mb, jobs.bandwidth_mbps, True)
-        self.p_edge = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau0, self.speed, self.slotted)  # (J,)
-        self.p_cloud = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau1, self.speed, self.slotted)  # (J,)
-        D = np.asarray(jobs.num_chunks, dtype=np.int64)
-        self.offsets = np.concatenate([[0], np.cumsum(D)]).astype(np.int64)  # (J+1,)
-        N = int(self.offsets[-1])
-        self.chunk_job = np.repeat(np.arange(J, dtype=np.int64), D)  # (N,)
-        # per-chunk state (valid once placed)
-        self.chunk_worker = np.full(N, -2, dtype=np.int64)  # -2 unplaced, -1 cloud, else edge worker
-        self.chunk_rho = np.zeros(N)  # release time on its worker
-        self.chunk_key = np.zeros(N)  # HAPRF key D·p
-        self.chunk_seq = np.zeros(N, dtype=np.int64)
-        self.chunk_end = np.full(N, _INF)  # projected (later: actual) completion c_jd
-        self._rem = np.zeros(N)  # remaining service as of the worker's sync time
-        self._inv_d = (1.0 / D)[self.chunk_job] if N else np.zeros(0)  # 1/D_j of each chunk's job
-        self.chunk_alpha = np.zeros(N)  # α_jd recorded at dispatch
-        self.job_end = np.full(J, _INF)  # projected / actual c_j
-        self.job_zeta = np.zeros(J, dtype=bool)
-        self.job_edge_chunks = np.zeros(J, dtype=np.int64)
-        self.job_cloud_chunks = np.zeros(J, dtype=np.int64)
         W = cluster.num_workers
         self._worker_server = np.ascontiguousarray(cluster.worker_server, dtype=np.int64)
-        self._delay_edge = np.ascontiguousarray(jobs.upload_delay_edge_slots, dtype=np.float64)
         # qualified workers per worker type, ordered by (server, worker index) for tie-breaks
         self._qualified = {}
         for wt in range(cluster.num_worker_types):
@@ -205,24 +183,12 @@ class PaperSimulator:
         self._end_np = 0
         self._arr_part = np.zeros(256)
         self._arr_np = 0
-        self._served = np.zeros(N)  # scratch of CALCULATEQ, all zero between calls
         self._mark = np.zeros(J, dtype=np.bool_)  # scratch of place_edge, all False between calls
         self._touched = np.zeros(max(J, 1), dtype=np.int64)
-        self._arrival = np.ascontiguousarray(jobs.arrival_slots, dtype=np.float64)
         self._advanced = -_INF  # time of the last advance_to, reset to -inf by a placement
         self._worker_type = np.ascontiguousarray(cluster.worker_type, dtype=np.int64)
-        self._job_type = np.ascontiguousarray(jobs.worker_type, dtype=np.int64)
         self._used = np.zeros(W, dtype=np.int64)  # scratch of place(): the used workers and their releases
         self._rho_used = np.zeros(W)
-        self._keys = np.full(J, np.nan)  # HAPRF key of each job, computed on first use
-        # per-job scalars as Python lists (indexing a list is cheaper than a NumPy scalar per step)
-        self._D_list = D.tolist()
-        self._r_list = self._arrival.tolist()
-        self._p0_list = np.asarray(self.p_edge, dtype=np.float64).tolist()
-        self._p1_list = np.asarray(self.p_cloud, dtype=np.float64).tolist()
-        self._dc_list = np.asarray(jobs.upload_delay_cloud_slots, dtype=np.float64).tolist()
-        self._wt_list = self._job_type.tolist()
-        self._off_list = self.offsets.tolist()
         self._W = int(W)
         self._has_cloud = bool(cluster.has_cloud)
         self._no_workers = np.zeros(0, dtype=np.int64)
@@ -234,6 +200,47 @@ class PaperSimulator:
         self.ps_log: np.ndarray | None = None
         self.ps_switches = 0
         self.ps_fallbacks = 0
+
+    def _init_jobs(self, jobs: JobSet) -> None:
+        """The state that depends on the job table: chunk times, offsets, per-chunk and per-job arrays (unplaced),
+        per-job scalars (a resampled fork builds its simulator from its parent's state and this; the attributes
+        are the env's ``_SIM_FROM_JOBS``, ``_SIM_PER_CHUNK`` and ``_SIM_PER_JOB``)."""
+        self.jobs = jobs
+        J = jobs.num_jobs
+        tau0 = iteration_time_h(jobs.minibatch_time_h, jobs.ps_update_ms, jobs.grad_size_mb, jobs.bandwidth_mbps, False)
+        tau1 = iteration_time_h(jobs.minibatch_time_h, jobs.ps_update_ms, jobs.grad_size_mb, jobs.bandwidth_mbps, True)
+        self.p_edge = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau0, self.speed, self.slotted)  # (J,)
+        self.p_cloud = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau1, self.speed, self.slotted)  # (J,)
+        D = np.asarray(jobs.num_chunks, dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(D)]).astype(np.int64)  # (J+1,)
+        N = int(self.offsets[-1])
+        self.chunk_job = np.repeat(np.arange(J, dtype=np.int64), D)  # (N,)
+        # per-chunk state (valid once placed)
+        self.chunk_worker = np.full(N, -2, dtype=np.int64)  # -2 unplaced, -1 cloud, else edge worker
+        self.chunk_rho = np.zeros(N)  # release time on its worker
+        self.chunk_key = np.zeros(N)  # HAPRF key D·p
+        self.chunk_seq = np.zeros(N, dtype=np.int64)
+        self.chunk_end = np.full(N, _INF)  # projected (later: actual) completion c_jd
+        self._rem = np.zeros(N)  # remaining service as of the worker's sync time
+        self._inv_d = (1.0 / D)[self.chunk_job] if N else np.zeros(0)  # 1/D_j of each chunk's job
+        self.chunk_alpha = np.zeros(N)  # α_jd recorded at dispatch
+        self.job_end = np.full(J, _INF)  # projected / actual c_j
+        self.job_zeta = np.zeros(J, dtype=bool)
+        self.job_edge_chunks = np.zeros(J, dtype=np.int64)
+        self.job_cloud_chunks = np.zeros(J, dtype=np.int64)
+        self._delay_edge = np.ascontiguousarray(jobs.upload_delay_edge_slots, dtype=np.float64)
+        self._served = np.zeros(N)  # scratch of CALCULATEQ, all zero between calls
+        self._arrival = np.ascontiguousarray(jobs.arrival_slots, dtype=np.float64)
+        self._job_type = np.ascontiguousarray(jobs.worker_type, dtype=np.int64)
+        self._keys = np.full(J, np.nan)  # HAPRF key of each job, computed on first use
+        # per-job scalars as Python lists (indexing a list is cheaper than a NumPy scalar per step)
+        self._D_list = D.tolist()
+        self._r_list = self._arrival.tolist()
+        self._p0_list = np.asarray(self.p_edge, dtype=np.float64).tolist()
+        self._p1_list = np.asarray(self.p_cloud, dtype=np.float64).tolist()
+        self._dc_list = np.asarray(jobs.upload_delay_cloud_slots, dtype=np.float64).tolist()
+        self._wt_list = self._job_type.tolist()
+        self._off_list = self.offsets.tolist()
 
     # ------------------------------------------------------------------ state helpers
     def _key(self, j: int) -> float:
