@@ -977,6 +977,113 @@ def lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, out):
             i += 1
 
 
+@njit
+def lookahead_profiles(pp, cnt, times, vals, wres, cap, now, out):
+    """:func:`lookahead_bins` from the servers' usage profiles (:func:`server_profiles` at ``now``): the same
+    numbers bit for bit. A piece's row is the usage of the jobs covering its slots, summed in commit order as
+    :func:`_usage` sums them (the covering jobs change only at the breakpoints), and the largest usage over a bin is
+    the largest row of the pieces that overlap it (exact: a maximum, no rounding)."""
+    H, R = cap.shape
+    M = wres.shape[0]
+    B = BIN_EDGES.shape[0] - 1
+    binmax = np.empty((B, R))
+    agg = np.zeros((B, R))
+    mx = np.full((B, R), -math.inf)
+    ctot = np.zeros(R)
+    for h in range(H):
+        for r in range(R):
+            ctot[r] += cap[h, r]
+    for r in range(R):
+        ctot[r] = max(ctot[r], 1e-12)
+    free = np.empty(R)
+    xr = np.empty(R)
+    host = np.zeros(M, dtype=np.bool_)
+    # servers whose usage is the same in every bin (no breakpoint inside the lookahead): their largest free
+    # fraction and host counts are the same in every bin, kept aside (a maximum and integer counts: exact)
+    mx_flat = np.full(R, -math.inf)
+    hosts_flat = np.zeros(M, dtype=np.int64)
+    hosts_n = np.zeros((B, M), dtype=np.int64)
+    last = now + BIN_EDGES[B]
+    for h in range(H):
+        base = pp[h]
+        nq = cnt[h]
+        if nq == 1 or times[base + 1] >= last:  # one piece over the whole lookahead
+            for r in range(R):
+                f = cap[h, r] - vals[base, r]
+                free[r] = f
+                C = cap[h, r]
+                x = f / (C if C > 0 else 1.0)
+                if x > mx_flat[r]:
+                    mx_flat[r] = x
+            for m in range(M):
+                ok = True
+                for r in range(R):
+                    if not free[r] + 1e-9 >= wres[m, r]:
+                        ok = False
+                        break
+                if ok:
+                    hosts_flat[m] += 1
+            for b in range(B):
+                for r in range(R):
+                    if h == 0:
+                        agg[b, r] = free[r]
+                    else:
+                        agg[b, r] += free[r]
+            continue
+        qi = 0
+        for b in range(B):
+            lo, hi = now + BIN_EDGES[b], now + BIN_EDGES[b + 1]
+            while qi + 1 < nq and times[base + qi + 1] <= lo:
+                qi += 1
+            for r in range(R):
+                binmax[b, r] = vals[base + qi, r]
+            q2 = qi + 1
+            while q2 < nq and times[base + q2] < hi:
+                for r in range(R):
+                    if vals[base + q2, r] > binmax[b, r]:
+                        binmax[b, r] = vals[base + q2, r]
+                q2 += 1
+        for b in range(B):
+            same = b > 0
+            if same:
+                for r in range(R):
+                    if binmax[b, r] != binmax[b - 1, r]:
+                        same = False
+                        break
+            if not same:  # the same residual as in the previous bin: the same numbers (kept from there)
+                for r in range(R):
+                    f = cap[h, r] - binmax[b, r]
+                    free[r] = f
+                    C = cap[h, r]
+                    xr[r] = f / (C if C > 0 else 1.0)
+                for m in range(M):
+                    ok = True
+                    for r in range(R):
+                        if not free[r] + 1e-9 >= wres[m, r]:
+                            ok = False
+                            break
+                    host[m] = ok
+            for r in range(R):
+                if h == 0:
+                    agg[b, r] = free[r]
+                else:
+                    agg[b, r] += free[r]
+                if xr[r] > mx[b, r]:
+                    mx[b, r] = xr[r]
+            for m in range(M):
+                if host[m]:
+                    hosts_n[b, m] += 1
+    i = 0
+    for b in range(B):
+        for r in range(R):
+            out[i] = agg[b, r] / ctot[r]
+            out[i + 1] = max(mx[b, r], mx_flat[r])
+            i += 2
+        for m in range(M):
+            out[i] = float(hosts_n[b, m] + hosts_flat[m]) / H
+            i += 1
+
+
 @njit_inline
 def _to_obs(y, lo, hi):
     """One observation value: float64 -> float32, NaN -> 0, +-inf -> the float32 extremes, clipped to [lo, hi]."""
@@ -1106,7 +1213,18 @@ def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, s
 @njit
 def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4, n4,
                    q4, p4, mask, start_out, dur_out, cfree, ccaps):
-    """``HeteroMLEnv.grid_estimates``: earliest start (>= now + delay, among that slot and the later reservation
+    """``HeteroMLEnv.grid_estimates``: :func:`grid_estimates_on` with the servers' profiles at ``now``."""
+    H, R = cap.shape
+    pp, cnt, times, vals = server_profiles(k, now, rec, wres, pres, ps_arch, H, R)
+    return grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays,
+                             m4, n4, q4, p4, mask, start_out, dur_out, cfree, ccaps, pp, cnt, times, vals)
+
+
+@njit
+def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4, n4,
+                      q4, p4, mask, start_out, dur_out, cfree, ccaps, pp, cnt, times, vals):
+    """``HeteroMLEnv.grid_estimates`` given the servers' usage profiles at ``now`` (``pp, cnt, times, vals`` of
+    :func:`server_profiles`): earliest start (>= now + delay, among that slot and the later reservation
     ends, at which :func:`grid_place` fits over [t, t + max(d, 1))) and duration of every grid action (invalid: -1,
     0). Returns 1, or 2 when a price tie within rounding makes a test ambiguous (rerun with the reference).
 
@@ -1149,7 +1267,6 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
             ends[i] = start[j] + dur[j]
             i += 1
     ends.sort()
-    pp, cnt, times, vals = server_profiles(k, now, rec, wres, pres, ps_arch, H, R)
     # every breakpoint after now of every server, by time: (time, piece row, server)
     nev = 0
     for h in range(H):
@@ -1424,15 +1541,21 @@ def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n
 
 @njit
 def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs, zf, feas, W, v, psu, ra, grad, now,
-                 delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio):
+                 delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins):
     """The pending job's v1 inputs in one call: :func:`job_grid` (configurations and mask), :func:`grid_estimates`
     (``start``, ``dur``) and :func:`action_rows` (``rows``, ``ratio``). Returns the number of valid actions, or -1
     when the estimates are ambiguous (a price tie within rounding: ``start``/``dur``/``rows`` not final; the env
-    takes the reference estimates and calls :func:`action_rows` itself)."""
+    takes the reference estimates and calls :func:`action_rows` itself). ``bins``: filled with the observation's
+    lookahead bins at ``now`` (:func:`lookahead_profiles` on the profiles the estimates use; for
+    :func:`observation` on this same state), unless empty."""
     nd = delays.shape[0]
+    H, R = cap.shape
     job_grid(D, fracs, nd, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask)
-    st = grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4,
-                        n4, q4, p4, mask, start, dur, cfree, ccaps)
+    prof = server_profiles(k, now, rec, wres, pres, ps_arch, H, R)
+    if bins.shape[0] > 0:
+        lookahead_profiles(prof[0], prof[1], prof[2], prof[3], wres, cap, now, bins)
+    st = grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays,
+                           m4, n4, q4, p4, mask, start, dur, cfree, ccaps, prof[0], prof[1], prof[2], prof[3])
     if st != 1:
         return -1
     return action_rows(D, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n4, q4, p4, mask, start, dur, rows,
@@ -1441,7 +1564,7 @@ def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs
 
 @njit
 def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, rec, cap, wres, pres, wbw, ps_arch,
-                rows, rmask, lg, mask, lo, hi, out):
+                rows, rmask, lg, mask, lo, hi, out, bins):
     """The whole observation in one call (``HeteroMLEnv._observation``): job block, the v1 action rows (``rows``,
     (n_grid, row features); (0, row features) on v0), the four globals, the lookahead bins, the v0 mask bits
     (``mask``; empty on v1), then float32 and clipped. ``k``: the committed jobs (the env's step index).
@@ -1449,7 +1572,8 @@ def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, r
     ``rows`` as :func:`action_rows` leaves them when ``rmask`` (the v1 action mask) is given: the ``area`` feature
     (column 8) of the i-th valid row is then ``lg[i] / 2`` (``lg`` = NumPy's log2 of :func:`action_rows`'s
     ``ratio``), and every row value is clipped to [0, OBS_HIGH] (``np.clip``) first; empty ``rmask``: ``rows`` are
-    final."""
+    final. ``bins``: the lookahead bins at ``now`` already (from :func:`prepare_rows` on the same state), or empty
+    (then computed here)."""
     H = cap.shape[0]
     M = wres.shape[0]
     n = out.shape[0]
@@ -1484,9 +1608,12 @@ def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, r
             tau *= 2
         x[i], x[i + 1], x[i + 2], x[i + 3] = now / T, (tau - arrival) / tau, k / J, active / J
     i += 4
-    ptr, jobs = server_jobs(k, now, rec, H)
     nb = N_BINS * (2 * cap.shape[1] + M)
-    lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, x[i : i + nb])
+    if bins.shape[0] == nb:
+        x[i : i + nb] = bins
+    else:
+        ptr, jobs = server_jobs(k, now, rec, H)
+        lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, x[i : i + nb])
     i += nb
     for q in range(mask.shape[0]):
         x[i + q] = 1.0 if mask[q] else 0.0

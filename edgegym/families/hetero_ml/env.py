@@ -272,6 +272,12 @@ class HeteroMLEnv(gym.Env):
         self._fracs = np.asarray(self.preset.env.worker_fractions, dtype=np.float64)
         self._delays = np.asarray(self.preset.env.delays, dtype=np.int64)
         self._no_rows, self._no_mask = np.zeros((0, len(ACTION_ROW_FEATURES))), np.zeros(0, dtype=bool)
+        # scratch of the v1 observation (rows before the area's log2, and the area ratios): consumed by the
+        # observation kernel within :meth:`_observation`, never kept
+        self._rows_buf = np.empty((self.n_grid, len(ACTION_ROW_FEATURES)))
+        self._ratio_buf = np.empty(self.n_grid)
+        self._bins_buf = np.empty(N_BINS * (2 * self.R + self.M))  # the lookahead bins (from ``prepare_rows``)
+        self._flow = self.preset.env.reward == "flow"
         # whether a configuration (m, n, spread, PS type + 1) fits the empty cluster: a cache of the cluster alone
         n_max = max(int(self.jobs.chunks.max()), int(self.preset.workload.chunks[1]))
         self._feas = np.full((self.M, n_max + 1, 2, c.num_ps_types + 1), -1, dtype=np.int8)
@@ -321,8 +327,10 @@ class HeteroMLEnv(gym.Env):
             if isinstance(action, Placement):
                 pl = self.sim.commit(k, action, earliest=now)
             else:
-                act = self._check_discrete(action)
-                mask = self._grid_mask_shared()
+                act = action if type(action) is int and 0 <= action < self.action_space.n else \
+                    self._check_discrete(action)
+                st = self._mask_step
+                mask = st[1] if st is not None and st[0] == k else self._grid_mask_shared()
                 if not mask[act]:  # an unmasked invalid action maps to the earliest-completion valid one
                     self._illegal += 1
                     act = self._earliest_valid(k, now, mask.copy())
@@ -337,7 +345,7 @@ class HeteroMLEnv(gym.Env):
             else:
                 start, dur, m, n, col = got
                 c = start + dur
-        r = -w * (c - (a if self.preset.env.reward == "flow" else 0)) / self.reward_scale
+        r = -w * (c - (a if self._flow else 0)) / self.reward_scale
         self._rewards.append(r)
         self._k += 1
         terminated = self._k >= J
@@ -416,7 +424,8 @@ class HeteroMLEnv(gym.Env):
         (``_kernels.decode_commit``): ``(start, duration, worker type, workers, co-located)``, or ``None`` when the
         compiled search is ambiguous (a price tie within rounding: nothing was committed, the caller takes the
         exact path)."""
-        m4, n4, q4, p4 = self._job_cfg()
+        cs = self._cfg_step
+        m4, n4, q4, p4 = cs[1] if cs is not None and cs[0] == self._k else self._job_cfg()
         m, n, spread, p = int(m4[act]), int(n4[act]), bool(q4[act] == 1), int(p4[act])
         jb, kc, sim = self.jobs, self._kc, self.sim
         _, _, _, _, grad, ra, _, W, _ = self._job_scalars(k)
@@ -480,13 +489,15 @@ class HeteroMLEnv(gym.Env):
         self._cfg_step = (k, cfg)
         self._mask_step = (k, mask)
 
-    def _prepare_rows(self, k: int, rows: np.ndarray, ratio: np.ndarray) -> int:
+    def _prepare_rows(self, k: int, rows: np.ndarray, ratio: np.ndarray, js: tuple | None = None,
+                      bins: np.ndarray = _NO_FLOATS) -> int:
         """The pending job's configurations, mask and grid estimates (cached as :meth:`_job_grid` and
         :meth:`grid_estimates` cache them) and its v1 rows before the area's log2 (``rows``, ``ratio``): one call of
         ``_kernels.prepare_rows``. Returns the number of valid actions, or -1 when the estimates need the reference
-        (then only the configurations and the mask are cached)."""
+        (then only the configurations and the mask are cached). ``js``: :meth:`_job_scalars` of ``k``, if at hand;
+        ``bins``: receives the observation's lookahead bins at the decision time, unless empty."""
         G, kc, jb = self.n_grid, self._kc, self.jobs
-        _, _, D, _, grad, ra, _, W, now = self._job_scalars(k)
+        _, _, D, _, grad, ra, _, W, now = js if js is not None else self._job_scalars(k)
         buf = np.empty((6, G), dtype=np.int64)  # worker type, workers, spread, PS type, start, duration
         cfg = (buf[0], buf[1], buf[2], buf[3])
         start, dur = buf[4], buf[5]
@@ -494,7 +505,7 @@ class HeteroMLEnv(gym.Env):
         nv = _kernels().prepare_rows(
             self._rec(), k, *kc, D, self._fracs, self._zf, self._feas, W, jb.v[k], jb.ps_update[k], ra, grad, now,
             self._delays, self._est_free, self._est_caps, *cfg, mask,
-            start, dur, rows, ratio)
+            start, dur, rows, ratio, bins)
         self._cfg_step = (k, cfg)
         self._mask_step = (k, mask)
         if nv >= 0:
@@ -527,18 +538,19 @@ class HeteroMLEnv(gym.Env):
         (``==``) to ``_reference.observation``, the original NumPy encoder (the test oracle)."""
         k = min(self._k, self.jobs.num_jobs - 1)
         jb, kc = self.jobs, self._kc
-        w, E, D, K_, grad, ra, a, _, now = self._job_scalars(k)
-        rmask, lg, mask = self._no_mask, _NO_FLOATS, self._no_mask
+        js = self._job_scalars(k)
+        w, E, D, K_, grad, ra, a, _, now = js
+        rmask, lg, mask, bins = self._no_mask, _NO_FLOATS, self._no_mask, _NO_FLOATS
         if not self.obs_actions:
             rows, mask = self._no_rows, self._grid_mask_shared()
         elif self.slot_driven or self._k >= jb.num_jobs:
             rows = self._action_rows()
         else:  # the rows before the area's log2 and the clip (both in the observation kernel)
-            rows = np.empty((self.n_grid, len(ACTION_ROW_FEATURES)))
-            ratio = np.empty(self.n_grid)
+            rows, ratio = self._rows_buf, self._ratio_buf
             nv = -1
             if self._cfg_step is None or self._cfg_step[0] != k:  # a new pending job: one compiled call
-                nv = self._prepare_rows(k, rows, ratio)
+                bins = self._bins_buf
+                nv = self._prepare_rows(k, rows, ratio, js, bins)
             if nv >= 0:
                 rmask = self._mask_step[1]
             else:
@@ -552,7 +564,7 @@ class HeteroMLEnv(gym.Env):
         _kernels().observation(
             w, E, D, K_, grad, jb.v[k], jb.ps_update[k], ra, a, self._k, jb.num_jobs, now,
             self.T, self.obs_relative, self._rec(), kc[0], kc[1], kc[2], kc[3], kc[6], rows, rmask, lg, mask,
-            self.observation_space.low, self.observation_space.high, out)
+            self.observation_space.low, self.observation_space.high, out, bins)
         return out
 
     # ------------------------------------------------------------------ v1: per-grid-action rows
