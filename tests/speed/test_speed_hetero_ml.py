@@ -209,3 +209,32 @@ def test_one_worker_fits_equals_reference():
                                               err_msg=f"{preset} seed {seed} case {i}")
                 cases += 1
     assert cases >= 1000
+
+
+def test_lookahead_profiles_equal_lookahead_bins():
+    """The lookahead bins from the servers' usage profiles (``lookahead_profiles``, what ``prepare_rows`` hands the
+    v1 observation) equal ``lookahead_bins`` (the observation's own path) bit for bit on >= 1,000 random states of
+    every preset kind, at the decision time and at later slots (breakpoints inside and across the bins)."""
+    rng = np.random.default_rng(11)
+    cases = 0
+    for preset, jobs in (("tiny", None), ("tiny-ra", None), ("rl-v1", None), ("ps-v1", 60), ("ra", 60)):
+        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+        env = HeteroMLEnv(preset, config=cfg)
+        for seed in range(2):
+            env.reset(seed=seed)
+            done = False
+            while not done:
+                k, kc, rec = env._k, env._kc, env._rec()
+                now = env._decision_time(k)
+                for t in (now, now + int(rng.integers(1, 40)), now + int(rng.integers(40, 200))):
+                    nb = _kernels.N_BINS * (2 * env.R + env.M)
+                    got, exp = np.empty(nb), np.empty(nb)
+                    prof = _kernels.server_profiles(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R)
+                    _kernels.lookahead_profiles(*prof, kc[1], kc[0], t, got)
+                    ptr, jobs_ = _kernels.server_jobs(k, t, rec, env.H)
+                    _kernels.lookahead_bins(rec, ptr, jobs_, kc[1], kc[2], kc[6], kc[0], t, exp)
+                    np.testing.assert_array_equal(got.view(np.int64), exp.view(np.int64),
+                                                  err_msg=f"{preset} seed {seed} job {k} slot {t}")
+                    cases += 1
+                _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert cases >= 1000
