@@ -269,19 +269,29 @@ def test_job_table_latency_vectors_equal_the_per_job_numpy(kind):
         assert _job_table(sim)[0] is sim.inst
 
 
+def _rounded_prices(rng, R):
+    return np.round(rng.uniform(0.02, 0.08, size=(R, R)), int(rng.integers(1, 4)))
+
+
+def _random_pa_case(rng, r_hi, prices):
+    """A random PA instance ``(U, q, m, n, order, n_max)`` with ``R < r_hi`` sites and prices ``prices(rng, R)``
+    (zero on the diagonal)."""
+    R, K = int(rng.integers(1, r_hi)), int(rng.integers(1, 5))
+    U = rng.integers(0, 12, size=(R, K)).astype(float)
+    q = prices(rng, R)
+    np.fill_diagonal(q, 0.0)
+    m = rng.integers(0, 4, size=K).astype(float)
+    n = rng.integers(0, 3, size=K).astype(float)
+    order = rng.permutation(R).astype(np.int64)
+    return U, q, m, n, order, int(rng.integers(1, 40))
+
+
 def test_pa_all_n_matches_the_element_by_element_loop():
     """``_kernels.pa_all_n`` (one cost vector per PS site, then a branch-free pass) = ``_reference.pa_all_n`` (the
     element-by-element loop) bit for bit, on 1,200 random clusters, orders, demands and both tie rules."""
     rng = np.random.default_rng(11)
     for trial in range(1200):
-        R, K = int(rng.integers(1, 13)), int(rng.integers(1, 5))
-        U = rng.integers(0, 12, size=(R, K)).astype(float)
-        q = np.round(rng.uniform(0.02, 0.08, size=(R, R)), int(rng.integers(1, 4)))  # rounded: ties happen
-        np.fill_diagonal(q, 0.0)
-        m = rng.integers(0, 4, size=K).astype(float)
-        n = rng.integers(0, 3, size=K).astype(float)
-        order = rng.permutation(R).astype(np.int64)
-        n_max = int(rng.integers(1, 40))
+        U, q, m, n, order, n_max = _random_pa_case(rng, 13, _rounded_prices)  # rounded: ties happen
         tie = bool(trial % 2)
         got, want = kn.pa_all_n(U, order, q, m, n, n_max, tie), ref.pa_all_n(U, order, q, m, n, n_max, tie)
         np.testing.assert_array_equal(got[0], want[0], err_msg=f"trial {trial}")
@@ -407,20 +417,12 @@ def test_pa_all_n_for_nonnegative_prices_matches_the_element_by_element_loop():
     rng = np.random.default_rng(15)
     groups = {"base_only": 0, "mixed": 0}
     for trial in range(4000):
-        R, K = int(rng.integers(1, 14)), int(rng.integers(1, 5))
-        U = rng.integers(0, 12, size=(R, K)).astype(float)
-        if trial % 4 == 0:
-            q = rng.integers(0, 3, size=(R, R)) * 0.5  # many ties, zeros
-        else:
-            q = np.round(rng.uniform(0.02, 0.08, size=(R, R)), int(rng.integers(1, 4)))
-        np.fill_diagonal(q, 0.0)
-        m = rng.integers(0, 4, size=K).astype(float)
-        n = rng.integers(0, 3, size=K).astype(float)
-        order = rng.permutation(R).astype(np.int64)
-        n_max = int(rng.integers(1, 40))
+        # every 4th: half-integer prices (many ties, zeros)
+        prices = (lambda g, R: g.integers(0, 3, size=(R, R)) * 0.5) if trial % 4 == 0 else _rounded_prices
+        U, q, m, n, order, n_max = _random_pa_case(rng, 14, prices)
         tie = bool(trial % 2)
-        A0 = np.array([kn.max_workers(U[r], m, n, False) for r in range(R)], np.int64)
-        A1 = np.array([kn.max_workers(U[r], m, n, True) for r in range(R)], np.int64)
+        A0 = np.array([kn.max_workers(U[r], m, n, False) for r in range(len(U))], np.int64)
+        A1 = np.array([kn.max_workers(U[r], m, n, True) for r in range(len(U))], np.int64)
         got = kn._pa_all_n_nn(U, order, q, n, n_max, tie, A0, A1)
         want = ref.pa_all_n(U, order, q, m, n, n_max, tie)
         np.testing.assert_array_equal(got[0], want[0], err_msg=f"trial {trial}")

@@ -86,6 +86,41 @@ def _mw(U, r, m, n, ps_here):
     return max(best, 0)
 
 
+@njit_inline
+def _ps_fits(U, rt, n):
+    """Whether site ``rt`` has room for the PS (demand ``n``) in the resources ``U``."""
+    for k in range(U.shape[1]):
+        if U[rt, k] < n[k] - _EPS:
+            return False
+    return True
+
+
+@njit_inline
+def _site_costs(rt, order, q, n_max, A0, A1, steps, cv):
+    """PS site ``rt``'s cost of every worker count the Q-order fill reaches: ``cv[N] = c + (N − filled)·q`` for
+    ``N`` in ``1..`` (``c`` the cost of the full segments before, ``steps`` the integers as floats); returns the
+    first ``N`` not reached (``n_max + 1`` when all are)."""
+    N = 1
+    filled = 0
+    c = 0.0
+    for j in range(order.shape[0]):
+        r = order[j]
+        a = A1[r] if r == rt else A0[r]
+        if a <= 0:
+            continue
+        top = filled + a
+        hi = min(top, n_max)
+        qr = q[r, rt]
+        for x in range(N, hi + 1):
+            cv[x] = c + steps[x - filled] * qr
+        N = hi + 1
+        if N > n_max:
+            break
+        c += a * qr
+        filled = top
+    return N
+
+
 @njit
 def pa(U, order, q, m, n, N, tie_le):
     """PA (Alg 2) for ``N`` workers: enumerate the PS site, fill workers along ``order``.
@@ -102,11 +137,7 @@ def pa(U, order, q, m, n, N, tie_le):
     best_y = np.zeros(R, np.int64)
     y = np.zeros(R, np.int64)
     for rt in range(R):
-        ok = True
-        for k in range(K):
-            if U[rt, k] < n[k] - _EPS:
-                ok = False
-        if not ok:
+        if not _ps_fits(U, rt, n):
             continue
         rem = N
         c = 0.0
@@ -156,30 +187,9 @@ def _pa_all_n_b(U, order, q, n, n_max, tie_le, A0, A1):
         steps[x] = x
     cv = np.empty(n_max + 1)  # one PS site's cost of every N that fits
     for rt in range(R):
-        ok = True
-        for k in range(K):
-            if U[rt, k] < n[k] - _EPS:
-                ok = False
-        if not ok:
+        if not _ps_fits(U, rt, n):
             continue
-        N = 1
-        filled = 0
-        c = 0.0
-        for j in range(R):
-            r = order[j]
-            a = A1[r] if r == rt else A0[r]
-            if a <= 0:
-                continue
-            top = filled + a
-            hi = min(top, n_max)
-            qr = q[r, rt]
-            for x in range(N, hi + 1):
-                cv[x] = c + steps[x - filled] * qr
-            N = hi + 1
-            if N > n_max:
-                break
-            c += a * qr
-            filled = top
+        N = _site_costs(rt, order, q, n_max, A0, A1, steps, cv)
         if tie_le:
             for x in range(1, N):
                 cN = cv[x]
@@ -233,11 +243,7 @@ def _pa_all_n_nn(U, order, q, n, n_max, tie_le, A0, A1):
     nb = 0
     ni = 0
     for rt in range(R):
-        ok = True
-        for k in range(K):
-            if U[rt, k] < n[k] - _EPS:
-                ok = False
-        if not ok:
+        if not _ps_fits(U, rt, n):
             continue
         if A1[rt] == A0[rt] or A0[rt] <= 0 or pos[rt] > jJ:
             base[nb] = rt
@@ -304,24 +310,7 @@ def _pa_all_n_nn(U, order, q, n, n_max, tie_le, A0, A1):
     # ---- the others: _pa_all_n_b's loop, merged by cost then index
     for ii in range(ni):
         rt = ins[ii]
-        N = 1
-        filled = 0
-        c = 0.0
-        for j in range(R):
-            r = order[j]
-            a = A1[r] if r == rt else A0[r]
-            if a <= 0:
-                continue
-            top = filled + a
-            hi = min(top, n_max)
-            qr = q[r, rt]
-            for x in range(N, hi + 1):
-                cv[x] = c + steps[x - filled] * qr
-            N = hi + 1
-            if N > n_max:
-                break
-            c += a * qr
-            filled = top
+        N = _site_costs(rt, order, q, n_max, A0, A1, steps, cv)
         if tie_le:
             for x in range(1, N):
                 cN = cv[x]
@@ -965,11 +954,7 @@ def _pa_fast(U, order, q, m, n, N, tie_le, A0, A1, y, used_sites, q_nonneg):
     best = np.inf
     best_ps = -1
     for rt in range(R):
-        ok = True
-        for k in range(K):
-            if U[rt, k] < n[k] - _EPS:
-                ok = False
-        if not ok or tot0 - A0[rt] + A1[rt] < N:
+        if not _ps_fits(U, rt, n) or tot0 - A0[rt] + A1[rt] < N:
             continue
         rem = N
         c = 0.0
