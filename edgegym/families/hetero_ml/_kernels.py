@@ -857,6 +857,28 @@ def job_features(w, E, D, K, grad, v, psu, ra, wbw, T, ps_arch, out):
     out[7 + 2 * M] = ra * 1e4
 
 
+@njit_inline
+def _cap_totals(cap):
+    """Each resource's capacity summed over the servers (at least 1e-12): the lookahead's aggregate divisor."""
+    H, R = cap.shape
+    ctot = np.zeros(R)
+    for h in range(H):
+        for r in range(R):
+            ctot[r] += cap[h, r]
+    for r in range(R):
+        ctot[r] = max(ctot[r], 1e-12)
+    return ctot
+
+
+@njit_inline
+def _hosts(free, wres, m):
+    """Whether the free resources ``free`` host one worker of type ``m``."""
+    for r in range(free.shape[0]):
+        if not free[r] + 1e-9 >= wres[m, r]:
+            return False
+    return True
+
+
 @njit
 def lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, out):
     """The 8 lookahead bins: per bin [now + lo, now + hi), per resource the aggregate and the largest single-server
@@ -870,12 +892,7 @@ def lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, out):
     agg = np.zeros((B, R))
     mx = np.full((B, R), -math.inf)
     hosts = np.zeros((B, M))
-    ctot = np.zeros(R)
-    for h in range(H):
-        for r in range(R):
-            ctot[r] += cap[h, r]
-    for r in range(R):
-        ctot[r] = max(ctot[r], 1e-12)
+    ctot = _cap_totals(cap)
     free = np.empty(R)
     u = np.empty(R)
     host = np.zeros(M, dtype=np.bool_)
@@ -958,12 +975,7 @@ def lookahead_bins(rec, ptr, jobs, wres, pres, ps_arch, cap, now, out):
                     mx[b, r] = x
             for m in range(M):
                 if not same:  # the same residual as in the previous bin: the same answer
-                    ok = True
-                    for r in range(R):
-                        if not free[r] + 1e-9 >= wres[m, r]:
-                            ok = False
-                            break
-                    host[m] = ok
+                    host[m] = _hosts(free, wres, m)
                 if host[m]:
                     hosts[b, m] += 1.0
     i = 0
@@ -989,12 +1001,7 @@ def lookahead_profiles(pp, cnt, times, vals, wres, cap, now, out):
     binmax = np.empty((B, R))
     agg = np.zeros((B, R))
     mx = np.full((B, R), -math.inf)
-    ctot = np.zeros(R)
-    for h in range(H):
-        for r in range(R):
-            ctot[r] += cap[h, r]
-    for r in range(R):
-        ctot[r] = max(ctot[r], 1e-12)
+    ctot = _cap_totals(cap)
     free = np.empty(R)
     xr = np.empty(R)
     host = np.zeros(M, dtype=np.bool_)
@@ -1016,12 +1023,7 @@ def lookahead_profiles(pp, cnt, times, vals, wres, cap, now, out):
                 if x > mx_flat[r]:
                     mx_flat[r] = x
             for m in range(M):
-                ok = True
-                for r in range(R):
-                    if not free[r] + 1e-9 >= wres[m, r]:
-                        ok = False
-                        break
-                if ok:
+                if _hosts(free, wres, m):
                     hosts_flat[m] += 1
             for b in range(B):
                 for r in range(R):
@@ -1057,12 +1059,7 @@ def lookahead_profiles(pp, cnt, times, vals, wres, cap, now, out):
                     C = cap[h, r]
                     xr[r] = f / (C if C > 0 else 1.0)
                 for m in range(M):
-                    ok = True
-                    for r in range(R):
-                        if not free[r] + 1e-9 >= wres[m, r]:
-                            ok = False
-                            break
-                    host[m] = ok
+                    host[m] = _hosts(free, wres, m)
             for r in range(R):
                 if h == 0:
                     agg[b, r] = free[r]
@@ -1473,12 +1470,7 @@ def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n
     nd = delays.shape[0]
     H, R = cap.shape
     rows[:, :] = 0.0
-    ctot = np.zeros(R)
-    for h in range(H):
-        for r in range(R):
-            ctot[r] += cap[h, r]
-    for r in range(R):
-        ctot[r] = max(ctot[r], 1e-12)
+    ctot = _cap_totals(cap)
     best = math.inf
     nv = 0
     dmax = -math.inf
