@@ -17,7 +17,8 @@ class PolicySpec:
 
     ``factory(env, seed) -> Policy``. ``env_config``: preset overrides the env needs (e.g.
     ``{"env": {"discipline": "srtf"}}`` for baselines that decide inside the simulator);
-    ``env_config_by_family`` overrides it for particular families. A module of ``edgegym.agents.reference`` or
+    ``env_config_by_family`` overrides it for particular families; ``variant``: the policy changes a paper's
+    algorithm (benchmarks list it apart from the reference policies). A module of ``edgegym.agents.reference`` or
     ``edgegym.agents.baselines`` declaring ``POLICY_SPECS = (PolicySpec(...), ...)`` is registered automatically;
     two families may use the same name (``random``, ``fifo``): the env's family picks the spec.
     """
@@ -28,6 +29,8 @@ class PolicySpec:
     description: str
     env_config: dict = field(default_factory=dict)
     env_config_by_family: dict = field(default_factory=dict)  # family -> overrides, when they differ by family
+    #: a change to a paper's algorithm shipped under its own name (registered with the reference policies)
+    variant: bool = False
 
     def config_for(self, family: str) -> dict:
         """The preset overrides this policy needs on an env of ``family``."""

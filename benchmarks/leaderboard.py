@@ -48,8 +48,6 @@ AGENTS = ROOT / "docs" / "results" / "agents" / "models"
 HIGHER_IS_BETTER = {"EdgeUtility": True, "EdgeCloudML": False, "HeteroML": False, "WirelessUDL": False}
 #: the trivial policies (everything else registered is a reference policy or a baseline, by its module)
 TRIVIAL = {"random", "all-cloud", "all-edge", "single-worker", "one-site"}
-#: shipped changes of a paper's algorithm under their own name (registered with the reference policies)
-VARIANTS = {"okita-one"}
 #: the bound of each family, in words (which bound, and which side of the optimum it lies on)
 BOUND_TEXT = {
     "EdgeCloudML": "LP lower bound on Σ JCT (time-indexed relaxation of Wang et al.'s ILP (4), IEEE JSAC 2022); "
@@ -213,11 +211,12 @@ def policy_kind(name: str, family: str) -> str:
         return "agent"
     if name in TRIVIAL:
         return "trivial"
-    if name in VARIANTS:
-        return "variant"
     from edgegym.agents.registry import policy_spec
 
-    mod = getattr(policy_spec(name, family).factory, "__module__", "") or ""
+    spec = policy_spec(name, family)
+    if spec.variant:
+        return "variant"
+    mod = getattr(spec.factory, "__module__", "") or ""
     return "reference" if ".reference." in mod or mod.endswith(".reference") else "baseline"
 
 

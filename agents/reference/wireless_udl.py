@@ -112,6 +112,7 @@ POLICY_SPECS = (
         FAMILY,
         "Okita with one worker per job, re-placed every slot (a variant of Okita, replan mode; not the paper's)",
         {"env": {"mode": "replan", "discipline": "okita", "replan_workers": True}},
+        variant=True,
     ),
     PolicySpec(
         "okita-a",

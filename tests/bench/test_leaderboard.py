@@ -120,3 +120,14 @@ def test_bad_flags():
         lb.main(["--workers", "0", "--from-csv", "x.csv"])
     with pytest.raises(SystemExit):
         lb.main(["--envs", "NoSuch-v0", "--quick"])
+
+
+def test_policy_kinds_come_from_the_registry():
+    """A variant is declared on its ``PolicySpec`` (``variant=True``), the reference / baseline split follows the
+    policy's module, and the trivial policies are named in the script."""
+    lb = _script()
+    assert lb.policy_kind("okita-one", "WirelessUDL") == "variant"
+    assert lb.policy_kind("okita", "WirelessUDL") == "reference"
+    assert lb.policy_kind("fifo", "WirelessUDL") == "baseline"
+    assert lb.policy_kind("random", "WirelessUDL") == "trivial"
+    assert lb.policy_kind("rollout:okita", "WirelessUDL") == "rollout"

@@ -170,6 +170,9 @@ def test_okita_rule_names_a_bad_rule():
 
 def test_okita_one_is_registered_and_runs_with_one_worker_rules():
     assert POLICIES["okita-one"].config_for("WirelessUDL") == {"env": {**OKITA, "replan_workers": True}}
+    from edgegym.agents.registry import policy_spec
+
+    assert policy_spec("okita-one", "WirelessUDL").variant and not policy_spec("okita", "WirelessUDL").variant
     rec = run_episode("WirelessUDL-testbed-v0", "okita-one", 0)
     assert rec["steps"] == 10 and rec["illegal_actions"] == 0 and rec["objective"] > 0
 
