@@ -672,6 +672,8 @@ class EdgeCloudMLEnv(gym.Env):
         "sim._job_type", "sim._D_list", "sim._r_list", "sim._p0_list", "sim._p1_list", "sim._dc_list",
         "sim._wt_list", "sim._off_list", "sim._no_workers",
     )
+    #: the simulator attributes among them (a resampled fork's simulator shares them with its parent's)
+    _SIM_SHARED = frozenset(a[4:] for a in _FORK_SHARED if a.startswith("sim."))
     #: simulator attributes computed from the job table alone (rebuilt for a resampled future)
     _SIM_FROM_JOBS = frozenset({
         "jobs", "p_edge", "p_cloud", "offsets", "chunk_job", "_inv_d", "_delay_edge", "_arrival", "_job_type",
@@ -682,6 +684,8 @@ class EdgeCloudMLEnv(gym.Env):
                                 "chunk_alpha"})
     #: simulator arrays with one entry per job (the jobs arrived so far are kept)
     _SIM_PER_JOB = frozenset({"job_end", "job_zeta", "job_edge_chunks", "job_cloud_chunks", "_keys"})
+    #: every simulator attribute built from the job table (a resampled fork rebuilds them on its spliced table)
+    _SIM_JOB_PARTS = _SIM_FROM_JOBS | _SIM_PER_CHUNK | _SIM_PER_JOB
 
     def fork(self, seed: int = 0, future: str = "resample") -> EdgeCloudMLEnv:
         """An independent env in exactly the current state (mid-episode), for look-ahead planning.
@@ -751,10 +755,9 @@ class EdgeCloudMLEnv(gym.Env):
                            arrival_slots=shifted_arrivals(self.jobs.arrival_slots, new.arrival_slots, k + 1))
         old = self.sim  # the parent env's simulator, shared by fork(): read it, never write to it
         memo: dict = {}
-        shared = {a[4:] for a in self._FORK_SHARED if a.startswith("sim.")}  # scratch shared by an env and its forks
+        shared, from_jobs = self._SIM_SHARED, self._SIM_JOB_PARTS
         # the parent's state without its job-derived parts, then those parts built on the spliced table
         fresh = object.__new__(PaperSimulator)
-        from_jobs = self._SIM_FROM_JOBS | self._SIM_PER_CHUNK | self._SIM_PER_JOB
         for name, v in vars(old).items():
             if name not in from_jobs:
                 setattr(fresh, name, v if name in shared else fast_copy(v, memo))
