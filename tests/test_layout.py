@@ -48,6 +48,7 @@ def test_family_interface(fam: Family):
         assert preset.env_id in edgegym.registered_ids()
         assert env_info(preset.env_id).family == fam.name
         assert preset.replace().env_id == preset.env_id
+    assert fam.search_overrides is None or isinstance(fam.search_overrides({}), dict)
     default = fam.load_preset(fam.default_preset)
     default_id = f"{fam.name}-v{default.version}"
     assert env_info(default_id).default and env_info(default_id).preset == fam.default_preset
@@ -195,6 +196,7 @@ SHARED = [
     "agents/registry.py",
     "agents/errors.py",
     "agents/policy.py",
+    "agents/reference/rollout.py",
 ]
 
 

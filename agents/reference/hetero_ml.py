@@ -321,6 +321,7 @@ class AOnlineHetero(Policy):
     """A_online in the exact per-arrival form (faithful, fixed alpha): returns a structured Placement each step."""
 
     mode = "faithful"
+    markov = False  # it keeps its own schedule of the jobs it placed (rollout and DAgger need to know)
 
     def __init__(self, env, **overrides) -> None:
         super().__init__(env)
@@ -413,6 +414,7 @@ class AOnlineHeteroNow(Policy):
     """
 
     tie_break = "completion_first"
+    markov = False  # its ledger holds its own past placements
 
     def __init__(self, env, **overrides) -> None:
         super().__init__(env)

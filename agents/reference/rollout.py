@@ -128,15 +128,16 @@ def parse_rollout(name: str) -> tuple[dict, str]:
 
 
 def rollout_env_config(family: str, base_config: dict) -> dict:
-    """The env overrides of ``rollout:<base>``: the base's; on EdgeCloudML a discrete action mode
-    (``cloud_fraction`` unless the base sets one); on WirelessUDL's replan mode with Okita, the per-arrival worker
-    rule (``replan_workers``: action 0 is Okita's own choice, so ``okita`` is a base)."""
+    """The env overrides of ``rollout:<base>``: the base's, plus the family's ``search_overrides`` of the base's
+    ``env`` section (:class:`edgegym.core.family.Family`: e.g. a discrete action mode where the family's default
+    is continuous, or a per-arrival choice where the base decides inside the simulator)."""
+    from edgegym.families import family as family_record
+
     cfg = {k: dict(v) for k, v in (base_config or {}).items()}
-    env = cfg.get("env", {})
-    if family == "EdgeCloudML" and "action_mode" not in env:
-        cfg.setdefault("env", {})["action_mode"] = "cloud_fraction"
-    if family == "WirelessUDL" and env.get("mode") == "replan" and env.get("discipline", "okita") == "okita":
-        cfg["env"]["replan_workers"] = True
+    hook = family_record(family).search_overrides
+    extra = hook(cfg.get("env", {})) if hook is not None else {}
+    if extra:
+        cfg.setdefault("env", {}).update(extra)
     return cfg
 
 
@@ -145,8 +146,8 @@ def make_rollout(name: str, env, seed: int, make_base) -> RolloutPolicy:
     params, base_name = parse_rollout(name)
     space = env.action_space
     if not hasattr(space, "n"):
-        raise ValueError(f"{name}: rollout needs a discrete action space, the env's is {space} (on EdgeCloudML use "
-                         "the cloud_fraction or cloud_split action mode)")
+        raise ValueError(f"{name}: rollout needs a discrete action space, the env's is {space} (choose a "
+                         "discrete action mode in the env config)")
     if int(space.n) == 1:
         raise ValueError(f"{name}: the base policy {base_name!r} decides inside the simulator (the env's action "
                          "space is Discrete(1)): there is no per-step choice for rollout to improve; use a base that "
@@ -161,15 +162,9 @@ def make_rollout(name: str, env, seed: int, make_base) -> RolloutPolicy:
 
 def _is_markov(base: Policy) -> bool:
     """Whether ``base`` decides from the env's current state (and its own random stream) alone: the condition for
-    simulating it after an action it did not choose. ``Policy.markov`` (default True) says so; HeteroML's A_online
-    policies keep their own schedule of their past decisions."""
-    if not getattr(base, "markov", True):
-        return False
-    try:
-        from .hetero_ml import AOnlineHetero, AOnlineHeteroNow
-    except ImportError:  # pragma: no cover
-        return True
-    return not isinstance(base, AOnlineHetero | AOnlineHeteroNow)
+    simulating it after an action it did not choose. ``Policy.markov`` (default True) says so; a policy that keeps
+    its own schedule of its past decisions sets it false."""
+    return bool(getattr(base, "markov", True))
 
 
 class RolloutPolicy(Policy):

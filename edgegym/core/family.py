@@ -63,6 +63,10 @@ class Family:
             ``--policy`` is given); a plain string, edgegym never imports the policies.
         objective: what the episode return is minus (or plus, for utilities) of, in words.
         extra: free-form facts shown by ``edgegym list`` (e.g. the time unit).
+        search_overrides: ``env_section -> dict``: the ``env`` keys to add, given the ``env`` section a policy's
+            config already sets, so that a per-step search (the ``rollout`` policy) has a discrete choice at each
+            arrival where the family's default action is continuous or a no-op (e.g. a discrete action mode);
+            ``None`` when the family's actions are discrete already.
     """
 
     name: str
@@ -74,6 +78,7 @@ class Family:
     default_policy: str = "random"
     objective: str = ""
     extra: dict = field(default_factory=dict)
+    search_overrides: Callable[[dict], dict] | None = None
 
     def presets(self) -> list[str]:
         """Names of the presets shipped in ``envs_config/<key>/``."""

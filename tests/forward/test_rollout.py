@@ -123,6 +123,9 @@ def test_terminal_value_needs_an_env_that_drains():
     r1 = run_episode("EdgeUtility-tiny-v0", "rollout(K=1,H=2,k=2,D=1):ondisc", 3)
     r2 = run_episode("EdgeUtility-tiny-v0", "rollout(K=1,H=2,k=2,D=1):ondisc", 3)
     assert r1["objective"] == r2["objective"] and r1["illegal_actions"] == 0
+    w1 = run_episode("WirelessUDL-tiny-v0", "rollout(K=1,H=2,D=1):okita-one", 3)  # WirelessUDL's replan drain
+    w2 = run_episode("WirelessUDL-tiny-v0", "rollout(K=1,H=2,D=1):okita-one", 3)
+    assert w1["objective"] == w2["objective"] > 0 and w1["illegal_actions"] == 0
 
 
 def test_env_config_is_discrete_on_edgecloudml():

@@ -193,3 +193,42 @@ def test_a_keep_fork_carries_the_worker_rules():
         _, r1, done, _, _ = env.step(a)
         _, r2, _, _, _ = fork.step(a)
         assert r1 == r2
+
+
+@pytest.mark.parametrize("workers", [False, True])
+def test_drain_return_runs_the_arrived_jobs_to_completion(workers):
+    """``drain_return()`` (rollout's ``D=1`` terminal value), replan mode: every job already arrived completes,
+    none of the later ones runs, the reward equals minus their remaining cost, the episode is over; on a fork the
+    original is untouched. On an env where every job has arrived it equals the last step's run-off."""
+    env = WirelessUDLEnv("testbed", config={"env": {**OKITA, "replan_workers": workers}})
+    env.reset(seed=1)
+    for _ in range(4):
+        env.step(1 if workers else 0)
+    before = env.episode_return()
+    fork = env.fork(seed=0, future="keep")
+    sim = fork.sim
+    arrived = np.flatnonzero(sim.status >= 1)
+    assert len(arrived) == 5 and (sim.status == 0).any()  # four decided jobs and the pending one
+    cost_before = sim.total_cost()
+    r = fork.drain_return()
+    assert r <= 0.0
+    assert np.all(sim.status[arrived] == 2) and np.all(sim.status[sim.status != 2] == 0)
+    assert sim.t_last[arrived].min() >= 0 and np.all(sim.start[sim.status == 0] < 0)
+    assert r == pytest.approx(-(sim.total_cost() - cost_before) / fork.reward_scale, rel=1e-12)
+    assert fork.episode_return() == pytest.approx(before + r)
+    assert fork.drain_return() == 0.0
+    with pytest.raises(RuntimeError, match="terminated"):
+        fork.step(0)
+    assert env.episode_return() == before and env.step(0)[1] <= 0.0  # the original goes on
+
+
+def test_drain_return_is_zero_in_the_commit_mode_and_needs_reset():
+    env = WirelessUDLEnv("tiny")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.drain_return()
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    ret = env.episode_return()
+    assert env.drain_return() == 0.0 and env.episode_return() == ret
+    with pytest.raises(RuntimeError, match="terminated"):
+        env.step(0)

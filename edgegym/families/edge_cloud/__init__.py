@@ -7,7 +7,7 @@ order. Objective: total job completion time Σ_j (c_j − r_j), in slots (hours)
 """
 
 from ...core.family import Family
-from .presets import DEFAULT_PRESET, KEY, load_preset
+from .presets import DEFAULT_PRESET, KEY, load_preset, search_overrides
 
 PAPER = (
     "N. Wang, R. Zhou, L. Jiao, R. Zhang, B. Li, Z. Li, \"Preemptive Scheduling for Distributed Machine Learning "
@@ -23,5 +23,6 @@ FAMILY = Family(
     paper=PAPER,
     default_policy="aonline",
     objective="total job completion time Σ_j (c_j − r_j), in slots (1 slot = 1 hour)",
+    search_overrides=search_overrides,
     extra={"time_unit": "slot (1 hour)"},
 )

@@ -546,6 +546,13 @@ def list_presets() -> list[str]:
     return shipped_presets(KEY)
 
 
+def search_overrides(env: dict) -> dict:
+    """The ``env`` keys a per-step search adds to a policy's ``env`` section (:attr:`Family.search_overrides`):
+    the discrete ``cloud_fraction`` action mode unless the policy sets a mode (the default ``server_proportions``
+    is continuous)."""
+    return {} if "action_mode" in env else {"action_mode": "cloud_fraction"}
+
+
 def load_preset(name_or_path: str | Path) -> Preset:
     """Load a shipped preset by name (``"tiny"``) or any YAML file by path."""
     data, src = read_preset_yaml(name_or_path, preset_dir(KEY), "preset", list_presets())

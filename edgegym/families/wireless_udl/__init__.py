@@ -9,7 +9,7 @@ unit: slot.
 """
 
 from ...core.family import Family
-from .presets import DEFAULT_PRESET, KEY, load_preset
+from .presets import DEFAULT_PRESET, KEY, load_preset, search_overrides
 
 PAPER = (
     "Z. Han, R. Zhou, J. Pang, H. Tan, Y. Cao, \"Online Scheduling Unbiased Distributed Learning over Wireless "
@@ -26,5 +26,6 @@ FAMILY = Family(
     default_policy="okita",
     objective="total cost Σ_i [latency cost f_i(t_i − a_i + 1) + bandwidth cost B_i], to minimise "
     "(return = −cost / reward_scale)",
+    search_overrides=search_overrides,
     extra={"time_unit": "slot"},
 )

@@ -402,6 +402,25 @@ class WirelessUDLEnv(gym.Env):
         """Undiscounted return accumulated so far."""
         return self._return
 
+    def drain_return(self) -> float:
+        """Run the jobs already arrived to completion, with no further arrival, and return the reward that
+        credits (the same credit as the steps'); ends the episode (``step`` then raises until ``reset``).
+
+        A terminal value for look-ahead on a fork (``rollout``'s ``D=1``): in the replan mode, the cost the jobs
+        in the system will still incur if nothing else arrives (the pending job, already arrived, runs under
+        action 0's rule; the cap and its penalty as at the episode's end); in the commit mode ``0.0``, since each
+        committed job's exact cost was charged at its decision and the pending job has no plan.
+        """
+        if self.sim is None:
+            raise RuntimeError("call reset() before drain_return()")
+        if self._k >= self.inst.num_jobs:
+            return 0.0
+        cost = self.sim.run_off()[0] if self.mode == "replan" else 0.0
+        self._k = self.inst.num_jobs
+        reward = -cost / self.reward_scale
+        self._return += reward
+        return reward
+
     # ----------------------------------------------------------------- masks, view, observation
     def action_masks(self) -> np.ndarray:
         """Legal actions (bool, shape ``(n,)``): feasible candidate rows (commit), ``[True]`` (replan)."""

@@ -294,6 +294,13 @@ def preset_from_dict(data: dict, source: str = "<dict>") -> UDLPreset:
                      jobs=jobs, env=env, okita=okita, source_file=source)
 
 
+def search_overrides(env: dict) -> dict:
+    """The ``env`` keys a per-step search adds to a policy's ``env`` section (:attr:`Family.search_overrides`):
+    in Okita's replan mode, the per-arrival worker rule (``replan_workers``; its action 0 is Okita's own choice),
+    since the replan mode's action is otherwise a no-op; nothing in the commit mode (its plans are discrete)."""
+    return {"replan_workers": True} if env.get("mode") == "replan" and env.get("discipline", "okita") == "okita" else {}
+
+
 def load_preset(name_or_path: str | Path = DEFAULT_PRESET) -> UDLPreset:
     """A shipped preset by name (``envs_config/wireless_udl/<name>.yaml``) or any YAML file by path."""
     if isinstance(name_or_path, UDLPreset):

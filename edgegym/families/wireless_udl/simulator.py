@@ -334,13 +334,16 @@ class Simulator:
         return cost
 
     def run_off(self) -> tuple[float, bool]:
-        """After the last arrival: run until every job is done or the cap; returns ``(cost, truncated)``."""
+        """Run, with no further arrival, until every arrived job is done or the cap; returns ``(cost, truncated)``.
+
+        After the last arrival this ends the episode; earlier, it is the terminal value of a look-ahead (the jobs
+        not yet arrived stay out)."""
         cost = 0.0
-        while np.any(self.status != 2) and self.t < self.cap_slot:
+        while np.any(self.status == 1) and self.t < self.cap_slot:
             cost += self.run_slot()
-        if np.any(self.status != 2):  # penalty for jobs unfinished at the cap
+        if np.any(self.status == 1):  # penalty for jobs unfinished at the cap
             qmax = float(self.inst.q.max())
-            for i in np.flatnonzero(self.status != 2):
+            for i in np.flatnonzero(self.status == 1):
                 pen = float(job_latency_cost(self.inst, i, self.cap_slot - self.inst.arrival[i] + self.offset))
                 pen += float(self.M[i].sum() * self.inst.chunk_mb[i] * qmax)
                 self.penalty[i] = pen
