@@ -2,27 +2,12 @@
 for learning (version history in each family's ``env.py``).
 
 ``python -m edgegym.agents.rl.versions`` writes ``envs_config/<key>/<name>-v1.yaml`` for every ``-v0`` preset of the
-families in :data:`V1_OVERRIDES`: the v0 file's mapping with ``version: 1`` and the ``env`` overrides below (the
+families with ``v1_overrides``: the v0 file's mapping with ``version: 1`` and the ``env`` overrides below (the
 comments that argue each value stay in the v0 file). ``tests/rl/test_rl_reward_credit.py`` checks that every
 v1 file still equals its v0 file plus these overrides, so a recalibrated v0 preset is noticed.
 
-Per family:
-
-* ``EdgeUtility``: ``reward_credit: dispatch`` (planned utility at dispatch, actual − planned at completion),
-  ``obs_relative: true``, ``reward_scale: 100`` (per-job utilities are 0-100; with the o4a discipline the
-  per-step reward then has mean ≈ 0.5 and sd ≈ 0.3 on the testbed, measured in the agents page).
-* ``EdgeCloudML``: the reward was already credited at the decision (potential-based projected JCT),
-  so only ``obs_relative: true`` (no absolute-time feature, jobs in the system relative to the worker count);
-  the reward scales of v0 already give per-step rewards of mean ≈ −0.7 (testbed, sim100 at scale 100).
-* ``WirelessUDL``: the commit mode's reward is already the job's exact cost at its decision (plans are
-  non-preemptive), and v0's scale 1000 gives per-step mean ≈ −1.5, sd ≈ 0.6 on ``sim`` under ``okita-a``, so the
-  reward is unchanged; ``obs_relative`` (no absolute time / episode position), ``obs_rows`` (one feature row per
-  candidate plan, for the per-row policy), ``prune_ratio: 3`` (plans estimated above 3× the cheapest legal one are
-  masked: a one-worker plan's exponential latency cost reaches 1e18) and ``cost_clip: 10`` (features in [0, 10]).
-* ``HeteroML``: the reward is already credited at the decision (a committed job's completion is known), so
-  ``obs_relative: true`` (no absolute-time / episode-position features), ``obs_actions: true`` (one feature row
-  per grid action: completion estimate, wait, duration, resource share, for the per-row policy) and
-  ``reward_scale: 1e5`` (weighted flow time in 1e5 weight-slots: per-step mean ≈ −0.7 under ``earliest``).
+Each family declares its overrides, with the reason for every value, in its ``presets.py`` (``V1_OVERRIDES``,
+registered as :attr:`edgegym.core.family.Family.v1_overrides`): a new family needs no line here.
 """
 
 from __future__ import annotations
@@ -33,13 +18,15 @@ import yaml
 
 __all__ = ["V1_OVERRIDES", "v1_mapping", "write_v1"]
 
-#: family name -> env-section overrides that make a v0 preset its v1
-V1_OVERRIDES: dict[str, dict] = {
-    "EdgeUtility": {"env": {"reward_credit": "dispatch", "obs_relative": True, "reward_scale": 100.0}},
-    "EdgeCloudML": {"env": {"obs_relative": True}},
-    "WirelessUDL": {"env": {"obs_relative": True, "obs_rows": True, "prune_ratio": 3.0, "cost_clip": 10.0}},
-    "HeteroML": {"env": {"obs_relative": True, "obs_actions": True, "reward_scale": 1.0e5}},
-}
+
+def _v1_overrides() -> dict[str, dict]:
+    from edgegym.families import families
+
+    return {f.name: f.v1_overrides for f in families().values() if f.v1_overrides}
+
+
+#: family name -> preset-section overrides that make a v0 preset its v1 (read from the family records)
+V1_OVERRIDES: dict[str, dict] = _v1_overrides()
 
 
 def v1_mapping(v0: dict, family: str) -> dict:

@@ -67,6 +67,9 @@ class Family:
             config already sets, so that a per-step search (the ``rollout`` policy) has a discrete choice at each
             arrival where the family's default action is continuous or a no-op (e.g. a discrete action mode);
             ``None`` when the family's actions are discrete already.
+        v1_overrides: the preset sections' overrides that make a ``-v0`` preset its ``-v1``, the version made for
+            learning (same dynamics; reward and observation for an agent); ``python -m edgegym.agents.rl.versions``
+            writes the ``-v1`` files from them. Empty: the family has no ``-v1`` presets.
     """
 
     name: str
@@ -79,6 +82,7 @@ class Family:
     objective: str = ""
     extra: dict = field(default_factory=dict)
     search_overrides: Callable[[dict], dict] | None = None
+    v1_overrides: dict = field(default_factory=dict)
 
     def presets(self) -> list[str]:
         """Names of the presets shipped in ``envs_config/<key>/``."""

@@ -7,7 +7,7 @@ order. Objective: total job completion time Σ_j (c_j − r_j), in slots (hours)
 """
 
 from ...core.family import Family
-from .presets import DEFAULT_PRESET, KEY, load_preset, search_overrides
+from .presets import DEFAULT_PRESET, KEY, V1_OVERRIDES, load_preset, search_overrides
 
 PAPER = (
     "N. Wang, R. Zhou, L. Jiao, R. Zhang, B. Li, Z. Li, \"Preemptive Scheduling for Distributed Machine Learning "
@@ -24,5 +24,6 @@ FAMILY = Family(
     default_policy="aonline",
     objective="total job completion time Σ_j (c_j − r_j), in slots (1 slot = 1 hour)",
     search_overrides=search_overrides,
+    v1_overrides=V1_OVERRIDES,
     extra={"time_unit": "slot (1 hour)"},
 )

@@ -8,7 +8,7 @@ maximise). Time unit: seconds.
 """
 
 from ...core.family import Family
-from .presets import DEFAULT_PRESET, KEY, load_preset
+from .presets import DEFAULT_PRESET, KEY, V1_OVERRIDES, load_preset
 
 PAPER = (
     "C. Zhang, H. Tan, H. Huang, Z. Han, S. H.-C. Jiang, G. Li, X.-Y. Li, \"Online Approximation Scheme for "
@@ -24,5 +24,6 @@ FAMILY = Family(
     paper=PAPER,
     default_policy="o4a",
     objective="total utility Σ_i g_i(response time), to maximise (the return equals it)",
+    v1_overrides=V1_OVERRIDES,
     extra={"time_unit": "second"},
 )

@@ -43,6 +43,11 @@ __all__ = [
 
 KEY = "edge_utility"
 DEFAULT_PRESET = "testbed-stressed"
+
+#: the ``-v1`` overrides (:attr:`Family.v1_overrides`): ``reward_credit: dispatch`` (planned utility at dispatch,
+#: actual − planned at completion), ``obs_relative`` (no absolute-time feature), ``reward_scale: 100`` (per-job
+#: utilities are 0-100; with the o4a discipline the per-step reward then has mean ≈ 0.5 and sd ≈ 0.3 on the testbed)
+V1_OVERRIDES = {"env": {"reward_credit": "dispatch", "obs_relative": True, "reward_scale": 100.0}}
 ESTIMATION_MODES = ("exact", "table_mean")
 
 

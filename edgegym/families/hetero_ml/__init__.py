@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from edgegym.core.family import Family
 
-from .presets import DEFAULT_PRESET, load_preset
+from .presets import DEFAULT_PRESET, V1_OVERRIDES, load_preset
 
 FAMILY = Family(
     name="HeteroML",
@@ -18,5 +18,6 @@ FAMILY = Family(
     ),
     default_policy="aonline-hetero-now",
     objective="total weighted completion time Σ_j w_j c_j (return = -(objective - Σ_j w_j a_j) / Z with reward 'flow')",
+    v1_overrides=V1_OVERRIDES,
     extra={"time unit": "1 slot = 1 hour", "architectures": "PS, Ring-AllReduce"},
 )

@@ -35,6 +35,13 @@ __all__ = [
 KEY = "hetero_ml"
 DEFAULT_PRESET = "ps"
 
+#: the ``-v1`` overrides (:attr:`Family.v1_overrides`): the reward is already credited at the decision (a
+#: committed job's completion is known), so ``obs_relative`` (no absolute-time / episode-position features),
+#: ``obs_actions`` (one feature row per grid action: completion estimate, wait, duration, resource share, for the
+#: per-row policy) and ``reward_scale: 1e5`` (weighted flow time in 1e5 weight-slots: per-step mean ≈ −0.7 under
+#: ``earliest``)
+V1_OVERRIDES = {"env": {"obs_relative": True, "obs_actions": True, "reward_scale": 1.0e5}}
+
 #: EC2 GPU server shapes: GPUs, vCPU, memory GiB, network Gbps
 SERVER_SHAPES: dict[str, tuple[float, float, float, float]] = {
     "p3.2xlarge": (1, 8, 61, 10),

@@ -9,7 +9,7 @@ unit: slot.
 """
 
 from ...core.family import Family
-from .presets import DEFAULT_PRESET, KEY, load_preset, search_overrides
+from .presets import DEFAULT_PRESET, KEY, V1_OVERRIDES, load_preset, search_overrides
 
 PAPER = (
     "Z. Han, R. Zhou, J. Pang, H. Tan, Y. Cao, \"Online Scheduling Unbiased Distributed Learning over Wireless "
@@ -27,5 +27,6 @@ FAMILY = Family(
     objective="total cost Σ_i [latency cost f_i(t_i − a_i + 1) + bandwidth cost B_i], to minimise "
     "(return = −cost / reward_scale)",
     search_overrides=search_overrides,
+    v1_overrides=V1_OVERRIDES,
     extra={"time_unit": "slot"},
 )
