@@ -52,8 +52,9 @@ Design choices (each one a documented decision):
   re-plan mode, slot-driven HeteroML baselines): there is nothing to improve per step and ``rollout`` refuses it
   with a message naming the base.
 * **A terminal value (``D=1``).** With a horizon ``H``, each continuation ends with ``env.drain_return()`` where
-  the env has one (EdgeUtility): the reward of running the jobs already dispatched to completion with no further
-  release, so that an action is also scored by the jobs it leaves queued. Off by default.
+  the env has one (EdgeUtility; WirelessUDL, where it is zero in the commit mode): the reward of running the jobs
+  already in the system to completion with no further arrival, so that an action is also scored by the jobs it
+  leaves queued or running. Off by default.
 * **The base must be Markov.** Its continuation follows actions it did not choose, so it must decide from the
   env's state (and its own random stream) alone; a base that keeps its own schedule of its past decisions
   (HeteroML's ``aonline-hetero``, ``aonline-hetero-eager``, ``aonline-hetero-now``; a policy with
