@@ -12,6 +12,10 @@ For each default ``-v1`` id (or ``--env``): the :class:`~edgegym.agents.rl.share
 * the same two for the *concatenating* form (every row's input is ``row_i ‖ context``, built as a tensor: the form
   the network had before release 0.4.1, same weights and same function), and their ratio.
 
+``--hidden 64 32 16`` adds a table of the update's cost at other widths of the network (the shipped agents use 64)
+and ``--threads 1 2`` one at other PyTorch thread counts (wall-clock ms, since more threads spend more CPU time):
+what a cheaper agent, or more threads in the update phase, would save.
+
 Beside them, SB3's default ``MlpPolicy`` network on CartPole-v1 (``[64, 64]`` for the actor and the critic, 4 inputs,
 2 actions) on the same batch sizes: the yardstick of ``benchmarks/train_throughput.py``. Times are per CPU second of
 this process (``time.process_time``) with one PyTorch thread, as ``edgegym train`` runs.
@@ -47,6 +51,16 @@ def _update(forward, obs):
     return run
 
 
+def _wall(fn, reps: int) -> float:
+    """Wall-clock milliseconds per call of ``fn`` (after two warm-up calls)."""
+    fn()
+    fn()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter() - t0) / reps * 1e3
+
+
 def _rollout(forward, obs):
     import torch as th
 
@@ -61,6 +75,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--env", nargs="*", default=list(DEFAULT_IDS), help="ids with obs_layout() (default: the -v1 ids)")
     ap.add_argument("--reps", type=int, default=20, help="timed calls per figure")
+    ap.add_argument("--hidden", type=int, nargs="*", default=[],
+                    help="also time the update at these hidden widths (the shipped agents: 64)")
+    ap.add_argument("--threads", type=int, nargs="*", default=[],
+                    help="also time the update (wall clock) with these PyTorch thread counts")
     args = ap.parse_args()
 
     import gymnasium as gym
@@ -79,6 +97,7 @@ def main() -> None:
           "rollout ms, concatenating form |")
     print("|---|---|---:|---:|---:|---:|---:|")
     batches = set()
+    nets = {}  # env_id -> (layout, n_actions, minibatch)
     for env_id in args.env:
         hp = load_hyperparams("maskable-ppo", env_id)
         env = gym.make(env_id, config=hp.get("env_config") or None)
@@ -92,6 +111,7 @@ def main() -> None:
         B, n_envs = int(hp["batch_size"]), int(hp["n_envs"])
         batches.add((B, n_envs))
         big, small = th.randn(B, dim), th.randn(n_envs, dim)
+        nets[env_id] = (layout, int(env.action_space.n), big, small)
         new_u = _time(_update(net, big), args.reps)
         old_u = _time(_update(net.forward_concat, big), args.reps)
         new_r = _time(_rollout(net, small), args.reps * 10)
@@ -110,6 +130,31 @@ def main() -> None:
         r = _time(_rollout(lambda o: (pi(o), vf(o)), small), args.reps * 10)
         print(f"| CartPole-v1 SB3 `MlpPolicy` [64, 64] | 4 inputs | {B} | {u:.2f} | | {r:.3f} ({n_envs}) | |",
               flush=True)
+
+    if args.hidden:
+        print("\nUpdate (forward + backward of one minibatch) and one rollout step at other hidden widths, CPU ms, one "
+              "thread:\n")
+        print("| network | " + " | ".join(f"hidden {h}: update, rollout" for h in args.hidden) + " |")
+        print("|---|" + "---:|" * len(args.hidden))
+        for env_id, (layout, n_act, big, small) in nets.items():
+            cells = []
+            for h in args.hidden:
+                net = SharedRowNet(layout, n_act, h)
+                cells.append(f"{_time(_update(net, big), args.reps):.2f}, "
+                             f"{_time(_rollout(net, small), args.reps * 10):.3f}")
+            print(f"| {env_id} | " + " | ".join(cells) + " |", flush=True)
+    if args.threads:
+        print("\nUpdate (forward + backward of one minibatch), wall-clock ms, by PyTorch threads:\n")
+        print("| network | " + " | ".join(f"{t} thread(s)" for t in args.threads) + " |")
+        print("|---|" + "---:|" * len(args.threads))
+        for env_id, (layout, n_act, big, _) in nets.items():
+            net = SharedRowNet(layout, n_act)
+            cells = []
+            for t in args.threads:
+                th.set_num_threads(t)
+                cells.append(f"{_wall(_update(net, big), args.reps):.2f}")
+            th.set_num_threads(1)
+            print(f"| {env_id} | " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":
