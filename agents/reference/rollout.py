@@ -147,8 +147,7 @@ def make_rollout(name: str, env, seed: int, make_base) -> RolloutPolicy:
     params, base_name = parse_rollout(name)
     space = env.action_space
     if not hasattr(space, "n"):
-        raise ValueError(f"{name}: rollout needs a discrete action space, the env's is {space} (choose a "
-                         "discrete action mode in the env config)")
+        raise ValueError(f"{name}: rollout needs a discrete action space, the env's is {space} ({_discrete_hint(env)})")
     if int(space.n) == 1:
         raise ValueError(f"{name}: the base policy {base_name!r} decides inside the simulator (the env's action "
                          "space is Discrete(1)): there is no per-step choice for rollout to improve; use a base that "
@@ -159,6 +158,19 @@ def make_rollout(name: str, env, seed: int, make_base) -> RolloutPolicy:
                          "next decisions assume its own earlier ones), so its continuation cannot follow another "
                          "action; use a base that decides from the env's state (e.g. earliest, fifo, a saved agent)")
     return RolloutPolicy(env, base, seed=seed, **params)
+
+
+def _discrete_hint(env) -> str:
+    """What to set for a discrete action space: the family's ``search_overrides`` as an ``--env-config``."""
+    import json
+
+    from edgegym.families import family_of
+
+    hook = family_of(env).search_overrides
+    extra = hook({}) if hook is not None else {}
+    if not extra:
+        return "choose a discrete action mode in the env config"
+    return f"e.g. --env-config '{json.dumps({'env': extra})}'"
 
 
 def _is_markov(base: Policy) -> bool:

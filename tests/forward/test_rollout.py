@@ -130,6 +130,11 @@ def test_terminal_value_needs_an_env_that_drains():
 
 def test_env_config_is_discrete_on_edgecloudml():
     assert policy_env_config("EdgeCloudML-v0", "rollout:aonline") == {"env": {"action_mode": "cloud_fraction"}}
+    import gymnasium as gym
+    from edgegym.agents.reference.rollout import make_rollout
+
+    with pytest.raises(ValueError, match="discrete action space.*cloud_fraction"):  # the family's own hint
+        make_rollout("rollout:aonline", gym.make("EdgeCloudML-testbed-v0"), 0, lambda *a: None)
     cfg = policy_env_config("EdgeCloudML-testbed-v0", f"rollout:{MODEL}")
     assert cfg["env"]["action_mode"] == "cloud_split"
 
