@@ -31,6 +31,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -530,7 +531,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rollout", default="rollout:{base}", help="the rollout policy's name, {base} = the best "
                     "non-learned policy of the id (default 'rollout:{base}'; '' for none)")
     ap.add_argument("--rollout-base", nargs="+", default=[], metavar="ID=POLICY", help="the rollout row's base on "
-                    "an id (default: the best non-learned policy the rollout policy accepts)")
+                    "an id (default: the best non-learned policy the rollout policy accepts); a full rollout name "
+                    "(ID='rollout(K=2,H=10):okita-one') is that id's rollout row as it is, e.g. cheaper K and H on a "
+                    "slow base")
     ap.add_argument("--bound-time-limit", type=float, default=120.0, help="seconds per LP / MILP bound")
     ap.add_argument("--milp-max-jobs", type=int, default=8, help="WirelessUDL: the MILP only up to this many jobs")
     ap.add_argument("--fresh", action="store_true", help="ignore the results already in --data")
@@ -577,7 +580,7 @@ def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
         forced[env_id] = base
     cmd = "python benchmarks/leaderboard.py" + (" --quick" if a.quick else "") + \
         (f" --workers {a.workers}" if a.workers != 2 else "") + (" --backend ray" if a.backend == "ray" else "") + \
-        (f" --rollout-base {' '.join(a.rollout_base)}" if a.rollout_base else "")
+        (" --rollout-base " + " ".join(shlex.quote(x) for x in a.rollout_base) if a.rollout_base else "")
     if a.from_csv:
         results = _load(Path(a.from_csv))
         ids = [i for i in ids if any(r["env"] == i for r in results)] or list(dict.fromkeys(r["env"] for r in results))
@@ -629,7 +632,8 @@ def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
         bases = [forced[e]] if e in forced else [r["policy"] for r in plain]
         if bases and a.rollout:
             # the best base that the rollout policy accepts (one that decides inside the simulator has no choice)
-            name = next((n for n in (rollout_name(a.rollout, b, e, int(seeds[0])) for b in bases) if n), None)
+            name = next((n for n in (rollout_name("{base}" if b.startswith(("rollout:", "rollout(")) else a.rollout,
+                                                  b, e, int(seeds[0])) for b in bases) if n), None)
             if name is not None:
                 tasks2 += [{"kind": "episode", "env": e, "policy": name, "seed": int(s), "env_config": {},
                             "policy_kind": "rollout"} for s in seeds]

@@ -131,3 +131,23 @@ def test_policy_kinds_come_from_the_registry():
     assert lb.policy_kind("fifo", "WirelessUDL") == "baseline"
     assert lb.policy_kind("random", "WirelessUDL") == "trivial"
     assert lb.policy_kind("rollout:okita", "WirelessUDL") == "rollout"
+
+
+def test_rollout_base_forces_the_rollout_row(tmp_path):
+    """``--rollout-base ID=POLICY`` picks the rollout row's base on an id; ``ID=<full rollout name>`` is that row as
+    it is (other K, H than ``--rollout``); both are named in the page's command; a bad item is an error."""
+    lb = _script()
+    page = tmp_path / "lb.md"
+    common = ["--quick", "--envs", "WirelessUDL-tiny-v0", "--no-v1", "--seeds", "100", "--workers", "1",
+              "--policies", "okita-one", "greedy-min-cost", "random", "--agents", "--rollout", "rollout(K=1,H=2):{base}"]
+    assert lb.main([*common, "--out", str(page), "--rollout-base", "WirelessUDL-tiny-v0=greedy-min-cost"]) == 0
+    rows = _tables(page.read_text())["WirelessUDL-tiny-v0"]
+    assert [r[1].strip("*★ `") for r in rows if r[2] == "rollout"] == ["rollout(K=1,H=2):greedy-min-cost"]
+    full = "rollout(K=1,H=1,D=1):okita-one"
+    page2 = tmp_path / "lb2.md"
+    assert lb.main([*common, "--out", str(page2), "--rollout-base", f"WirelessUDL-tiny-v0={full}"]) == 0
+    text = page2.read_text()
+    assert f"--rollout-base 'WirelessUDL-tiny-v0={full}'" in text
+    assert full in [r[1].strip("*★ `") for r in _tables(text)["WirelessUDL-tiny-v0"] if r[2] == "rollout"]
+    with pytest.raises(SystemExit):
+        lb.main([*common, "--out", str(page2), "--rollout-base", "NoSuch-v0=okita"])
