@@ -238,3 +238,43 @@ def test_lookahead_profiles_equal_lookahead_bins():
                     cases += 1
                 _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
     assert cases >= 1000
+
+
+def test_search_on_profiles_equals_search():
+    """The decoding search on the servers' usage profiles (``try_place_on``, what ``decode_commit`` runs on the v1
+    state ``prepare_rows`` profiled) equals ``try_place`` (status, start, workers, PSs), and the residual from the
+    profiles equals ``free_over`` bit for bit, on >= 1,000 random (state, configuration, slot, duration) cases of
+    every preset kind, with slots at the decision time and later (candidates after the first included)."""
+    rng = np.random.default_rng(13)
+    cases = 0
+    for preset, jobs in (("tiny", None), ("tiny-ra", None), ("rl-v1", None), ("ps-v1", 60), ("ra", 60)):
+        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+        env = HeteroMLEnv(preset, config=cfg)
+        for seed in range(2):
+            env.reset(seed=seed)
+            done = False
+            while not done:
+                k, kc, rec = env._k, env._kc, env._rec()
+                now = env._decision_time(k)
+                prof = _kernels.server_profiles(k, now, rec, kc[1], kc[2], kc[6], env.H, env.R)
+                mask = env.action_masks()
+                for a in rng.choice(np.flatnonzero(mask), size=min(4, int(mask.sum())), replace=False):
+                    m, n, spread, p, _ = env._grid_config(k, int(a))
+                    t0 = now + int(rng.choice([0, 0, int(rng.integers(1, 30)), int(rng.integers(30, 300))]))
+                    d = int(rng.choice([0, 1, int(rng.integers(2, 50)), int(rng.integers(50, 400))]))
+                    got = [np.zeros(env.H, dtype=np.int64) for _ in range(2)]
+                    exp = [np.zeros(env.H, dtype=np.int64) for _ in range(2)]
+                    sg = _kernels.try_place_on(rec, k, *kc, m, p, n, spread, d, t0, *got, *prof)
+                    se = _kernels.try_place(rec, k, *kc, m, p, n, spread, d, t0, *exp)
+                    assert sg == se, (preset, seed, k, int(a), t0, d)
+                    np.testing.assert_array_equal(got[0], exp[0])
+                    np.testing.assert_array_equal(got[1], exp[1])
+                    fg, fe = np.empty(kc[0].shape), np.empty(kc[0].shape)
+                    _kernels._free_over_profiles(*prof, kc[0], t0, d, fg)
+                    ptr, jobs_ = _kernels.server_jobs(k, t0, rec, env.H)
+                    _kernels.free_over(rec, ptr, jobs_, kc[1], kc[2], kc[6], kc[0], t0, d, fe)
+                    np.testing.assert_array_equal(fg.view(np.int64), fe.view(np.int64),
+                                                  err_msg=f"{preset} seed {seed} job {k} slot {t0} d {d}")
+                    cases += 1
+                _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+    assert cases >= 1000

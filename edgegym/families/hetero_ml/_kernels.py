@@ -705,24 +705,16 @@ def try_place(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, sp
     """The env's ``_try``: the earliest start >= t0 among t0 and the later reservation ends at which
     :func:`grid_place` fits over [t, t + d). Returns (status, t): status 1 placed, 0 none, 2 ambiguous."""
     H, R = cap.shape
-    start, dur = rec[0], rec[1]
-    nc = 1
-    for j in range(k):
-        if start[j] + dur[j] > t0:
-            nc += 1
-    cands = np.empty(nc, dtype=np.int64)
-    cands[0] = t0
-    i = 1
-    for j in range(k):
-        c = start[j] + dur[j]
-        if c > t0:
-            cands[i] = c
-            i += 1
-    cands.sort()
     ptr, jobs = server_jobs(k, t0, rec, H)
     free = np.empty((H, R))
-    prev = -1
-    for i in range(nc):
+    # t0 first (every other candidate is later): the later ones are listed only when it does not fit
+    free_over(rec, ptr, jobs, wres, pres, ps_arch, cap, t0, d, free)
+    st = grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False, w_out, s_out)
+    if st != 0:
+        return st, t0
+    cands = _later_ends(rec, k, t0)
+    prev = t0
+    for i in range(cands.shape[0]):
         t = cands[i]
         if t == prev:
             continue
@@ -734,21 +726,101 @@ def try_place(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, sp
     return 0, -1
 
 
+@njit_inline
+def _later_ends(rec, k, t0):
+    """The reservation ends (jobs < k) after ``t0``, sorted (repeats kept)."""
+    start, dur = rec[0], rec[1]
+    nc = 0
+    for j in range(k):
+        if start[j] + dur[j] > t0:
+            nc += 1
+    cands = np.empty(nc, dtype=np.int64)
+    i = 0
+    for j in range(k):
+        c = start[j] + dur[j]
+        if c > t0:
+            cands[i] = c
+            i += 1
+    cands.sort()
+    return cands
+
+
+@njit_inline
+def _free_over_profiles(pp, cnt, times, vals, cap, t, d, free):
+    """:func:`free_over` from the servers' usage profiles (:func:`server_profiles` at a slot <= t): the same numbers
+    bit for bit. The piece containing t has the usage at t (the jobs covering a slot change only at breakpoints;
+    the row is :func:`_usage`'s sum at the piece's first slot); a later piece starting at a job's start has the
+    usage at that start; one starting at an end only (no start there) has a usage <= the piece before it (an end
+    only removes terms of the ordered non-negative sum), so the maximum is free_over's."""
+    H, R = cap.shape
+    if d <= 0:
+        free[:, :] = cap
+        return
+    end = t + d
+    for h in range(H):
+        base = pp[h]
+        last = base + cnt[h]
+        q = base
+        while q + 1 < last and times[q + 1] <= t:
+            q += 1
+        for r in range(R):
+            free[h, r] = vals[q, r]
+        q += 1
+        while q < last and times[q] < end:
+            for r in range(R):
+                if vals[q, r] > free[h, r]:
+                    free[h, r] = vals[q, r]
+            q += 1
+        for r in range(R):
+            free[h, r] = cap[h, r] - free[h, r]
+
+
+@njit
+def try_place_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, d, t0, w_out, s_out, pp,
+                 cnt, times, vals):
+    """:func:`try_place` given the servers' usage profiles at a slot <= t0 (:func:`server_profiles` of the same
+    committed jobs): the same result."""
+    H, R = cap.shape
+    free = np.empty((H, R))
+    _free_over_profiles(pp, cnt, times, vals, cap, t0, d, free)
+    st = grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False, w_out, s_out)
+    if st != 0:
+        return st, t0
+    cands = _later_ends(rec, k, t0)
+    prev = t0
+    for i in range(cands.shape[0]):
+        t = cands[i]
+        if t == prev:
+            continue
+        prev = t
+        _free_over_profiles(pp, cnt, times, vals, cap, t, d, free)
+        st = grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False, w_out, s_out)
+        if st != 0:
+            return st, t
+    return 0, -1
+
+
 @njit
 def decode_commit(rec, colocated, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, m, p, n,
-                  spread, t0):
+                  spread, t0, pp, cnt, times, vals):
     """Decode a grid action and commit it (the env's ``_decode`` then ``ReservationSim.commit`` without T1): the
     earliest start >= t0 (:func:`try_place` with the configuration's planned duration), then the placement's actual
     co-location and exact duration, written into the simulator's arrays (``rec`` and ``colocated``, row k).
     Returns ``(status, start, duration, workers, colocated, rows, f_rows)``: status 1 committed, with the servers
     the job uses (``rows``) and their footprint rows (``f_rows``, the dense ledger's pending commit); 0 none, 2
-    ambiguous (nothing written: the env takes its exact path)."""
+    ambiguous (nothing written: the env takes its exact path). ``pp, cnt, times, vals``: the servers' usage profiles
+    (:func:`server_profiles`) of these committed jobs at a slot <= t0, for :func:`try_place_on`; empty: not at hand
+    (then :func:`try_place`)."""
     H, R = cap.shape
     comm = 2.0 * grad * 8.0 / (wbw[m] * 1000.0) / 3600.0
     d = duration(W, v[m], psu[p] if ps_arch else 0.0, ra, comm, n, not spread, ps_arch)
     wk = np.zeros(H, dtype=np.int64)
     ps = np.zeros(H, dtype=np.int64)
-    st, t = try_place(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, d, t0, wk, ps)
+    if pp.shape[0] == H + 1 and times[pp[0]] <= t0:
+        st, t = try_place_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, d, t0, wk, ps,
+                             pp, cnt, times, vals)
+    else:
+        st, t = try_place(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, d, t0, wk, ps)
     rows = np.empty(0, dtype=np.int64)
     fr = np.empty((0, R))
     if st != 1:
@@ -1537,7 +1609,9 @@ def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs
     """The pending job's v1 inputs in one call: :func:`job_grid` (configurations and mask), :func:`grid_estimates`
     (``start``, ``dur``) and :func:`action_rows` (``rows``, ``ratio``). Returns the number of valid actions, or -1
     when the estimates are ambiguous (a price tie within rounding: ``start``/``dur``/``rows`` not final; the env
-    takes the reference estimates and calls :func:`action_rows` itself). ``bins``: filled with the observation's
+    takes the reference estimates and calls :func:`action_rows` itself), and the servers' usage profiles at ``now``
+    (:func:`server_profiles`: ``pp, cnt, times, vals``, for :func:`decode_commit` on this same state). ``bins``:
+    filled with the observation's
     lookahead bins at ``now`` (:func:`lookahead_profiles` on the profiles the estimates use; for
     :func:`observation` on this same state), unless empty."""
     nd = delays.shape[0]
@@ -1549,9 +1623,9 @@ def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs
     st = grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays,
                            m4, n4, q4, p4, mask, start, dur, cfree, ccaps, prof[0], prof[1], prof[2], prof[3])
     if st != 1:
-        return -1
+        return -1, prof
     return action_rows(D, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n4, q4, p4, mask, start, dur, rows,
-                       ratio)
+                       ratio), prof
 
 
 @njit

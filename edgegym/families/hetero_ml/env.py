@@ -262,6 +262,7 @@ class HeteroMLEnv(gym.Env):
         self._mask_step = None
         self._est_step = None
         self._cfg_step = None
+        self._prof_step = None
         self._slot = None
         c = self.cluster
         # the kernels' read-only inputs: capacity, worker/PS tables and bandwidths, cbar, PS architecture, lambda
@@ -272,6 +273,9 @@ class HeteroMLEnv(gym.Env):
         self._fracs = np.asarray(self.preset.env.worker_fractions, dtype=np.float64)
         self._delays = np.asarray(self.preset.env.delays, dtype=np.int64)
         self._no_rows, self._no_mask = np.zeros((0, len(ACTION_ROW_FEATURES))), np.zeros(0, dtype=bool)
+        # no usage profiles at hand (``_kernels.decode_commit`` then lists the servers' jobs itself)
+        self._no_prof = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                         np.zeros((0, self.R)))
         # scratch of the v1 observation (rows before the area's log2, and the area ratios): consumed by the
         # observation kernel within :meth:`_observation`, never kept
         self._rows_buf = np.empty((self.n_grid, len(ACTION_ROW_FEATURES)))
@@ -435,8 +439,10 @@ class HeteroMLEnv(gym.Env):
             # v1: grid_estimates already found the action's earliest start t* (the search's first candidate that
             # fits; none before it fits, whatever a price tie would decide there), so the search starts at t*
             t0 = int(est[1][act])
+        pr = self._prof_step  # v1: the usage profiles of this state (``_prepare_rows``), for the search
+        prof = pr[1] if pr is not None and pr[0] == k else self._no_prof
         st, t, d, nw, col, rows, fr = _kernels().decode_commit(
-            self._rec(), sim.colocated, k, *kc, W, jb.v[k], jb.ps_update[k], ra, grad, m, p, n, spread, t0)
+            self._rec(), sim.colocated, k, *kc, W, jb.v[k], jb.ps_update[k], ra, grad, m, p, n, spread, t0, *prof)
         if st != 1:
             return None
         sim.ledger.commit_rows(rows, fr, t, t + d)
@@ -494,7 +500,8 @@ class HeteroMLEnv(gym.Env):
         """The pending job's configurations, mask and grid estimates (cached as :meth:`_job_grid` and
         :meth:`grid_estimates` cache them) and its v1 rows before the area's log2 (``rows``, ``ratio``): one call of
         ``_kernels.prepare_rows``. Returns the number of valid actions, or -1 when the estimates need the reference
-        (then only the configurations and the mask are cached). ``js``: :meth:`_job_scalars` of ``k``, if at hand;
+        (then only the configurations and the mask are cached); the servers' usage profiles at the decision time are
+        kept for :meth:`_decode_commit` on this same state. ``js``: :meth:`_job_scalars` of ``k``, if at hand;
         ``bins``: receives the observation's lookahead bins at the decision time, unless empty."""
         G, kc, jb = self.n_grid, self._kc, self.jobs
         _, _, D, _, grad, ra, _, W, now = js if js is not None else self._job_scalars(k)
@@ -502,10 +509,11 @@ class HeteroMLEnv(gym.Env):
         cfg = (buf[0], buf[1], buf[2], buf[3])
         start, dur = buf[4], buf[5]
         mask = np.empty(G, dtype=bool)
-        nv = _kernels().prepare_rows(
+        nv, prof = _kernels().prepare_rows(
             self._rec(), k, *kc, D, self._fracs, self._zf, self._feas, W, jb.v[k], jb.ps_update[k], ra, grad, now,
             self._delays, self._est_free, self._est_caps, *cfg, mask,
             start, dur, rows, ratio, bins)
+        self._prof_step = (k, prof)  # the servers' usage profiles at ``now`` (read only), for ``_decode_commit``
         self._cfg_step = (k, cfg)
         self._mask_step = (k, mask)
         if nv >= 0:
