@@ -14,6 +14,9 @@ Every figure is measured in this process on this machine, in one run:
    Columns: env steps/s during rollouts, overall (every phase counted: setup, behaviour cloning, rollouts, updates,
    evaluations, saving), the ratio of the overall rate to CartPole's with the same hyperparameters, and the seconds
    of each phase.
+   ``--hidden H`` runs the ids whose shipped policy is the per-row ``SharedRowPolicy`` with ``H`` hidden units
+   instead of the shipped 64 (a cheaper, different agent: throughput only, its learning is not measured here);
+   ``--subproc`` steps the ``n_envs`` training envs in subprocesses (``edgegym train --subproc``).
 2. ``--threads-check``: plain SB3 PPO on CartPole-v1 for 2,048 steps with PyTorch's default threads and with one
    thread (why ``edgegym train`` sets one thread by default).
 """
@@ -84,12 +87,30 @@ def cartpole(timesteps: int, hp: dict, threads: int | None = 1) -> dict:
             "rollout": model.num_timesteps / timer.rollout_s}
 
 
-def edgegym_row(env_id: str, timesteps: int, hp: dict) -> dict:
-    """``edgegym train`` (MaskablePPO, the shipped YAML) on ``env_id``: steps/s and every phase's seconds."""
+def _hidden_yaml(hidden: int, folder: str) -> str:
+    """The shipped ``maskable-ppo.yaml`` with ``hidden`` units in every ``SharedRowPolicy`` section; its path."""
+    from importlib import resources
+
+    import yaml
+
+    data = yaml.safe_load(resources.files("edgegym.agents.rl").joinpath("maskable-ppo.yaml").read_text())
+    for sec in data.values():
+        if isinstance(sec, dict) and sec.get("policy") == "SharedRowPolicy":
+            sec["policy_kwargs"] = {**(sec.get("policy_kwargs") or {}), "hidden": int(hidden)}
+    path = Path(folder) / f"maskable-ppo-hidden{hidden}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(path)
+
+
+def edgegym_row(env_id: str, timesteps: int, hp: dict, hidden: int | None = None, subproc: bool = False) -> dict:
+    """``edgegym train`` (MaskablePPO, the shipped YAML, or its ``hidden`` variant) on ``env_id``: steps/s and every
+    phase's seconds."""
     from edgegym.agents.rl.train import train
 
     with tempfile.TemporaryDirectory() as out:
-        s = train(env_id, "maskable-ppo", timesteps, 0, out, progress=False)
+        hyper = _hidden_yaml(hidden, out) if hidden else None
+        s = train(env_id, "maskable-ppo", timesteps, 0, str(Path(out) / "run"), progress=False, hyperparams=hyper,
+                  subproc=subproc)
     return {"steps": s["num_timesteps"], "wall_s": s["wall_s"], "overall": s["env_steps_per_s"],
             "rollout": s["rollout_steps_per_s"], "phases": s["phases_s"]}
 
@@ -100,12 +121,16 @@ def main() -> None:
     ap.add_argument("--env", nargs="*", default=list(DEFAULT_IDS), help="edgegym ids (default: the four -v1 ids)")
     ap.add_argument("--threads-check", action="store_true",
                     help="also time 2,048 CartPole PPO steps with PyTorch's default threads and with one")
+    ap.add_argument("--hidden", type=int, help="hidden units of the per-row policy (default: the shipped 64)")
+    ap.add_argument("--subproc", action="store_true", help="the training envs in subprocesses")
     args = ap.parse_args()
     import torch
 
     default_threads = torch.get_num_threads()
     hps = {env_id: _ppo_hyperparams(env_id) for env_id in args.env}
-    print(f"{args.timesteps} env steps per row; PyTorch threads 1\n")
+    print(f"{args.timesteps} env steps per row; PyTorch threads 1"
+          + (f"; per-row policy with {args.hidden} hidden units (shipped: 64)" if args.hidden else "")
+          + ("; training envs in subprocesses" if args.subproc else "") + "\n")
     print("| env | algorithm | PPO hyperparameters | steps | rollout steps/s | overall steps/s | overall / CartPole "
           "| phases (s) |")
     print("|---|---|---|---:|---:|---:|---:|---|")
@@ -119,7 +144,7 @@ def main() -> None:
     for env_id in args.env:
         hp = hps[env_id]
         base = bases[tuple(hp[k] for k in PPO_KEYS)]
-        r = edgegym_row(env_id, args.timesteps, hp)
+        r = edgegym_row(env_id, args.timesteps, hp, args.hidden, args.subproc)
         phases = ", ".join(f"{k[:-2].replace('_', ' ')} {v:.1f}" for k, v in r["phases"].items())
         print(f"| {env_id} | MaskablePPO (edgegym train) | {_hp_text(hp)} | {r['steps']} | {r['rollout']:,.0f} | "
               f"{r['overall']:,.0f} | {r['overall'] / base['overall']:.3f} | {phases} |", flush=True)

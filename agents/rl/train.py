@@ -194,7 +194,8 @@ def _make_vec(env_id: str, n_envs: int, seed: int, env_config: dict, subproc: bo
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     return make_vec_env(
-        env_id,
+        # a subprocess starts without edgegym imported: "module:id" makes gymnasium import it (registering the ids)
+        f"edgegym:{env_id}" if subproc else env_id,
         n_envs=n_envs,
         seed=seed,
         env_kwargs={"config": env_config or None, "render_mode": None},
@@ -295,6 +296,7 @@ def train(
     threads = int(torch_threads) if torch_threads is not None else default_torch_threads()
     torch.set_num_threads(threads)
     out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)  # the Python API too (the CLI checks it is writable first)
     hp = load_hyperparams(algo, env_id, hyperparams)
     cfg = merge_config(hp.pop("env_config", {}) or {}, env_config)
     n_envs = int(n_envs or hp.pop("n_envs", 1))

@@ -104,3 +104,21 @@ def test_tiny_train_then_eval(tmp_path, capsys):
         "o4a", "o4a (discipline srpt)", "ondisc", "agent (argmax)", "agent (sampled)"]
     rec = evaluate_agent(f"maskable-ppo:{tmp_path / 'model.zip'}", "EdgeUtility-tiny-v1", [100], modes=("argmax",))
     assert rec[0]["discipline"] == "srpt"
+
+
+def test_train_with_subprocess_envs_into_a_new_folder(tmp_path):
+    """``subproc=True`` (``edgegym train --subproc``): the envs run in subprocesses that import edgegym themselves
+    (a fresh interpreter knows no edgegym id); ``out`` is created by ``train`` itself; the same model as in-process
+    envs (same seed, same rollouts)."""
+    from edgegym.agents.rl.train import train
+
+    hp = tmp_path / "hp.yaml"
+    hp.write_text("default:\n  n_envs: 2\n  eval_freq: 0\n  n_steps: 16\n  batch_size: 16\n  n_epochs: 1\n"
+                  "  n_eval_episodes: 1\n  policy: SharedRowPolicy\n")
+    runs = {}
+    for subproc in (True, False):
+        out = tmp_path / f"new-{subproc}" / "run"
+        s = train("EdgeUtility-tiny-v1", "maskable-ppo", 32, 0, out, hyperparams=hp, subproc=subproc, progress=False)
+        assert (out / "model.zip").is_file() and s["num_timesteps"] == 32
+        runs[subproc] = s["evaluations"][-1]["mean_return"]
+    assert runs[True] == runs[False]
