@@ -278,3 +278,44 @@ def test_search_on_profiles_equals_search():
                     cases += 1
                 _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
     assert cases >= 1000
+
+
+def _same_profiles(got, exp, H, msg):
+    """The same pieces per server (times and usage rows bit for bit; the CSR layouts may differ)."""
+    for h in range(H):
+        assert got[1][h] == exp[1][h], f"{msg}: server {h} pieces"
+        a, b = got[0][h], exp[0][h]
+        c = exp[1][h]
+        np.testing.assert_array_equal(got[2][a:a + c], exp[2][b:b + c], err_msg=f"{msg}: server {h} times")
+        np.testing.assert_array_equal(got[3][a:a + c].view(np.int64), exp[3][b:b + c].view(np.int64),
+                                      err_msg=f"{msg}: server {h} usage")
+
+
+def test_profiles_after_equal_server_profiles():
+    """The servers' usage profiles updated from the previous decision's (``server_profiles_after``, what
+    ``prepare_rows`` runs along a v1 episode, chained step after step) equal ``server_profiles`` recomputed from
+    scratch, piece by piece, on every state of random-legal episodes of every preset kind (the env's own chained
+    profiles, and one update from fresh ones at the decision time and at a later slot)."""
+    rng = np.random.default_rng(17)
+    states = 0
+    for preset, jobs in (("tiny-v1", None), ("tiny-ra-v1", None), ("rl-v1", None), ("ps-v1", 60), ("ra-v1", 60)):
+        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+        env = HeteroMLEnv(preset, config=cfg)
+        for seed in range(3):
+            env.reset(seed=seed)
+            done, old = False, None
+            while not done:
+                k, kc, rec = env._k, env._kc, env._rec()
+                now = env._decision_time(k)
+                exp = _kernels.server_profiles(k, now, rec, kc[1], kc[2], kc[6], env.H, env.R)
+                assert env._prof_step[0] == k
+                _same_profiles(env._prof_step[1], exp, env.H, f"{preset} seed {seed} job {k} (env)")
+                if old is not None:
+                    for t in (now, now + int(rng.integers(1, 60))):
+                        got = _kernels.server_profiles_after(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R, *old)
+                        exp_t = _kernels.server_profiles(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R)
+                        _same_profiles(got, exp_t, env.H, f"{preset} seed {seed} job {k} slot {t}")
+                old = exp
+                states += 1
+                _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert states >= 500

@@ -1195,12 +1195,46 @@ def count_after(k, start, dur, now):
 
 
 # ------------------------------------------------------------------------------------------ grid estimates (v1)
+@njit_inline
+def _server_pieces(rec, ptr, jobs, wres, pres, ps_arch, h, now, base, times, vals, u):
+    """Server h's pieces of :func:`server_profiles` written from ``times/vals[base]`` on (``ptr/jobs`` from
+    :func:`server_jobs` with t_lo = now, or listing server h's jobs ending after ``now`` in the same order). Returns
+    their count."""
+    start, dur = rec[0], rec[1]
+    R = vals.shape[1]
+    n = 1
+    times[base] = now
+    for i in range(ptr[h], ptr[h + 1]):
+        j = jobs[i]
+        if start[j] > now:
+            times[base + n] = start[j]
+            n += 1
+        times[base + n] = start[j] + dur[j]
+        n += 1
+    for i in range(base + 1, base + n):  # insertion sort: a server has few breakpoints
+        x = times[i]
+        q = i - 1
+        while q >= base and times[q] > x:
+            times[q + 1] = times[q]
+            q -= 1
+        times[q + 1] = x
+    w = 1
+    for i in range(1, n):
+        if times[base + i] != times[base + w - 1]:
+            times[base + w] = times[base + i]
+            w += 1
+    for i in range(w):
+        _usage(rec, ptr, jobs, wres, pres, ps_arch, h, times[base + i], u)
+        for r in range(R):
+            vals[base + i, r] = u[r]
+    return w
+
+
 @njit
 def server_profiles(k, now, rec, wres, pres, ps_arch, H, R):
     """Each server's usage from ``now`` on as a step function: breakpoints (``now``, then the starts and ends after
     ``now`` of its jobs, sorted, distinct) and the usage row from each breakpoint on. CSR: server h's pieces are
     ``times/vals[pp[h]:pp[h] + cnt[h]]``."""
-    start, dur = rec[0], rec[1]
     ptr, jobs = server_jobs(k, now, rec, H)
     pp = np.zeros(H + 1, dtype=np.int64)
     for h in range(H):
@@ -1210,33 +1244,71 @@ def server_profiles(k, now, rec, wres, pres, ps_arch, H, R):
     cnt = np.zeros(H, dtype=np.int64)
     u = np.empty(R)
     for h in range(H):
+        cnt[h] = _server_pieces(rec, ptr, jobs, wres, pres, ps_arch, h, now, pp[h], times, vals, u)
+    return pp, cnt, times, vals
+
+
+@njit
+def server_profiles_after(k, now, rec, wres, pres, ps_arch, H, R, opp, ocnt, otimes, ovals):
+    """:func:`server_profiles` (k, now) given the profiles ``opp, ocnt, otimes, ovals`` of the committed jobs < k - 1
+    at a slot <= now (those of the previous decision): the same pieces (the layout may differ: ``pp[h]`` is where
+    server h's pieces start, ``cnt[h]`` how many). Only the servers of job k - 1 are profiled again; another server
+    has the same jobs, so its pieces after ``now`` are the old ones and its piece at ``now`` is the old piece
+    containing ``now`` (the jobs covering a slot change only at breakpoints: the same ordered sum)."""
+    start, dur, jptr, jsrv = rec[0], rec[1], rec[6], rec[7]
+    sync_job_servers(k, rec)
+    sel = np.zeros(H, dtype=np.bool_)
+    for i in range(jptr[k - 1], jptr[k]):
+        sel[jsrv[i]] = True
+    # the jobs (ascending) of the servers of job k - 1 that end after now: CSR over all servers (others empty)
+    ptr = np.zeros(H + 1, dtype=np.int64)
+    for j in range(k):
+        if start[j] + dur[j] > now:
+            for i in range(jptr[j], jptr[j + 1]):
+                if sel[jsrv[i]]:
+                    ptr[jsrv[i] + 1] += 1
+    for h in range(H):
+        ptr[h + 1] += ptr[h]
+    jobs = np.empty(ptr[H], dtype=np.int64)
+    fill = ptr[:H].copy()
+    for j in range(k):
+        if start[j] + dur[j] > now:
+            for i in range(jptr[j], jptr[j + 1]):
+                h = jsrv[i]
+                if sel[h]:
+                    jobs[fill[h]] = j
+                    fill[h] += 1
+    first = np.empty(H, dtype=np.int64)  # an unchanged server's old piece containing now
+    pp = np.zeros(H + 1, dtype=np.int64)
+    for h in range(H):
+        if sel[h]:
+            pp[h + 1] = pp[h] + 1 + 2 * (ptr[h + 1] - ptr[h])
+        else:
+            q = opp[h]
+            last = q + ocnt[h]
+            while q + 1 < last and otimes[q + 1] <= now:
+                q += 1
+            first[h] = q
+            pp[h + 1] = pp[h] + last - q
+    times = np.empty(pp[H], dtype=np.int64)
+    vals = np.empty((pp[H], R))
+    cnt = np.zeros(H, dtype=np.int64)
+    u = np.empty(R)
+    for h in range(H):
         base = pp[h]
-        n = 1
-        times[base] = now
-        for i in range(ptr[h], ptr[h + 1]):
-            j = jobs[i]
-            if start[j] > now:
-                times[base + n] = start[j]
-                n += 1
-            times[base + n] = start[j] + dur[j]
-            n += 1
-        for i in range(base + 1, base + n):  # insertion sort: a server has few breakpoints
-            x = times[i]
-            q = i - 1
-            while q >= base and times[q] > x:
-                times[q + 1] = times[q]
-                q -= 1
-            times[q + 1] = x
-        w = 1
-        for i in range(1, n):
-            if times[base + i] != times[base + w - 1]:
-                times[base + w] = times[base + i]
-                w += 1
-        cnt[h] = w
-        for i in range(w):
-            _usage(rec, ptr, jobs, wres, pres, ps_arch, h, times[base + i], u)
+        if sel[h]:
+            cnt[h] = _server_pieces(rec, ptr, jobs, wres, pres, ps_arch, h, now, base, times, vals, u)
+        else:
+            q = first[h]
+            c = pp[h + 1] - base
+            times[base] = now
             for r in range(R):
-                vals[base + i, r] = u[r]
+                vals[base, r] = ovals[q, r]
+            for i in range(1, c):
+                times[base + i] = otimes[q + i]
+                for r in range(R):
+                    vals[base + i, r] = ovals[q + i, r]
+            cnt[h] = c
     return pp, cnt, times, vals
 
 
@@ -1605,19 +1677,23 @@ def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n
 
 @njit
 def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs, zf, feas, W, v, psu, ra, grad, now,
-                 delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins):
+                 delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins, opp, ocnt, otimes, ovals):
     """The pending job's v1 inputs in one call: :func:`job_grid` (configurations and mask), :func:`grid_estimates`
     (``start``, ``dur``) and :func:`action_rows` (``rows``, ``ratio``). Returns the number of valid actions, or -1
     when the estimates are ambiguous (a price tie within rounding: ``start``/``dur``/``rows`` not final; the env
     takes the reference estimates and calls :func:`action_rows` itself), and the servers' usage profiles at ``now``
     (:func:`server_profiles`: ``pp, cnt, times, vals``, for :func:`decode_commit` on this same state). ``bins``:
-    filled with the observation's
-    lookahead bins at ``now`` (:func:`lookahead_profiles` on the profiles the estimates use; for
-    :func:`observation` on this same state), unless empty."""
+    filled with the observation's lookahead bins at ``now`` (:func:`lookahead_profiles` on the profiles the
+    estimates use; for :func:`observation` on this same state), unless empty. ``opp, ocnt, otimes, ovals``: the
+    profiles this returned at the previous decision (the committed jobs < k - 1, at a slot <= now), updated by
+    :func:`server_profiles_after`, or empty (then :func:`server_profiles`)."""
     nd = delays.shape[0]
     H, R = cap.shape
     job_grid(D, fracs, nd, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask)
-    prof = server_profiles(k, now, rec, wres, pres, ps_arch, H, R)
+    if k >= 1 and opp.shape[0] == H + 1 and otimes[opp[0]] <= now:
+        prof = server_profiles_after(k, now, rec, wres, pres, ps_arch, H, R, opp, ocnt, otimes, ovals)
+    else:
+        prof = server_profiles(k, now, rec, wres, pres, ps_arch, H, R)
     if bins.shape[0] > 0:
         lookahead_profiles(prof[0], prof[1], prof[2], prof[3], wres, cap, now, bins)
     st = grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays,

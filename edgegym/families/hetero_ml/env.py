@@ -509,10 +509,11 @@ class HeteroMLEnv(gym.Env):
         cfg = (buf[0], buf[1], buf[2], buf[3])
         start, dur = buf[4], buf[5]
         mask = np.empty(G, dtype=bool)
+        pr = self._prof_step  # the previous decision's profiles (jobs < k - 1): only job k - 1's servers change
         nv, prof = _kernels().prepare_rows(
             self._rec(), k, *kc, D, self._fracs, self._zf, self._feas, W, jb.v[k], jb.ps_update[k], ra, grad, now,
             self._delays, self._est_free, self._est_caps, *cfg, mask,
-            start, dur, rows, ratio, bins)
+            start, dur, rows, ratio, bins, *(pr[1] if pr is not None and pr[0] == k - 1 else self._no_prof))
         self._prof_step = (k, prof)  # the servers' usage profiles at ``now`` (read only), for ``_decode_commit``
         self._cfg_step = (k, cfg)
         self._mask_step = (k, mask)
