@@ -319,3 +319,34 @@ def test_profiles_after_equal_server_profiles():
                 states += 1
                 _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
     assert states >= 500
+
+
+def test_lookahead_cached_equals_lookahead_bins():
+    """The lookahead bins with the per-server cache kept between calls (``lookahead_cached``, what ``prepare_rows``
+    runs along a v1 episode) equal ``lookahead_bins`` bit for bit on every state of random-legal episodes of every
+    preset kind, the cache carried from state to state of an episode (new at each reset, as the env's: the cluster
+    changes), at the decision time and at later slots."""
+    rng = np.random.default_rng(19)
+    cases = 0
+    for preset, jobs in (("tiny-v1", None), ("tiny-ra-v1", None), ("rl-v1", None), ("ps-v1", 60), ("ra", 60)):
+        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+        env = HeteroMLEnv(preset, config=cfg)
+        for seed in range(3):
+            env.reset(seed=seed)
+            cache = (np.full((env.H, env.R), np.nan), np.zeros((env.H, env.R)), np.zeros((env.H, env.M), dtype=bool))
+            done = False
+            while not done:
+                k, kc, rec = env._k, env._kc, env._rec()
+                now = env._decision_time(k)
+                for t in (now, now + int(rng.integers(1, 40))):
+                    nb = _kernels.N_BINS * (2 * env.R + env.M)
+                    got, exp = np.empty(nb), np.empty(nb)
+                    prof = _kernels.server_profiles(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R)
+                    _kernels.lookahead_cached(*prof, kc[1], kc[0], t, got, *cache)
+                    ptr, jobs_ = _kernels.server_jobs(k, t, rec, env.H)
+                    _kernels.lookahead_bins(rec, ptr, jobs_, kc[1], kc[2], kc[6], kc[0], t, exp)
+                    np.testing.assert_array_equal(got.view(np.int64), exp.view(np.int64),
+                                                  err_msg=f"{preset} seed {seed} job {k} slot {t}")
+                    cases += 1
+                _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert cases >= 1000

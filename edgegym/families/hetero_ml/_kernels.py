@@ -1067,7 +1067,24 @@ def lookahead_profiles(pp, cnt, times, vals, wres, cap, now, out):
     numbers bit for bit. A piece's row is the usage of the jobs covering its slots, summed in commit order as
     :func:`_usage` sums them (the covering jobs change only at the breakpoints), and the largest usage over a bin is
     the largest row of the pieces that overlap it (exact: a maximum, no rounding)."""
+    _lookahead(pp, cnt, times, vals, wres, cap, now, out, np.empty((0, 0)), np.empty((0, 0)),
+               np.empty((0, 0), dtype=np.bool_))
+
+
+@njit
+def lookahead_cached(pp, cnt, times, vals, wres, cap, now, out, lfree, lx, lhost):
+    """:func:`lookahead_profiles` with a cache kept by the caller between calls (``lfree``, ``lx`` (H, R), NaN rows
+    at first, and ``lhost`` (H, M)): for a server with one piece over the whole lookahead, its free row, its free
+    fractions and whether it hosts one worker of each type (a pure function of the free row, reused where the row
+    is the same bit for bit)."""
+    _lookahead(pp, cnt, times, vals, wres, cap, now, out, lfree, lx, lhost)
+
+
+@njit_inline
+def _lookahead(pp, cnt, times, vals, wres, cap, now, out, lfree, lx, lhost):
+    """:func:`lookahead_profiles` (empty ``lfree``) or :func:`lookahead_cached`."""
     H, R = cap.shape
+    cached = lfree.shape[0] == H
     M = wres.shape[0]
     B = BIN_EDGES.shape[0] - 1
     binmax = np.empty((B, R))
@@ -1087,16 +1104,36 @@ def lookahead_profiles(pp, cnt, times, vals, wres, cap, now, out):
         base = pp[h]
         nq = cnt[h]
         if nq == 1 or times[base + 1] >= last:  # one piece over the whole lookahead
+            same = cached
             for r in range(R):
                 f = cap[h, r] - vals[base, r]
                 free[r] = f
-                C = cap[h, r]
-                x = f / (C if C > 0 else 1.0)
-                if x > mx_flat[r]:
-                    mx_flat[r] = x
-            for m in range(M):
-                if _hosts(free, wres, m):
-                    hosts_flat[m] += 1
+                if same and not (f == lfree[h, r] and math.copysign(1.0, f) == math.copysign(1.0, lfree[h, r])):
+                    same = False
+            if same:  # the cached numbers of this very row
+                for r in range(R):
+                    x = lx[h, r]
+                    if x > mx_flat[r]:
+                        mx_flat[r] = x
+                for m in range(M):
+                    if lhost[h, m]:
+                        hosts_flat[m] += 1
+            else:
+                for r in range(R):
+                    f = free[r]
+                    C = cap[h, r]
+                    x = f / (C if C > 0 else 1.0)
+                    if x > mx_flat[r]:
+                        mx_flat[r] = x
+                    if cached:
+                        lfree[h, r] = f
+                        lx[h, r] = x
+                for m in range(M):
+                    ok = _hosts(free, wres, m)
+                    if ok:
+                        hosts_flat[m] += 1
+                    if cached:
+                        lhost[h, m] = ok
             for b in range(B):
                 for r in range(R):
                     if h == 0:
@@ -1677,7 +1714,8 @@ def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n
 
 @njit
 def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs, zf, feas, W, v, psu, ra, grad, now,
-                 delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins, opp, ocnt, otimes, ovals):
+                 delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins, opp, ocnt, otimes, ovals,
+                 lfree, lx, lhost):
     """The pending job's v1 inputs in one call: :func:`job_grid` (configurations and mask), :func:`grid_estimates`
     (``start``, ``dur``) and :func:`action_rows` (``rows``, ``ratio``). Returns the number of valid actions, or -1
     when the estimates are ambiguous (a price tie within rounding: ``start``/``dur``/``rows`` not final; the env
@@ -1686,7 +1724,8 @@ def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs
     filled with the observation's lookahead bins at ``now`` (:func:`lookahead_profiles` on the profiles the
     estimates use; for :func:`observation` on this same state), unless empty. ``opp, ocnt, otimes, ovals``: the
     profiles this returned at the previous decision (the committed jobs < k - 1, at a slot <= now), updated by
-    :func:`server_profiles_after`, or empty (then :func:`server_profiles`)."""
+    :func:`server_profiles_after`, or empty (then :func:`server_profiles`). ``lfree, lx, lhost``: the cache of
+    :func:`lookahead_cached`."""
     nd = delays.shape[0]
     H, R = cap.shape
     job_grid(D, fracs, nd, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask)
@@ -1695,7 +1734,7 @@ def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs
     else:
         prof = server_profiles(k, now, rec, wres, pres, ps_arch, H, R)
     if bins.shape[0] > 0:
-        lookahead_profiles(prof[0], prof[1], prof[2], prof[3], wres, cap, now, bins)
+        lookahead_cached(prof[0], prof[1], prof[2], prof[3], wres, cap, now, bins, lfree, lx, lhost)
     st = grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays,
                            m4, n4, q4, p4, mask, start, dur, cfree, ccaps, prof[0], prof[1], prof[2], prof[3])
     if st != 1:

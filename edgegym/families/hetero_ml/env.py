@@ -281,6 +281,9 @@ class HeteroMLEnv(gym.Env):
         self._rows_buf = np.empty((self.n_grid, len(ACTION_ROW_FEATURES)))
         self._ratio_buf = np.empty(self.n_grid)
         self._bins_buf = np.empty(N_BINS * (2 * self.R + self.M))  # the lookahead bins (from ``prepare_rows``)
+        # ``_kernels.lookahead_cached``'s cache: a server's free row, its free fractions and the types it hosts
+        H = self.cluster.capacity.shape[0]
+        self._look_cache = (np.full((H, self.R), np.nan), np.zeros((H, self.R)), np.zeros((H, self.M), dtype=bool))
         self._flow = self.preset.env.reward == "flow"
         # whether a configuration (m, n, spread, PS type + 1) fits the empty cluster: a cache of the cluster alone
         n_max = max(int(self.jobs.chunks.max()), int(self.preset.workload.chunks[1]))
@@ -513,7 +516,8 @@ class HeteroMLEnv(gym.Env):
         nv, prof = _kernels().prepare_rows(
             self._rec(), k, *kc, D, self._fracs, self._zf, self._feas, W, jb.v[k], jb.ps_update[k], ra, grad, now,
             self._delays, self._est_free, self._est_caps, *cfg, mask,
-            start, dur, rows, ratio, bins, *(pr[1] if pr is not None and pr[0] == k - 1 else self._no_prof))
+            start, dur, rows, ratio, bins, *(pr[1] if pr is not None and pr[0] == k - 1 else self._no_prof),
+            *self._look_cache)
         self._prof_step = (k, prof)  # the servers' usage profiles at ``now`` (read only), for ``_decode_commit``
         self._cfg_step = (k, cfg)
         self._mask_step = (k, mask)
