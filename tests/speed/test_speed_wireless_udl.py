@@ -443,3 +443,73 @@ def test_windows_are_the_integer_ceilings():
     kN = 3 * np.arange(1, 51)
     for tot in range(0, 400):  # every exact multiple and its neighbours
         np.testing.assert_array_equal(kn._windows(tot, 3, 50)[1:], (tot + kN - 1) // kN)
+
+
+
+def _dta_by_route_factory():
+    """A compiled DTA built on ``_kernels._dta_route`` the way its callers use it (the flags as constants)."""
+    numba = pytest.importorskip("numba")
+
+    @numba.njit(cache=False)
+    def dta_by_route(S, d, q, src_order, mode):
+        R = S.shape[0]
+        H = S - d
+        sent = np.zeros(R, np.int64)
+        used = np.zeros(R, np.int64)
+        touched = np.full(R, -1, np.int64)
+        nt = 0
+        if mode == 0:  # _complete_transfer: no used, the sources drawn from listed
+            cost, nt = kn._dta_route(src_order, q, H, sent, sent, False, touched, True)
+        elif mode == 1:  # run_plan (proportional sampling): used, no list
+            cost, _ = kn._dta_route(src_order, q, H, sent, used, True, used, False)
+        else:  # both
+            cost, nt = kn._dta_route(src_order, q, H, sent, used, True, touched, True)
+        for r in range(R):
+            used[r] += min(d[r], S[r])
+        return cost, sent, used, touched, nt
+
+    return dta_by_route
+
+
+def test_dta_route_is_dta_scan():
+    """``_kernels._dta_route`` (the deficit routing that ``_complete_transfer`` and ``run_plan``'s ``proportional``
+    slots share) = :func:`~._kernels.dta` and its pure-Python version on random instances: the same cost (``==``),
+    per-source amounts and ``used``; the listed sources are those drawn from, in the order first drawn."""
+    dta_by_route = _dta_by_route_factory()
+    rng = np.random.default_rng(17)
+    multi = 0  # instances where some site draws from two sources or more
+    for trial in range(3000):
+        R = int(rng.integers(2, 21))
+        if trial % 3 == 0:  # many ties and zero prices
+            q = rng.integers(0, 3, size=(R, R)) * 0.5
+        else:
+            q = np.round(rng.random((R, R)) * 10, int(rng.integers(1, 6)))
+        np.fill_diagonal(q, 0.0)
+        src = np.ascontiguousarray(np.argsort(q.T, axis=1, kind="stable").astype(np.int64))
+        S = rng.integers(0, 12, size=R) * (rng.random(R) < 0.7)
+        d = rng.integers(0, 20, size=R) * (rng.random(R) < 0.5)
+        while d.sum() > S.sum():  # Σ S ≥ Σ d
+            d[int(rng.choice(np.flatnonzero(d)))] -= 1
+        S, d = S.astype(np.int64), d.astype(np.int64)
+        c0, g0, u0 = kn.dta(S, d, q, src, True)
+        c1, g1, u1 = kn.PURE["dta"](S, d, q, src, True)
+        assert c0 == c1
+        np.testing.assert_array_equal(g0, g1)
+        np.testing.assert_array_equal(u0, u1)
+        given = g0.sum(axis=1) - np.diag(g0)
+        multi += bool(np.any(((g0 - np.diag(np.diag(g0))) > 0).sum(axis=0) >= 2))
+        order = []  # dta's order of draws: deficit sites by index, each's sources cheapest first
+        for r in range(R):
+            for s in src[r]:
+                if s != r and g0[s, r] > 0 and s not in order:
+                    order.append(int(s))
+        for mode in range(3):
+            c, sent, used, touched, nt = dta_by_route(S, d, q, src, mode)
+            where = f"trial {trial} mode {mode}"
+            assert c == c0, where
+            np.testing.assert_array_equal(sent, given, err_msg=where)
+            np.testing.assert_array_equal(used, u0 if mode else np.minimum(d, S), err_msg=where)
+            if mode != 1:
+                assert list(touched[:nt]) == order, where
+                assert np.all(touched[nt:] == -1), where
+    assert multi > 1000, multi
