@@ -350,3 +350,14 @@ def test_lookahead_cached_equals_lookahead_bins():
                     cases += 1
                 _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
     assert cases >= 1000
+
+
+def test_stable_order_is_mergesort_argsort():
+    """``_stable_order`` (the events' and durations' order in the grid estimates) is NumPy's stable argsort."""
+    rng = np.random.default_rng(23)
+    for n in [0, 1, 2, 5, 96, 131, 1000]:
+        for _ in range(30):
+            x = rng.integers(0, int(rng.choice([3, 50, 10 ** 6])), n).astype(np.int64)
+            np.testing.assert_array_equal(_kernels._stable_order(x), np.argsort(x, kind="mergesort"))
+    for x in (np.array([-3, 5, -3, 0], dtype=np.int64), np.array([2 ** 61, 1, 2 ** 61], dtype=np.int64)):
+        np.testing.assert_array_equal(_kernels._stable_order(x), np.argsort(x, kind="mergesort"))

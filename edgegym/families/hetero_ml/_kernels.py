@@ -1388,6 +1388,21 @@ def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, s
     return fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False)
 
 
+@njit_inline
+def _stable_order(x):
+    """``np.argsort(x, kind="mergesort")`` (the stable order) of an int64 array: one sort of the distinct keys
+    x[i] · n + i (by value, then by index) when they fit in int64 (x >= 0), else the merge sort itself."""
+    n = x.shape[0]
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    lo, hi = x.min(), x.max()
+    if lo < 0 or hi >= (2 ** 62) // n:
+        return np.argsort(x, kind="mergesort")
+    key = x * n + np.arange(n)
+    key.sort()
+    return key % n
+
+
 @njit
 def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4, n4,
                    q4, p4, mask, start_out, dur_out, cfree, ccaps):
@@ -1459,10 +1474,10 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
             ev_i[i] = q
             ev_h[i] = h
             i += 1
-    order = np.argsort(ev_t, kind="mergesort")
+    order = _stable_order(ev_t)
     ev_t, ev_i, ev_h = ev_t[order], ev_i[order], ev_h[order]
     cdd = np.maximum(cd, 1)
-    by_d = np.argsort(cdd, kind="mergesort")
+    by_d = _stable_order(cdd)
     used = np.empty((H, R))
     free = np.full((H, R), np.nan)  # NaN: not derived yet (differs from every value)
     caps_hm = np.zeros((H, M))
