@@ -33,14 +33,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 DEFAULT_IDS = ("EdgeCloudML-v1", "EdgeUtility-v1", "HeteroML-v1", "WirelessUDL-v1")
 
 
-def _time(fn, reps: int) -> float:
-    """CPU milliseconds per call of ``fn`` (after two warm-up calls)."""
+def _time(fn, reps: int, clock=time.process_time) -> float:
+    """Milliseconds per call of ``fn`` by ``clock`` (CPU time by default; ``time.perf_counter`` for wall time), after
+    two warm-up calls."""
     fn()
     fn()
-    c0 = time.process_time()
+    c0 = clock()
     for _ in range(reps):
         fn()
-    return (time.process_time() - c0) / reps * 1e3
+    return (clock() - c0) / reps * 1e3
 
 
 def _update(forward, obs):
@@ -49,16 +50,6 @@ def _update(forward, obs):
         (logits.sum() + value.sum()).backward()
 
     return run
-
-
-def _wall(fn, reps: int) -> float:
-    """Wall-clock milliseconds per call of ``fn`` (after two warm-up calls)."""
-    fn()
-    fn()
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    return (time.perf_counter() - t0) / reps * 1e3
 
 
 def _rollout(forward, obs):
@@ -152,7 +143,7 @@ def main() -> None:
             cells = []
             for t in args.threads:
                 th.set_num_threads(t)
-                cells.append(f"{_wall(_update(net, big), args.reps):.2f}")
+                cells.append(f"{_time(_update(net, big), args.reps, time.perf_counter):.2f}")
             th.set_num_threads(1)
             print(f"| {env_id} | " + " | ".join(cells) + " |", flush=True)
 

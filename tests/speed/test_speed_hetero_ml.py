@@ -211,32 +211,46 @@ def test_one_worker_fits_equals_reference():
     assert cases >= 1000
 
 
+def _decision_states(rng, presets, seeds):
+    """Every decision state of random-legal episodes of ``presets`` (``(preset, num_jobs or None)``) and ``seeds``:
+    yields ``(preset, seed, env, first)`` (``first``: the episode's first state); the next legal action is drawn
+    from ``rng`` after the caller's own draws on the state."""
+    for preset, jobs in presets:
+        env = HeteroMLEnv(preset, config={"workload": {"num_jobs": jobs}} if jobs else None)
+        for seed in seeds:
+            env.reset(seed=seed)
+            done, first = False, True
+            while not done:
+                yield preset, seed, env, first
+                first = False
+                _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+
+
+def _same_bins(env, t, kernel, extra, msg):
+    """``kernel(*profiles, wres, cap, t, out, *extra)`` on the servers' usage profiles at slot ``t`` of the pending
+    job's state writes the lookahead bins that ``lookahead_bins`` computes from the jobs, bit for bit."""
+    k, kc, rec = env._k, env._kc, env._rec()
+    nb = _kernels.N_BINS * (2 * env.R + env.M)
+    got, exp = np.empty(nb), np.empty(nb)
+    kernel(*_kernels.server_profiles(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R), kc[1], kc[0], t, got, *extra)
+    ptr, jobs_ = _kernels.server_jobs(k, t, rec, env.H)
+    _kernels.lookahead_bins(rec, ptr, jobs_, kc[1], kc[2], kc[6], kc[0], t, exp)
+    np.testing.assert_array_equal(got.view(np.int64), exp.view(np.int64), err_msg=msg)
+
+
 def test_lookahead_profiles_equal_lookahead_bins():
     """The lookahead bins from the servers' usage profiles (``lookahead_profiles``, what ``prepare_rows`` hands the
     v1 observation) equal ``lookahead_bins`` (the observation's own path) bit for bit on >= 1,000 random states of
     every preset kind, at the decision time and at later slots (breakpoints inside and across the bins)."""
     rng = np.random.default_rng(11)
     cases = 0
-    for preset, jobs in (("tiny", None), ("tiny-ra", None), ("rl-v1", None), ("ps-v1", 60), ("ra", 60)):
-        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
-        env = HeteroMLEnv(preset, config=cfg)
-        for seed in range(2):
-            env.reset(seed=seed)
-            done = False
-            while not done:
-                k, kc, rec = env._k, env._kc, env._rec()
-                now = env._decision_time(k)
-                for t in (now, now + int(rng.integers(1, 40)), now + int(rng.integers(40, 200))):
-                    nb = _kernels.N_BINS * (2 * env.R + env.M)
-                    got, exp = np.empty(nb), np.empty(nb)
-                    prof = _kernels.server_profiles(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R)
-                    _kernels.lookahead_profiles(*prof, kc[1], kc[0], t, got)
-                    ptr, jobs_ = _kernels.server_jobs(k, t, rec, env.H)
-                    _kernels.lookahead_bins(rec, ptr, jobs_, kc[1], kc[2], kc[6], kc[0], t, exp)
-                    np.testing.assert_array_equal(got.view(np.int64), exp.view(np.int64),
-                                                  err_msg=f"{preset} seed {seed} job {k} slot {t}")
-                    cases += 1
-                _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    kinds = (("tiny", None), ("tiny-ra", None), ("rl-v1", None), ("ps-v1", 60), ("ra", 60))
+    for preset, seed, env, _ in _decision_states(rng, kinds, range(2)):
+        k = env._k
+        now = env._decision_time(k)
+        for t in (now, now + int(rng.integers(1, 40)), now + int(rng.integers(40, 200))):
+            _same_bins(env, t, _kernels.lookahead_profiles, (), f"{preset} seed {seed} job {k} slot {t}")
+            cases += 1
     assert cases >= 1000
 
 
@@ -247,36 +261,30 @@ def test_search_on_profiles_equals_search():
     every preset kind, with slots at the decision time and later (candidates after the first included)."""
     rng = np.random.default_rng(13)
     cases = 0
-    for preset, jobs in (("tiny", None), ("tiny-ra", None), ("rl-v1", None), ("ps-v1", 60), ("ra", 60)):
-        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
-        env = HeteroMLEnv(preset, config=cfg)
-        for seed in range(2):
-            env.reset(seed=seed)
-            done = False
-            while not done:
-                k, kc, rec = env._k, env._kc, env._rec()
-                now = env._decision_time(k)
-                prof = _kernels.server_profiles(k, now, rec, kc[1], kc[2], kc[6], env.H, env.R)
-                mask = env.action_masks()
-                for a in rng.choice(np.flatnonzero(mask), size=min(4, int(mask.sum())), replace=False):
-                    m, n, spread, p, _ = env._grid_config(k, int(a))
-                    t0 = now + int(rng.choice([0, 0, int(rng.integers(1, 30)), int(rng.integers(30, 300))]))
-                    d = int(rng.choice([0, 1, int(rng.integers(2, 50)), int(rng.integers(50, 400))]))
-                    got = [np.zeros(env.H, dtype=np.int64) for _ in range(2)]
-                    exp = [np.zeros(env.H, dtype=np.int64) for _ in range(2)]
-                    sg = _kernels.try_place_on(rec, k, *kc, m, p, n, spread, d, t0, *got, *prof)
-                    se = _kernels.try_place(rec, k, *kc, m, p, n, spread, d, t0, *exp)
-                    assert sg == se, (preset, seed, k, int(a), t0, d)
-                    np.testing.assert_array_equal(got[0], exp[0])
-                    np.testing.assert_array_equal(got[1], exp[1])
-                    fg, fe = np.empty(kc[0].shape), np.empty(kc[0].shape)
-                    _kernels._free_over_profiles(*prof, kc[0], t0, d, fg)
-                    ptr, jobs_ = _kernels.server_jobs(k, t0, rec, env.H)
-                    _kernels.free_over(rec, ptr, jobs_, kc[1], kc[2], kc[6], kc[0], t0, d, fe)
-                    np.testing.assert_array_equal(fg.view(np.int64), fe.view(np.int64),
-                                                  err_msg=f"{preset} seed {seed} job {k} slot {t0} d {d}")
-                    cases += 1
-                _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+    kinds = (("tiny", None), ("tiny-ra", None), ("rl-v1", None), ("ps-v1", 60), ("ra", 60))
+    for preset, seed, env, _ in _decision_states(rng, kinds, range(2)):
+        k, kc, rec = env._k, env._kc, env._rec()
+        now = env._decision_time(k)
+        prof = _kernels.server_profiles(k, now, rec, kc[1], kc[2], kc[6], env.H, env.R)
+        mask = env.action_masks()
+        for a in rng.choice(np.flatnonzero(mask), size=min(4, int(mask.sum())), replace=False):
+            m, n, spread, p, _ = env._grid_config(k, int(a))
+            t0 = now + int(rng.choice([0, 0, int(rng.integers(1, 30)), int(rng.integers(30, 300))]))
+            d = int(rng.choice([0, 1, int(rng.integers(2, 50)), int(rng.integers(50, 400))]))
+            got = [np.zeros(env.H, dtype=np.int64) for _ in range(2)]
+            exp = [np.zeros(env.H, dtype=np.int64) for _ in range(2)]
+            sg = _kernels.try_place_on(rec, k, *kc, m, p, n, spread, d, t0, *got, *prof)
+            se = _kernels.try_place(rec, k, *kc, m, p, n, spread, d, t0, *exp)
+            assert sg == se, (preset, seed, k, int(a), t0, d)
+            np.testing.assert_array_equal(got[0], exp[0])
+            np.testing.assert_array_equal(got[1], exp[1])
+            fg, fe = np.empty(kc[0].shape), np.empty(kc[0].shape)
+            _kernels._free_over_profiles(*prof, kc[0], t0, d, fg)
+            ptr, jobs_ = _kernels.server_jobs(k, t0, rec, env.H)
+            _kernels.free_over(rec, ptr, jobs_, kc[1], kc[2], kc[6], kc[0], t0, d, fe)
+            np.testing.assert_array_equal(fg.view(np.int64), fe.view(np.int64),
+                                          err_msg=f"{preset} seed {seed} job {k} slot {t0} d {d}")
+            cases += 1
     assert cases >= 1000
 
 
@@ -298,26 +306,22 @@ def test_profiles_after_equal_server_profiles():
     profiles, and one update from fresh ones at the decision time and at a later slot)."""
     rng = np.random.default_rng(17)
     states = 0
-    for preset, jobs in (("tiny-v1", None), ("tiny-ra-v1", None), ("rl-v1", None), ("ps-v1", 60), ("ra-v1", 60)):
-        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
-        env = HeteroMLEnv(preset, config=cfg)
-        for seed in range(3):
-            env.reset(seed=seed)
-            done, old = False, None
-            while not done:
-                k, kc, rec = env._k, env._kc, env._rec()
-                now = env._decision_time(k)
-                exp = _kernels.server_profiles(k, now, rec, kc[1], kc[2], kc[6], env.H, env.R)
-                assert env._prof_step[0] == k
-                _same_profiles(env._prof_step[1], exp, env.H, f"{preset} seed {seed} job {k} (env)")
-                if old is not None:
-                    for t in (now, now + int(rng.integers(1, 60))):
-                        got = _kernels.server_profiles_after(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R, *old)
-                        exp_t = _kernels.server_profiles(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R)
-                        _same_profiles(got, exp_t, env.H, f"{preset} seed {seed} job {k} slot {t}")
-                old = exp
-                states += 1
-                _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    kinds = (("tiny-v1", None), ("tiny-ra-v1", None), ("rl-v1", None), ("ps-v1", 60), ("ra-v1", 60))
+    for preset, seed, env, first in _decision_states(rng, kinds, range(3)):
+        if first:
+            old = None
+        k, kc, rec = env._k, env._kc, env._rec()
+        now = env._decision_time(k)
+        exp = _kernels.server_profiles(k, now, rec, kc[1], kc[2], kc[6], env.H, env.R)
+        assert env._prof_step[0] == k
+        _same_profiles(env._prof_step[1], exp, env.H, f"{preset} seed {seed} job {k} (env)")
+        if old is not None:
+            for t in (now, now + int(rng.integers(1, 60))):
+                got = _kernels.server_profiles_after(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R, *old)
+                exp_t = _kernels.server_profiles(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R)
+                _same_profiles(got, exp_t, env.H, f"{preset} seed {seed} job {k} slot {t}")
+        old = exp
+        states += 1
     assert states >= 500
 
 
@@ -328,27 +332,15 @@ def test_lookahead_cached_equals_lookahead_bins():
     changes), at the decision time and at later slots."""
     rng = np.random.default_rng(19)
     cases = 0
-    for preset, jobs in (("tiny-v1", None), ("tiny-ra-v1", None), ("rl-v1", None), ("ps-v1", 60), ("ra", 60)):
-        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
-        env = HeteroMLEnv(preset, config=cfg)
-        for seed in range(3):
-            env.reset(seed=seed)
+    kinds = (("tiny-v1", None), ("tiny-ra-v1", None), ("rl-v1", None), ("ps-v1", 60), ("ra", 60))
+    for preset, seed, env, first in _decision_states(rng, kinds, range(3)):
+        if first:  # a new cache at each reset, as the env's (the cluster changes)
             cache = (np.full((env.H, env.R), np.nan), np.zeros((env.H, env.R)), np.zeros((env.H, env.M), dtype=bool))
-            done = False
-            while not done:
-                k, kc, rec = env._k, env._kc, env._rec()
-                now = env._decision_time(k)
-                for t in (now, now + int(rng.integers(1, 40))):
-                    nb = _kernels.N_BINS * (2 * env.R + env.M)
-                    got, exp = np.empty(nb), np.empty(nb)
-                    prof = _kernels.server_profiles(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R)
-                    _kernels.lookahead_cached(*prof, kc[1], kc[0], t, got, *cache)
-                    ptr, jobs_ = _kernels.server_jobs(k, t, rec, env.H)
-                    _kernels.lookahead_bins(rec, ptr, jobs_, kc[1], kc[2], kc[6], kc[0], t, exp)
-                    np.testing.assert_array_equal(got.view(np.int64), exp.view(np.int64),
-                                                  err_msg=f"{preset} seed {seed} job {k} slot {t}")
-                    cases += 1
-                _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        k = env._k
+        now = env._decision_time(k)
+        for t in (now, now + int(rng.integers(1, 40))):
+            _same_bins(env, t, _kernels.lookahead_cached, cache, f"{preset} seed {seed} job {k} slot {t}")
+            cases += 1
     assert cases >= 1000
 
 
