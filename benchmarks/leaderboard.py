@@ -204,9 +204,10 @@ def _family(env_id: str) -> str:
 
 def policy_kind(name: str, family: str) -> str:
     """``reference``, ``variant``, ``baseline``, ``trivial``, ``rollout`` or ``agent``."""
+    from edgegym.agents.reference.rollout import is_rollout
     from edgegym.agents.rl.learned import is_learned
 
-    if name.startswith(("rollout:", "rollout(")):
+    if is_rollout(name):
         return "rollout"
     if is_learned(name):
         return "agent"
@@ -622,6 +623,8 @@ def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
         if "error" not in r:
             done[_key(r)] = r
     # phase 2: the rollout policy on the best non-learned policy of each id; HeteroML's LP bound (needs an upper one)
+    from edgegym.agents.reference.rollout import is_rollout
+
     tasks2 = []
     results = list(done.values())
     for e in ids:
@@ -632,8 +635,8 @@ def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
         bases = [forced[e]] if e in forced else [r["policy"] for r in plain]
         if bases and a.rollout:
             # the best base that the rollout policy accepts (one that decides inside the simulator has no choice)
-            name = next((n for n in (rollout_name("{base}" if b.startswith(("rollout:", "rollout(")) else a.rollout,
-                                                  b, e, int(seeds[0])) for b in bases) if n), None)
+            name = next((n for n in (rollout_name("{base}" if is_rollout(b) else a.rollout, b, e, int(seeds[0]))
+                                     for b in bases) if n), None)
             if name is not None:
                 tasks2 += [{"kind": "episode", "env": e, "policy": name, "seed": int(s), "env_config": {},
                             "policy_kind": "rollout"} for s in seeds]
