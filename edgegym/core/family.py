@@ -70,6 +70,9 @@ class Family:
         v1_overrides: the preset sections' overrides that make a ``-v0`` preset its ``-v1``, the version made for
             learning (same dynamics; reward and observation for an agent); ``python -m edgegym.agents.rl.versions``
             writes the ``-v1`` files from them. Empty: the family has no ``-v1`` presets.
+        bound: ``"module:function"`` of the family's offline bound (:mod:`edgegym.core.bounds`): the function takes
+            the unwrapped env after ``reset(seed=...)`` and returns a :class:`edgegym.core.bounds.Bound`; imported
+            lazily. ``None``: the family has no bound.
     """
 
     name: str
@@ -83,6 +86,7 @@ class Family:
     extra: dict = field(default_factory=dict)
     search_overrides: Callable[[dict], dict] | None = None
     v1_overrides: dict = field(default_factory=dict)
+    bound: str | None = None
 
     def presets(self) -> list[str]:
         """Names of the presets shipped in ``envs_config/<key>/``."""
