@@ -26,4 +26,5 @@ FAMILY = Family(
     search_overrides=search_overrides,
     v1_overrides=V1_OVERRIDES,
     extra={"time_unit": "slot (1 hour)"},
+    bound="edgegym.families.edge_cloud.bounds:offline_bound",
 )
