@@ -29,4 +29,5 @@ FAMILY = Family(
     search_overrides=search_overrides,
     v1_overrides=V1_OVERRIDES,
     extra={"time_unit": "slot"},
+    bound="edgegym.families.wireless_udl.bounds:offline_bound",
 )
