@@ -375,10 +375,11 @@ def release_rate_per_s(preset: UtilityPreset) -> float:
 
 
 def offered_load(preset: UtilityPreset) -> float:
-    """Offered utilisation of a preset: release rate / capacity (``workload.load`` when it is set).
+    """Offered utilisation of a preset: release rate / capacity (``workload.load`` when it is set), always finite.
 
-    A cloud-only cluster with an infinite cloud (no edge server, ``scheduler.cloud: infinite``) has no finite
-    capacity to load: its offered load is undefined and this returns ``nan`` (``workload.load`` is refused
-    there at validation)."""
+    The capacity is that of the servers where jobs can queue (:func:`capacity_jobs_per_s`: the edge servers and a
+    finite cloud); an infinite cloud never queues a job and is left out. A cloud-only cluster with an infinite
+    cloud (no edge server, ``scheduler.cloud: infinite``) has no such server: every job starts on release, nothing
+    is loaded, and the offered load is ``0.0`` by definition (``workload.load`` is refused there at validation)."""
     cap = capacity_jobs_per_s(preset)
-    return release_rate_per_s(preset) / cap if cap > 0 else float("nan")
+    return release_rate_per_s(preset) / cap if cap > 0 else 0.0
