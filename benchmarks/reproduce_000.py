@@ -6,8 +6,8 @@ One command regenerates everything::
     python benchmarks/reproduce_000.py --quick         # smaller sweep for a smoke test (~1 min)
     python benchmarks/reproduce_000.py --update-docs --replot   # only redraw the figures from the tracked records
 
-Writes ``paper000.md`` and PNG plots under ``paper000/``, plus the raw per-episode records as
-``paper000/episodes.csv``, into ``--out`` (default: a fresh folder ``runs/reproduce_000-<time>``; the tracked
+Writes ``reproduce_edge_cloud.md`` and PNG plots under ``reproduce_edge_cloud/``, plus the raw per-episode records as
+``reproduce_edge_cloud/episodes.csv``, into ``--out`` (default: a fresh folder ``runs/reproduce_000-<time>``; the tracked
 report ``docs/results/`` only with ``--update-docs``). Every number in the report is measured by
 this script; the paper's claims are quoted next to them, each marked reproduced / not
 reproduced / not attributable to the implementation.
@@ -230,14 +230,14 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     ap.add_argument("--out", type=Path, default=ROOT / "runs" / time.strftime("reproduce_000-%Y%m%d-%H%M%S"),
                     help="output folder (default: a fresh runs/reproduce_000-<time>)")
-    ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/paper000.md")
+    ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/reproduce_edge_cloud.md")
     ap.add_argument("--replot", action="store_true",
                     help="only redraw the figures from the records of an earlier run under --out (episodes.csv, "
                     "competitive_ratio.csv; the utilisation figure re-runs its 4 episodes); the report is kept")
     args = ap.parse_args()
     if args.update_docs:
         args.out = ROOT / "docs" / "results"
-    out_dir = args.out / "paper000"
+    out_dir = args.out / "reproduce_edge_cloud"
     if args.replot:
         need = [out_dir / "episodes.csv", out_dir / "competitive_ratio.csv"]
         missing = [str(p.relative_to(args.out)) for p in need if not p.is_file()]
@@ -296,7 +296,7 @@ def main() -> None:
 
     elapsed = time.perf_counter() - t_start
     write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_seeds)
-    print(f"[reproduce_000] done in {elapsed:.0f} s -> {args.out / 'paper000.md'}")
+    print(f"[reproduce_000] done in {elapsed:.0f} s -> {args.out / 'reproduce_edge_cloud.md'}")
 
 
 def _plot_util(util, path):
@@ -418,7 +418,7 @@ def write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_see
       "Networks\", IEEE JSAC 40(8), 2022.\n")
     w(f"Regenerate: `python benchmarks/reproduce_000.py{' --quick' if args.quick else ''} --update-docs` ({len(df)} simulated "
       f"episodes + {len(cr) // 6} LP bounds; {elapsed:.0f} s wall on this machine (2 shared cores), "
-      f"{args.workers} worker processes). Raw records: `paper000/episodes.csv`, `paper000/competitive_ratio.csv`.\n")
+      f"{args.workers} worker processes). Raw records: `reproduce_edge_cloud/episodes.csv`, `reproduce_edge_cloud/competitive_ratio.csv`.\n")
     w("**Two readings of the paper.** `*-paper-literal` presets follow the text word for word "
       "(m_j ∈ [0.001, 0.05] **hour**, the baselines' gang size = the trace's GPU count, the first release's "
       "horizons). The calibrated presets (`sim100` = `EdgeCloudML-v0`, `testbed`) depart where the literal "
@@ -508,15 +508,15 @@ def write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_see
       "unlimited cloud takes most jobs and all-cloud catches up with A_online: a property of the algorithm (it "
       "offloads when the edge is contended), reported, not hidden.\n")
     w(_pivot_md(gL, "load", POLICIES, d=2))
-    w("\n![load sweep](paper000/load_sweep.png)\n")
+    w("\n![load sweep](reproduce_edge_cloud/load_sweep.png)\n")
 
     w(f"## JCT rate vs number of jobs (Fig. 7; calibrated `sim100`, arrivals over {SWEEP_HORIZON} slots)\n")
     w("Total JCT ÷ SRTF's on the same seed (mean ± std over seeds); more jobs over the same span = more load.\n")
     w(_pivot_md(gJ, "J", SWEEP_POLICIES))
-    w("\n![JCT rate vs J](paper000/jct_rate_vs_J.png)\n")
+    w("\n![JCT rate vs J](reproduce_edge_cloud/jct_rate_vs_J.png)\n")
     w(f"## JCT rate vs number of edge servers (Fig. 8; J = 300 over {SWEEP_HORIZON} slots)\n")
     w(_pivot_md(gS, "S", SWEEP_POLICIES))
-    w("\n![JCT rate vs S](paper000/jct_rate_vs_S.png)\n")
+    w("\n![JCT rate vs S](reproduce_edge_cloud/jct_rate_vs_S.png)\n")
     pJ = df[df.sweep == "J"].groupby(["J", "policy"])["preemptions"].agg(["mean", "std"]).reset_index()
     w("## Preemptions (Figs 9-10)\n")
     w("A_online/A_online-E count chunk preemptions (a worker stops a started, unfinished chunk for another); "
@@ -525,7 +525,7 @@ def write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_see
     w("\n## Utilisation over time and makespan (Fig. 11)\n")
     w("Calibrated `sim100`, seed 0: submissions per 10 slots (top) and the fraction of edge workers busy "
       "(bottom).\n")
-    w("![utilisation](paper000/utilisation.png)\n")
+    w("![utilisation](reproduce_edge_cloud/utilisation.png)\n")
     w("| policy | makespan |")
     w("|---|---|")
     for p in ["aonline", "aonline-e", "srtf", "tiresias-l"]:
@@ -541,8 +541,8 @@ def write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_see
     w("|---" * (len(g.columns) + 1) + "|")
     for J, row in g.iterrows():
         w(f"| {J} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
-    w("\n![competitive ratio](paper000/competitive_ratio.png)\n")
-    (args.out / "paper000.md").write_text("\n".join(lines) + "\n")
+    w("\n![competitive ratio](reproduce_edge_cloud/competitive_ratio.png)\n")
+    (args.out / "reproduce_edge_cloud.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

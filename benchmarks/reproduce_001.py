@@ -1,10 +1,10 @@
 """Reproduce the evaluation of Han et al., "Online Scheduling Unbiased Distributed Learning over Wireless Edge
 Networks" (IEEE ICPADS 2021): Okita vs OASiS, DRF, FIFO (Figs. 4-14) on ``WirelessUDL``, on two readings of the paper.
 
-One command regenerates ``docs/results/paper001.md`` and the plots / CSV under ``docs/results/paper001/``::
+One command regenerates ``docs/results/reproduce_wireless_udl.md`` and the plots / CSV under ``docs/results/reproduce_wireless_udl/``::
 
     python benchmarks/reproduce_001.py --out docs/results     # full run (~20 CPU-minutes)
-    python benchmarks/reproduce_001.py --quick                # smoke run into runs/paper001-<time>/
+    python benchmarks/reproduce_001.py --quick                # smoke run into runs/reproduce_wireless_udl-<time>/
 
 Readings: ``default`` = ``WirelessUDL-v0`` (the bounded logistic reading of the paper's "Sigmoid" latency cost,
 the paper's Alg. 3 sampling); ``literal`` = ``WirelessUDL-paper-literal-v0`` (the printed exponential
@@ -182,15 +182,15 @@ def plot_bars(df, policies, path, key="objective", logy=True, title=None, ylabel
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=None, help="output folder (default: a fresh runs/paper001-<time>/); "
+    ap.add_argument("--out", default=None, help="output folder (default: a fresh runs/reproduce_wireless_udl-<time>/); "
                                                 "the tracked report is written only with --out docs/results")
     ap.add_argument("--quick", action="store_true", help="fewer seeds and sweep points (smoke run)")
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite the report and plots from the CSVs already in --out (no episodes run)")
     args = ap.parse_args(argv)
-    out = Path(args.out) if args.out else ROOT / "runs" / f"paper001-{datetime.now():%Y%m%d-%H%M%S}"
-    figdir = out / "paper001"
+    out = Path(args.out) if args.out else ROOT / "runs" / f"reproduce_wireless_udl-{datetime.now():%Y%m%d-%H%M%S}"
+    figdir = out / "reproduce_wireless_udl"
     figdir.mkdir(parents=True, exist_ok=True)
     q = args.quick
     if args.report_only:
@@ -198,7 +198,7 @@ def main(argv=None) -> int:
         od = pd.read_csv(figdir / "offline_opt.csv")
         wall = float((figdir / "wall_s.txt").read_text()) if (figdir / "wall_s.txt").exists() else 0.0
         write_report(df, od, out, figdir, wall, q)
-        print(f"rewrote {out.name}/paper001.md")
+        print(f"rewrote {out.name}/reproduce_wireless_udl.md")
         return 0
     seeds5 = range(2 if q else 5)
     seeds3 = range(1 if q else SWEEP_SEEDS)
@@ -257,7 +257,7 @@ def main(argv=None) -> int:
     od.to_csv(figdir / "offline_opt.csv", index=False)
     (figdir / "wall_s.txt").write_text(f"{wall:.1f}\n")
     write_report(df, od, out, figdir, wall, q)
-    print(f"wrote {out.name}/paper001.md ({wall:.0f} s)")
+    print(f"wrote {out.name}/reproduce_wireless_udl.md ({wall:.0f} s)")
     return 0
 
 
@@ -361,7 +361,7 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
     plot_bars(None, list(ALL), figdir / "literal_cost.png",
               title="Total cost per policy, literal reading (printed exponential cost)",
               groups={k: v for k, v in groups.items() if k.startswith("literal")})
-    L.append("![default](paper001/default_cost.png) ![literal](paper001/literal_cost.png)\n")
+    L.append("![default](reproduce_wireless_udl/default_cost.png) ![literal](reproduce_wireless_udl/literal_cost.png)\n")
     # ---- Okita vs the strongest others, per seed, complete sampling
     L.append("## Okita against greedy-min-cost, DRF and OASiS (`sampling: complete`), per seed\n")
     L.append("Reduction of Okita's total cost relative to each policy, 1 − okita/other, per seed 0-4.\n")
@@ -393,7 +393,7 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
     plot_bars(None, list(ALL), figdir / "fig5_testbed_makespan.png", key="makespan_slots", logy=False,
               title="Fig. 5: testbed makespan, 5 seeds", ylabel="makespan (slots)",
               groups={rd: tbs[rd] for rd in READINGS})
-    L.append("\n![fig4](paper001/fig4_testbed_cost.png) ![fig5](paper001/fig5_testbed_makespan.png)\n")
+    L.append("\n![fig4](reproduce_wireless_udl/fig4_testbed_cost.png) ![fig5](reproduce_wireless_udl/fig5_testbed_makespan.png)\n")
     # ---- ratio
     L.append("## Figs. 7-8: performance ratio to the offline optimum (small instances)\n")
     L.append("OPT = the offline MILP of program (2) (HiGHS, 60 s per instance), on the `tiny` preset (3 sites, 3 "
@@ -415,7 +415,7 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
             unit = "number of sites R (count)" if k == "R" else "number of jobs I (count)"
             plot_lines(x, ALL, unit, figdir / f"fig7_ratio_{k}_{rd}.png", key="ratio", logy=False,
                        title=f"Figs. 7-8 ({rd} reading): cost / OPT vs {k}", ylabel="cost / OPT [-]")
-            L.append(f"![ratio {k} {rd}](paper001/fig7_ratio_{k}_{rd}.png)\n")
+            L.append(f"![ratio {k} {rd}](reproduce_wireless_udl/fig7_ratio_{k}_{rd}.png)\n")
     # ---- sweeps
     labels = {"sites": ("number of sites R (count)", "9"), "jobs": ("number of jobs I (count)", "10"),
               "horizon": ("horizon T (slots; I = 100 arrivals in T slots)", "10b")}
@@ -430,7 +430,7 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
             L.append(table(x, ALL))
             plot_lines(x, ALL, lab, figdir / f"fig{fig}_{e}_{rd}.png", relative_to="okita",
                        title=f"Fig. {fig} ({rd} reading): total cost relative to Okita")
-            L.append(f"![fig{fig} {rd}](paper001/fig{fig}_{e}_{rd}.png)\n")
+            L.append(f"![fig{fig} {rd}](reproduce_wireless_udl/fig{fig}_{e}_{rd}.png)\n")
     for e, fig, lab in (("alpha", "11", "α1:α2"), ("beta", "12", "β1,β2,β3")):
         L.append(f"## Fig. {fig}: Okita's total cost vs {lab}, {SWEEP_SEEDS} seeds\n")
         L.append(f"| {lab} | default reading | literal reading |\n|---|---|---|")
@@ -446,7 +446,7 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
         L.append(table(sh, ALL))
         plot_lines(sh, ALL, "latency cost shape (name)", figdir / f"fig14_shapes_{rd}.png", relative_to="okita",
                    title=f"Fig. 14 ({rd} reading): total cost relative to Okita")
-        L.append(f"![fig14 {rd}](paper001/fig14_shapes_{rd}.png)\n")
+        L.append(f"![fig14 {rd}](reproduce_wireless_udl/fig14_shapes_{rd}.png)\n")
     # ---- running time
     L.append("## Fig. 13: Okita's running time\n")
     L.append("| jobs I (R = 50) | default reading: wall time per episode (s) | literal reading (s) |\n|---|---|---|")
@@ -464,9 +464,9 @@ def write_report(df, od, out: Path, figdir: Path, wall: float, quick: bool) -> N
             L.append(f"    * *{rd} reading*: {claims[rd][i][1]}")
     L.append("\nNot attributable: Fig. 6 (training accuracy on the Kubernetes testbed) has no simulation "
              "counterpart.\n")
-    L.append("Records: `paper001/records.csv` (one row per episode; `reading` and `x` tag the experiment), "
-             "`paper001/offline_opt.csv` (MILP optima).\n")
-    (out / "paper001.md").write_text("\n".join(L) + "\n")
+    L.append("Records: `reproduce_wireless_udl/records.csv` (one row per episode; `reading` and `x` tag the experiment), "
+             "`reproduce_wireless_udl/offline_opt.csv` (MILP optima).\n")
+    (out / "reproduce_wireless_udl.md").write_text("\n".join(L) + "\n")
 
 
 def _mark(ok: bool) -> str:

@@ -1,7 +1,7 @@
 """Reproduce the evaluation of Zhang et al. (ToN 2023), Sec. V (O4A / DO4A vs OnDisc, Random, Upper Bound) on both
 readings of its presets.
 
-One command regenerates ``docs/results/paper003.md`` and the plots under ``docs/results/paper003/``::
+One command regenerates ``docs/results/reproduce_edge_utility.md`` and the plots under ``docs/results/reproduce_edge_utility/``::
 
     python benchmarks/reproduce_003.py --update-docs   # full run (5 seeds on the testbed presets)
     python benchmarks/reproduce_003.py --quick         # smoke run (fewer seeds, loads and jobs)
@@ -160,7 +160,7 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
     w("Paper: C. Zhang et al., \"Online Approximation Scheme for Scheduling Heterogeneous Utility Jobs in Edge "
       "Computing\", IEEE/ACM Transactions on Networking, 2023.\n")
     w(f"Regenerate: `{cmd}` ({len(df)} episodes, {wall:.0f} s wall on this machine, 2 shared cores, {workers} "
-      f"worker processes). Raw records: `paper003/results.csv`. Release times: {', '.join(src)}. Server "
+      f"worker processes). Raw records: `reproduce_edge_utility/results.csv`. Release times: {', '.join(src)}. Server "
       "disciplines: O4A/DO4A `o4a` (ε = 0.02, α = 102, β = 0.8), OnDisc `srpt`, Random `hpu`, all-edge / "
       "all-cloud `fifo`.\n")
     w("**Two readings**. `*-paper-literal` = the first release: `testbed-paper-literal` runs the "
@@ -284,7 +284,7 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
             w(f"| {L:g} | " + " | ".join(f"{row[c]:.2f}" for c in cols) + f" | {row.max() / row['random']:.3f} |")
         _plot(g[cols], "utilisation (ratio; workload.load)", "average utility per job [-]",
               fig_dir / "load_sweep_testbed.png", title="testbed: average utility per job vs utilisation")
-        w("\n![load sweep](paper003/load_sweep_testbed.png)\n")
+        w("\n![load sweep](reproduce_edge_utility/load_sweep_testbed.png)\n")
     if not sl.empty:
         w("## The paper's 20-200 jobs/s sweep as utilisation 0.2-2.0 (`sim300`, no cloud, seed 0)\n")
         cols = [c for c in ["o4a", "do4a", "do4a-k1", "ondisc", "random"] if c in sl.columns]
@@ -294,7 +294,7 @@ def report(df: pd.DataFrame, out_md: Path, fig_dir: Path, cmd: str, wall: float,
             w(f"| {L:g} (≙ {100 * L:g}) | " + " | ".join(f"{row[c]:.2f}" for c in cols) + " |")
         _plot(sl[cols], "utilisation (ratio; ≙ the paper's jobs/s / 100)", "average utility per job [-]",
               fig_dir / "sim300_load.png", title="sim300 (no cloud, seed 0): average utility per job vs utilisation")
-        w("\n![sim300 load](paper003/sim300_load.png)\n")
+        w("\n![sim300 load](reproduce_edge_utility/sim300_load.png)\n")
         w("Read literally, 20-200 jobs/s on 300 Table I devices (≈ 3340 jobs/s of capacity) is a utilisation of "
           "0.006-0.06: every policy sits at the Upper Bound. Episodes of 1000 jobs (3 per server) are short at "
           "this scale: results at utilisation ≤ 1 are close to the bound for every policy.\n")
@@ -335,17 +335,17 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     ap.add_argument("--out", default=str(ROOT / "runs" / time.strftime("reproduce_003-%Y%m%d-%H%M%S")),
                     help="output folder (default: a fresh runs/reproduce_003-<time>)")
-    ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/paper003.md")
+    ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/reproduce_edge_utility.md")
     ap.add_argument("--report-only", type=float, metavar="WALL_S",
                     help="re-render the report from the saved results.csv (WALL_S: the run's wall time)")
     args = ap.parse_args(argv)
     out = ROOT / "docs" / "results" if args.update_docs else Path(args.out)
-    fig_dir = out / "paper003"
+    fig_dir = out / "reproduce_edge_utility"
     fig_dir.mkdir(parents=True, exist_ok=True)
     cmd = "python benchmarks/reproduce_003.py" + (" --quick" if args.quick else "") + " --update-docs"
     if args.report_only is not None:
         df = pd.read_csv(fig_dir / "results.csv")
-        report(df, out / "paper003.md", fig_dir, cmd, args.report_only, args.workers)
+        report(df, out / "reproduce_edge_utility.md", fig_dir, cmd, args.report_only, args.workers)
         return 0
     tasks = _tasks(args.quick, args.seeds)
     print(f"[reproduce_003] {len(tasks)} episodes on {args.workers} workers", flush=True)
@@ -358,8 +358,8 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - t0
     df = pd.DataFrame(recs)
     df.to_csv(fig_dir / "results.csv", index=False)
-    report(df, out / "paper003.md", fig_dir, cmd, wall, args.workers)
-    print(f"[reproduce_003] done in {wall:.0f} s -> {out / 'paper003.md'}")
+    report(df, out / "reproduce_edge_utility.md", fig_dir, cmd, wall, args.workers)
+    print(f"[reproduce_003] done in {wall:.0f} s -> {out / 'reproduce_edge_utility.md'}")
     return 0
 
 

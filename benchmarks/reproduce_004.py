@@ -1,7 +1,7 @@
 """Reproduce the evaluation of Zhou et al., "Online Scheduling Algorithm for Heterogeneous Distributed Machine
 Learning Jobs" (IEEE TCC 2023): A_online vs FIFO, DRF, AntMan, Tiresias (Sec. 7, Figs. 2-12) on the HeteroML family.
 
-One command regenerates ``docs/results/paper004.md`` and the plots / CSV under ``docs/results/paper004/``::
+One command regenerates ``docs/results/reproduce_hetero_ml.md`` and the plots / CSV under ``docs/results/reproduce_hetero_ml/``::
 
     python benchmarks/reproduce_004.py --out docs/results     # full run (writes the tracked report)
     python benchmarks/reproduce_004.py --quick                # fewer sweep points (closing tables: --seeds 5)
@@ -277,7 +277,7 @@ def sweep_table(df, exp, arch, col="objective"):
 
 
 def report(df: pd.DataFrame, out: Path, quick: bool, wall: float) -> str:
-    figdir = out / "paper004"
+    figdir = out / "reproduce_hetero_ml"
     figdir.mkdir(parents=True, exist_ok=True)
     df.to_csv(figdir / "results.csv", index=False)
     L = []
@@ -358,15 +358,15 @@ def report(df: pd.DataFrame, out: Path, quick: bool, wall: float) -> str:
         for arch in ("ps", "ra"):
             png = f"{exp}_{arch}.png"
             plot_sweep(df, exp, arch, "Σ w_j c_j (weight × slots)", figdir / png)
-            L.append(f"**{arch.upper()}**\n\n" + sweep_table(df, exp, arch) + f"\n\n![{exp} {arch}](paper004/{png})\n")
+            L.append(f"**{arch.upper()}**\n\n" + sweep_table(df, exp, arch) + f"\n\n![{exp} {arch}](reproduce_hetero_ml/{png})\n")
     sweeps_present = (df.exp == "F").any()
     if sweeps_present:
         L.append("## Fig. 4: A_online's objective vs F (PS, paper-literal preset)\n")
         plot_sweep(df, "F", "ps", "Σ w_j c_j (weight × slots)", figdir / "F.png")
-        L.append(sweep_table(df, "F", "ps") + "\n\n![F](paper004/F.png)\n")
+        L.append(sweep_table(df, "F", "ps") + "\n\n![F](reproduce_hetero_ml/F.png)\n")
         L.append("## Fig. 11 / Fig. 12: A_maxweight's scheduled weight (one call, deadline 150, empty cluster, all jobs)\n")
         plot_sweep(df, "mw_F", "ps", "scheduled weight (weight)", figdir / "mw_F.png", col="weight", logy=False)
-        L.append("vs F (PS):\n\n" + sweep_table(df, "mw_F", "ps", "weight") + "\n\n![mwF](paper004/mw_F.png)\n")
+        L.append("vs F (PS):\n\n" + sweep_table(df, "mw_F", "ps", "weight") + "\n\n![mwF](reproduce_hetero_ml/mw_F.png)\n")
         for arch in ("ps", "ra"):
             L.append(f"vs H ({arch.upper()}):\n\n" + sweep_table(df, "mw_servers", arch, "weight") + "\n")
         L.append("## Fig. 8: A_maxweight vs Jain et al.'s greedy (one batch, deadline 150, empty cluster, PS)\n")
@@ -389,10 +389,10 @@ def report(df: pd.DataFrame, out: Path, quick: bool, wall: float) -> str:
             L.append(f"**{arch.upper()}**\n\n" + sweep_table(df, "types", arch) + "\n")
         L.append("## Fig. 10: objective vs the maximum number of workers per job (PS)\n")
         plot_sweep(df, "workers", "ps", "Σ w_j c_j (weight × slots)", figdir / "workers.png")
-        L.append(sweep_table(df, "workers", "ps") + "\n\n![workers](paper004/workers.png)\n")
+        L.append(sweep_table(df, "workers", "ps") + "\n\n![workers](reproduce_hetero_ml/workers.png)\n")
         L.append("## Extra: offered load (kappa = total capacity / total ideal demand of the calibration jobs), PS\n")
         plot_sweep(df, "load", "ps", "Σ w_j c_j (weight × slots)", figdir / "load.png")
-        L.append(sweep_table(df, "load", "ps") + "\n\n![load](paper004/load.png)\n")
+        L.append(sweep_table(df, "load", "ps") + "\n\n![load](reproduce_hetero_ml/load.png)\n")
         L.append("## LP lower bound (HiGHS) on the small presets: A_online / LP\n")
         L.append("The LP bound relaxes the paper's program (2)/(15): non-preemptive schedules with a fixed worker count "
                  "per job. It bounds A_online (every form), FIFO, `drf-static`, `earliest`, `single-worker`, `random` and "
@@ -509,7 +509,7 @@ def report(df: pd.DataFrame, out: Path, quick: bool, wall: float) -> str:
         L.append(f"| {c} | **{s}** | {why} |")
     L.append("")
     text = "\n".join(L) + "\n"
-    (out / "paper004.md").write_text(text)
+    (out / "reproduce_hetero_ml.md").write_text(text)
     return text
 
 
@@ -548,7 +548,7 @@ def main(argv=None):
             df["x"] = np.nan
         df["x"] = [(_num(v)) for v in df["x"]]
         report(df, out, a.quick, float(df.attrs.get("wall", 0.0)))
-        print(f"wrote {out / 'paper004.md'} from {a.from_csv}")
+        print(f"wrote {out / 'reproduce_hetero_ml.md'} from {a.from_csv}")
         return
     T = tasks(a.quick, a.seeds, not a.no_sweeps)
     if a.policies:
@@ -567,7 +567,7 @@ def main(argv=None):
     order = sorted(range(len(T)), key=lambda i: -weight(T[i]))
     if a.in_order:  # the list order (closing tables first, the calibrated default first): partial results usable
         order = list(range(len(T)))
-    part = out / "paper004" / "results.partial.jsonl"
+    part = out / "reproduce_hetero_ml" / "results.partial.jsonl"
     part.parent.mkdir(parents=True, exist_ok=True)
     part.write_text("")
     res = []
@@ -580,7 +580,7 @@ def main(argv=None):
                 fh.write(json.dumps(r, default=_json_default) + "\n")
     df = pd.DataFrame(res)
     report(df, out, a.quick, time.time() - t0)
-    print(f"wrote {out / 'paper004.md'} ({len(df)} runs, {(time.time() - t0) / 60:.1f} min)")
+    print(f"wrote {out / 'reproduce_hetero_ml.md'} ({len(df)} runs, {(time.time() - t0) / 60:.1f} min)")
 
 
 if __name__ == "__main__":

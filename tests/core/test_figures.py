@@ -154,8 +154,8 @@ def test_reproduce_000_figures_pass_the_check(tmp_path):
     import pandas as pd
 
     r0 = _script("reproduce_000")
-    df = pd.read_csv(ROOT / "docs" / "results" / "paper000" / "episodes.csv")
-    cr = pd.read_csv(ROOT / "docs" / "results" / "paper000" / "competitive_ratio.csv")
+    df = pd.read_csv(ROOT / "docs" / "results" / "reproduce_edge_cloud" / "episodes.csv")
+    cr = pd.read_csv(ROOT / "docs" / "results" / "reproduce_edge_cloud" / "competitive_ratio.csv")
     t = np.arange(0.0, 100.0, 10.0)
     util = {"arrivals": np.linspace(0, 90, 40)}
     for k, p in enumerate(["aonline", "aonline-e", "srtf", "tiresias-l"]):

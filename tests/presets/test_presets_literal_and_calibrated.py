@@ -2,8 +2,8 @@
 
 * the ``*-paper-literal`` presets reproduce the first release's numbers exactly (regression, one seed);
 * the calibrated defaults are not degenerate (A_online well ahead of the trivial policies; EdgeUtility's
-  policies separate), checked on short episodes (the full-length tables are in docs/results/paper000.md
-  and paper003.md);
+  policies separate), checked on short episodes (the full-length tables are in docs/results/reproduce_edge_cloud.md
+  and reproduce_edge_utility.md);
 * ``load`` is offered utilisation, the m_j unit and the baselines' gang size are config, fallbacks count
   every job with no qualified edge worker, Table I estimates, consistent delay scaling, and a preemption
   is counted only when the displaced job had run.
@@ -78,7 +78,7 @@ def test_edgeutility_default_separates_policies():
     cfg = {"workload": {"num_jobs": 600}}
     util = {p: run_episode("EdgeUtility-v0", p, 0, cfg)["total_utility"] for p in ("o4a", "do4a", "ondisc", "random")}
     best = max(util.values())
-    assert best >= 1.04 * util["random"], util  # >= 10% on the full 2000-job episodes (paper003.md)
+    assert best >= 1.04 * util["random"], util  # >= 10% on the full 2000-job episodes (reproduce_edge_utility.md)
     assert max(util.values()) / min(util.values()) > 1.01, util
 
 

@@ -108,7 +108,7 @@ def test_aonline_beats_random_and_all_cloud_on_small_paper_instances(seed):
     """The competitive-ratio experiment's instances (small jobs, edge close, cloud far): the edge matters.
 
     (On ``testbed``/``sim100`` with the paper's parameter ranges, all-cloud is within a few % of A_online and
-    can beat it: see docs/results/paper000.md, "Why the magnitudes differ".)"""
+    can beat it: see docs/results/reproduce_edge_cloud.md, "Why the magnitudes differ".)"""
     from edgegym.agents.baselines.edge_cloud import AllCloud
     from edgegym.agents.policy import RandomPolicy
 

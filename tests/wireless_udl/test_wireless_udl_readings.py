@@ -239,7 +239,7 @@ def test_default_trivial_policies_not_within_2pct_of_the_reference(default_costs
 @pytest.mark.parametrize("policy, objective", [("okita", 161727.48665871323), ("greedy-min-cost", 161260.35353306058)])
 def test_previous_default_is_reproduced(policy, objective):
     """``WirelessUDL-sim-exp-proportional-v0`` is the default before the bounded-cost release, numbers included
-    (seed 0, as recorded by that release's reproduction, docs/results/paper001/records.csv)."""
+    (seed 0, as recorded by that release's reproduction, docs/results/reproduce_wireless_udl/records.csv)."""
     rec = run_episode("WirelessUDL-sim-exp-proportional-v0", policy, 0)
     assert rec["objective"] == pytest.approx(objective, rel=1e-9)
 
