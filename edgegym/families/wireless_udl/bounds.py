@@ -118,8 +118,7 @@ def offline_bound(env, *, time_limit_s: float = 10.0, milp_max_jobs: int = MILP_
     inst, sim = getattr(env, "inst", None), getattr(env, "sim", None)
     if inst is None or sim is None:
         raise ValueError("offline_bound needs an env after reset(seed=...): it has no instance yet")
-    cap = sim.cap_slot if sim.mode == "replan" else None
-    per_job = job_bounds(inst, sim.offset, cap)
+    per_job = job_bounds(inst, sim.offset, sim.cap_slot)  # the cap in either mode: a policy may run in replan mode
     parts = {"per-job": float(per_job.sum()), "MILP": math.nan}
     if inst.num_jobs <= int(milp_max_jobs):
         from .offline import offline_optimum
