@@ -57,19 +57,21 @@ def build(num_jobs: int | None, servers: int, load: float, cluster: str | None, 
     p0 = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau0, p.env.speed, p.env.slotted)
     work = float(np.sum(jobs.num_chunks * p0))
     horizon = work / (cl.num_workers * load)
+    del p, cl, jobs, tau0, p0  # one job table at a time (its upload-delay table is jobs x servers)
     return instance(horizon)
 
 
 def replay(num_jobs: int | None = None, servers: int = 100, load: float = 1.0, cluster: str | None = None,
-           seed: int = 0, policy: str = "aonline", preset: str = "sim100") -> dict:
-    """Build and replay; returns timings (s), counts and the episode metrics."""
+           seed: int = 0, policy: str = "aonline", preset: str = "sim100", keep_schedule: bool = False) -> dict:
+    """Build and replay; returns timings (s), counts and the episode metrics. ``keep_schedule``: keep the executed
+    schedule whole (the env's default; memory then grows with the history) instead of what the metrics need."""
     from edgegym.agents.registry import make_policy
 
     from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
 
     t0 = time.perf_counter()
     preset, cl, jobs = build(num_jobs, servers, load, cluster, seed, preset)
-    env = EdgeCloudMLEnv(preset, instance=(cl, jobs))
+    env = EdgeCloudMLEnv(preset, instance=(cl, jobs), keep_schedule=keep_schedule)
     pol = make_policy(policy, env, seed)
     obs, _ = env.reset(seed=seed)
     pol.reset(seed)

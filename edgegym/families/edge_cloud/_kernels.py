@@ -366,13 +366,14 @@ def place_edge(j, used, counts, r, rho_w, key_j, p0, D, cand_q, cand_a2n, c0, wo
 
 
 @njit
-def update_jobs(jobs_, nj, offsets, end, job_end, partials, npart, hk, hs, hi, cnt):
-    """Recompute ``job_end`` of ``jobs_[:nj]`` from their chunks; keep the exact running sum of ``job_end``
-    (``partials[:npart]``, returned new length) and push changed ends on the completion heap."""
+def update_jobs(jobs_, nj, offsets, base, end, job_end, partials, npart, hk, hs, hi, cnt):
+    """Recompute ``job_end`` of ``jobs_[:nj]`` from their chunks (job ``a``'s in slots ``offsets[a] - base`` to
+    ``offsets[a + 1] - base``); keep the exact running sum of ``job_end`` (``partials[:npart]``, returned new length)
+    and push changed ends on the completion heap."""
     for m in range(nj):
         a = jobs_[m]
         mx = -INF
-        for c in range(offsets[a], offsets[a + 1]):
+        for c in range(offsets[a] - base, offsets[a + 1] - base):
             if end[c] > mx:
                 mx = end[c]
         old = job_end[a]
@@ -588,6 +589,91 @@ def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_
             os_[m] = s
             oe[m] = e
     return oj[: m + 1], os_[: m + 1], oe[: m + 1]
+
+
+# ------------------------------------------------------------------------------------------ bounded history
+# With ``keep_schedule=False`` the simulator keeps per-chunk state in a window of slots (slot = chunk id - base)
+# and consumes the executed log as it goes: the rows of finished jobs become A_ps's per-job running intervals, the
+# busy time and the run counts (for the preemptions); nothing else of the executed schedule is kept.
+FL_RUNS, FL_RAN, FL_IV, FL_BUSY = 0, 1, 2, 3  # indices into ``fl``: edge runs, chunks that ran, intervals, partials
+
+
+@njit
+def init_slots(j, c0, D, inv, chunk_job, inv_d, worker, end, rem, key, seq, ran):
+    """Fresh state for job ``j``'s ``D`` chunks in slots ``c0..c0+D-1`` (a slot may have held an earlier chunk)."""
+    for c in range(c0, c0 + D):
+        chunk_job[c] = j
+        inv_d[c] = inv
+        worker[c] = -2
+        end[c] = INF
+        rem[c] = 0.0
+        key[c] = 0.0
+        seq[c] = 0
+        ran[c] = False
+
+
+@njit
+def flush_log(T, lw, ls, le, lc, cnt, llast, chunk_job, job_end, ran, busy, fl, iv_j, iv_s, iv_e):
+    """Consume the log rows of the jobs finished by ``T`` (``job_end <= T``; every run before ``T`` is logged, so
+    those jobs' rows are all there and final): their edge runs are counted (``fl[FL_RUNS]``, and in
+    ``fl[FL_RAN]`` the chunks with a first run, marked in ``ran``), their durations added exactly to the partials
+    ``busy[:fl[FL_BUSY]]``, and each job's rows (edge runs and cloud rows, ``lw = -1``) merged into maximal running
+    intervals exactly as :func:`job_intervals`, appended to ``iv_j/iv_s/iv_e`` from ``fl[FL_IV]`` (room for every
+    row needed). The other rows are kept, in order, at the front of the log; ``llast`` follows them (-1 for a
+    consumed row: its chunk has finished and never runs again)."""
+    n = cnt[LOG_N]
+    js = np.empty(n, np.int64)
+    ss = np.empty(n, np.float64)
+    es = np.empty(n, np.float64)
+    newidx = np.empty(n, np.int64)
+    nd = 0
+    m = 0
+    nb = fl[FL_BUSY]
+    for i in range(n):
+        c = lc[i]
+        j = chunk_job[c]
+        if job_end[j] <= T:
+            js[nd] = j
+            ss[nd] = ls[i]
+            es[nd] = le[i]
+            nd += 1
+            newidx[i] = -1
+            if lw[i] >= 0:
+                nb = msum_add(busy, nb, le[i] - ls[i])
+                fl[FL_RUNS] += 1
+                if not ran[c]:
+                    ran[c] = True
+                    fl[FL_RAN] += 1
+        else:
+            lw[m] = lw[i]
+            ls[m] = ls[i]
+            le[m] = le[i]
+            lc[m] = c
+            newidx[i] = m
+            m += 1
+    fl[FL_BUSY] = nb
+    cnt[LOG_N] = m
+    for w in range(llast.size):
+        if llast[w] >= 0:
+            llast[w] = newidx[llast[w]]
+    # sort by (job, start, end), ties in log order (stable sorts, least significant key first), then merge
+    o = np.argsort(es[:nd], kind="mergesort")
+    o = o[np.argsort(ss[o], kind="mergesort")]
+    o = o[np.argsort(js[o], kind="mergesort")]
+    k = fl[FL_IV] - 1
+    first = k + 1
+    for q in range(nd):
+        i = o[q]
+        j, s, e = js[i], ss[i], es[i]
+        if k >= first and iv_j[k] == j and s <= iv_e[k] + TOL:
+            if e > iv_e[k]:
+                iv_e[k] = e
+        else:
+            k += 1
+            iv_j[k] = j
+            iv_s[k] = s
+            iv_e[k] = e
+    fl[FL_IV] = k + 1
 
 
 # ------------------------------------------------------------------------------------------ observation
@@ -936,9 +1022,9 @@ def check_counts(counts, worker_type, wt, delay_row, worker_server, r, used, rho
 
 
 @njit
-def after_place(jobs_, nj, offsets, end, job_end, partials, npart, hk, hs, hi, cnt, arr_partials, narr, r):
+def after_place(jobs_, nj, offsets, base, end, job_end, partials, npart, hk, hs, hi, cnt, arr_partials, narr, r):
     """:func:`update_jobs`, then ``r`` added to the exact running sum of arrivals; returns both new lengths."""
-    npart = update_jobs(jobs_, nj, offsets, end, job_end, partials, npart, hk, hs, hi, cnt)
+    npart = update_jobs(jobs_, nj, offsets, base, end, job_end, partials, npart, hk, hs, hi, cnt)
     return npart, msum_add(arr_partials, narr, r)
 
 

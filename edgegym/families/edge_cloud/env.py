@@ -170,6 +170,12 @@ class EdgeCloudMLEnv(gym.Env):
         render_mode: ``None`` or ``"rgb_array"`` (a Gantt chart of the edge workers, needs ``edgegym[plot]``).
         info_details: add ``info["alpha"]`` (the job's per-chunk dual values, length D_j) to each step's info;
             off by default so that every info value has a fixed shape (vector envs).
+        keep_schedule: keep the executed schedule of the whole episode (default), for rendering, the utilisation
+            series of :meth:`episode_series` and the simulator's ``segments()``. ``False``: memory bounded by the
+            jobs in the system instead of the history (long trace replays): the simulator keeps only what the
+            metrics and A_ps need (see :class:`~.simulator.PaperSimulator`); every decision, reward and metric is
+            the same, except ``utilisation``, whose busy time is then summed exactly (it may differ from the
+            NumPy sum in the last digit), and an empty utilisation series. Not with ``render_mode``.
 
     Observation: ``Box`` float32 of ``job features | (S_max+1) server rows × 8 | 5 global features``
     (padded rows are zero and masked). Action: ``server_proportions`` Box(0, 1, (S_max+1,)) or
@@ -185,8 +191,12 @@ class EdgeCloudMLEnv(gym.Env):
         instance: tuple[Cluster, JobSet] | None = None,
         render_mode: str | None = None,
         info_details: bool = False,
+        keep_schedule: bool = True,
     ) -> None:
         super().__init__()
+        self.keep_schedule = bool(keep_schedule)
+        if render_mode is not None and not self.keep_schedule:
+            raise ValueError(f"render_mode {render_mode!r} draws the executed schedule: it needs keep_schedule=True")
         #: add the variable-length ``info["alpha"]`` (one dual value per chunk) to each step's info (off: every
         #: info value has a fixed shape, as vector envs need; ``alpha_sum`` is always there)
         self.info_details = bool(info_details)
@@ -260,7 +270,8 @@ class EdgeCloudMLEnv(gym.Env):
                     "cluster has no cloud: the job could never run"
                 )
         ps_rng = np.random.default_rng(rng.integers(2**63))
-        self.sim = PaperSimulator(cl, jobs, speed=self.preset.env.speed, slotted=self.preset.env.slotted, rng=ps_rng)
+        self.sim = PaperSimulator(cl, jobs, speed=self.preset.env.speed, slotted=self.preset.env.slotted, rng=ps_rng,
+                                  keep_schedule=self.keep_schedule)
         order = np.empty(cl.num_workers, dtype=np.int64)
         order[np.lexsort((np.arange(cl.num_workers), cl.worker_server))] = np.arange(cl.num_workers)
         self._order = order
@@ -360,6 +371,9 @@ class EdgeCloudMLEnv(gym.Env):
             if self.discipline == "paper":
                 self._outcome = self.sim.drain()
             metrics = episode_metrics(self.jobs.arrival_slots, self._outcome, self.cluster.num_workers)
+            if self.discipline == "paper" and not self.keep_schedule:  # no segments: the busy time kept
+                busy, W = self.sim.busy_time, self.cluster.num_workers
+                metrics["utilisation"] = float(busy / (W * metrics["makespan"])) if W and metrics["makespan"] > 0 else 0.0
             metrics["objective"] = metrics["total_jct"]
             metrics["fallbacks"] = self._fallbacks + int(self._outcome.extra.get("fallbacks", 0))
             metrics["illegal_actions"] = self._illegal
@@ -672,6 +686,8 @@ class EdgeCloudMLEnv(gym.Env):
         "sim._job_type", "sim._D_list", "sim._r_list", "sim._p0_list", "sim._p1_list", "sim._dc_list",
         "sim._wt_list", "sim._off_list", "sim._no_workers",
     )
+    #: the same without the per-chunk tables that are per-slot state with ``keep_schedule=False``
+    _FORK_SHARED_BOUNDED = tuple(a for a in _FORK_SHARED if a not in ("sim.chunk_job", "sim._inv_d"))
     #: the simulator attributes among them (a resampled fork's simulator shares them with its parent's)
     _SIM_SHARED = frozenset(a[4:] for a in _FORK_SHARED if a.startswith("sim."))
     #: simulator attributes computed from the job table alone (rebuilt for a resampled future)
@@ -680,10 +696,9 @@ class EdgeCloudMLEnv(gym.Env):
         "_D_list", "_r_list", "_p0_list", "_p1_list", "_dc_list", "_wt_list", "_off_list", "_served",
     })
     #: simulator arrays with one entry per chunk (the chunks of the jobs placed so far are kept)
-    _SIM_PER_CHUNK = frozenset({"chunk_worker", "chunk_rho", "chunk_key", "chunk_seq", "chunk_end", "_rem",
-                                "chunk_alpha"})
+    _SIM_PER_CHUNK = frozenset(PaperSimulator.PER_CHUNK)
     #: simulator arrays with one entry per job (the jobs arrived so far are kept)
-    _SIM_PER_JOB = frozenset({"job_end", "job_zeta", "job_edge_chunks", "job_cloud_chunks", "_keys"})
+    _SIM_PER_JOB = frozenset(PaperSimulator.PER_JOB)
     #: every simulator attribute built from the job table (a resampled fork rebuilds them on its spliced table)
     _SIM_JOB_PARTS = _SIM_FROM_JOBS | _SIM_PER_CHUNK | _SIM_PER_JOB
 
@@ -708,7 +723,8 @@ class EdgeCloudMLEnv(gym.Env):
             copies = {"sim": _share}
         else:
             copies = self._fork_copies()
-        return fork_env(self, seed=seed, future=future, shared=self._FORK_SHARED,
+        shared = self._FORK_SHARED if self.keep_schedule else self._FORK_SHARED_BOUNDED
+        return fork_env(self, seed=seed, future=future, shared=shared,
                         resample=type(self)._resample_future, copies=copies)
 
     def _redraws_future(self) -> bool:
@@ -726,7 +742,7 @@ class EdgeCloudMLEnv(gym.Env):
         if sim is None:
             return {}
         n_log = int(sim._cnt[0])
-        n_chunks = int(sim.offsets[min(self._k, self.jobs.num_jobs)])
+        n_chunks = sim._chunks_in_use()
         out = {f"sim.{a}": (lambda v, env, n=n_log: prefix_copy(v, n)) for a in ("_lw", "_ls", "_le", "_lc")}
         out.update({f"sim.{a}": (lambda v, env, n=n_chunks: prefix_copy(v, n))
                     for a in ("chunk_rho", "chunk_key", "chunk_seq", "_rem", "chunk_alpha")})
@@ -762,11 +778,7 @@ class EdgeCloudMLEnv(gym.Env):
             if name not in from_jobs:
                 setattr(fresh, name, v if name in shared else fast_copy(v, memo))
         fresh._init_jobs(jobs)
-        n0 = int(old.offsets[k])  # chunks of the jobs placed so far: their state is the parent's
-        for name in self._SIM_PER_CHUNK:
-            getattr(fresh, name)[:n0] = getattr(old, name)[:n0]
-        for name in self._SIM_PER_JOB:
-            getattr(fresh, name)[: k + 1] = getattr(old, name)[: k + 1]
+        fresh._adopt_placed(old, k)  # the chunks and jobs placed so far: their state is the parent's
         self.sim, self.jobs = fresh, jobs
         self._prepare_buffers()
         if self.discipline != "paper":

@@ -54,6 +54,8 @@ __all__ = [
 ]
 
 _TOL = 1e-9
+_WIN_MIN = 1 << 16  # initial slots of the per-chunk window (keep_schedule=False); grown on demand
+_FLUSH_MIN = 1 << 16  # log rows that trigger a consumption of the log (keep_schedule=False)
 _INF = math.inf
 _K = None  # the kernel module, imported on first use (keeps ``import edgegym`` free of Numba)
 
@@ -120,7 +122,19 @@ class PaperSimulator:
         slotted: round processing times up to whole slots (the paper's integer-slot
             schedule; needed by the time-indexed lower bound).
         rng: generator for A_ps's random PS choices (the only random draw of the simulator).
+        keep_schedule: keep the executed schedule whole (``segments()``, ``chunk_segments()``, ``worker_log``,
+            rendering) and every chunk's state for the whole episode (``chunk_end``, ``chunk_alpha``, ... indexed
+            by chunk id). ``False``: memory bounded by the jobs in the system, not by the history: per-chunk state
+            lives in a window of slots (slot = chunk id − ``chunk_base``; the chunks of the jobs that still have a
+            chunk queued, or a run not yet consumed), and the executed log is consumed as jobs finish into what
+            the metrics and A_ps need: each job's running intervals (about two per job), the number of runs per
+            chunk (for the preemptions) and the exact busy time (``busy_time``). Every decision, completion time,
+            Φ, reward and A_ps draw is identical to ``True`` (tested).
     """
+
+    #: per-chunk state arrays (entries of unplaced chunks unused) and per-job state arrays
+    PER_CHUNK = ("chunk_worker", "chunk_rho", "chunk_key", "chunk_seq", "chunk_end", "_rem", "chunk_alpha")
+    PER_JOB = ("job_end", "job_zeta", "job_edge_chunks", "job_cloud_chunks", "_keys")
 
     def __init__(
         self,
@@ -130,6 +144,7 @@ class PaperSimulator:
         speed: float = 1.0,
         slotted: bool = False,
         rng: np.random.Generator | None = None,
+        keep_schedule: bool = True,
     ) -> None:
         if jobs.num_edge_servers != cluster.num_edge_servers:
             raise ValueError(
@@ -141,6 +156,11 @@ class PaperSimulator:
         self.speed = float(speed)
         self.slotted = bool(slotted)
         self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.keep_schedule = bool(keep_schedule)
+        #: chunk id of slot 0 of the per-chunk arrays (always 0 with ``keep_schedule``)
+        self.chunk_base = 0
+        n_chunks = int(np.sum(jobs.num_chunks))
+        self._win_cap = n_chunks if self.keep_schedule else min(n_chunks, _WIN_MIN)  # slots of the per-chunk arrays
         self._init_jobs(jobs)
         J = jobs.num_jobs
         W = cluster.num_workers
@@ -200,6 +220,14 @@ class PaperSimulator:
         self.ps_log: np.ndarray | None = None
         self.ps_switches = 0
         self.ps_fallbacks = 0
+        if not self.keep_schedule:  # what the consumed log leaves (see keep_schedule)
+            self._ran = np.zeros(self._win_cap, dtype=np.bool_)  # per slot: the chunk's first run was counted
+            self._fl = np.zeros(4, dtype=np.int64)  # edge runs, chunks that ran, intervals, busy partials
+            self._busy = np.zeros(256)  # exact running sum of the busy time (Shewchuk partials)
+            self._iv_j = np.zeros(1024, dtype=np.int64)  # A_ps's running intervals (job, start, end) so far
+            self._iv_s = np.zeros(1024)
+            self._iv_e = np.zeros(1024)
+            self._flush_at = _FLUSH_MIN  # consume the log when it holds more rows than this
 
     def _init_jobs(self, jobs: JobSet) -> None:
         """The state that depends on the job table: chunk times, offsets, per-chunk and per-job arrays (unplaced),
@@ -213,8 +241,11 @@ class PaperSimulator:
         self.p_cloud = chunk_time_slots(jobs.epochs, jobs.batches_per_chunk, tau1, self.speed, self.slotted)  # (J,)
         D = np.asarray(jobs.num_chunks, dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(D)]).astype(np.int64)  # (J+1,)
-        N = int(self.offsets[-1])
-        self.chunk_job = np.repeat(np.arange(J, dtype=np.int64), D)  # (N,)
+        N = int(self.offsets[-1]) if self.keep_schedule else self._win_cap  # chunks, or slots of the window
+        if self.keep_schedule:
+            self.chunk_job = np.repeat(np.arange(J, dtype=np.int64), D)  # (N,)
+        else:  # written per slot at placement
+            self.chunk_job = np.zeros(N, dtype=np.int64)
         # per-chunk state (valid once placed)
         self.chunk_worker = np.full(N, -2, dtype=np.int64)  # -2 unplaced, -1 cloud, else edge worker
         self.chunk_rho = np.zeros(N)  # release time on its worker
@@ -222,7 +253,7 @@ class PaperSimulator:
         self.chunk_seq = np.zeros(N, dtype=np.int64)
         self.chunk_end = np.full(N, _INF)  # projected (later: actual) completion c_jd
         self._rem = np.zeros(N)  # remaining service as of the worker's sync time
-        self._inv_d = (1.0 / D)[self.chunk_job] if N else np.zeros(0)  # 1/D_j of each chunk's job
+        self._inv_d = (1.0 / D)[self.chunk_job] if N and self.keep_schedule else np.zeros(N)  # 1/D_j of its job
         self.chunk_alpha = np.zeros(N)  # α_jd recorded at dispatch
         self.job_end = np.full(J, _INF)  # projected / actual c_j
         self.job_zeta = np.zeros(J, dtype=bool)
@@ -265,9 +296,10 @@ class PaperSimulator:
                 self._phead, self._plen, self._head_start, self._head_end, self._lw, self._ls, self._le, self._lc,
                 self._llast, self._cnt)
 
-    def _ensure_log(self) -> None:
-        """Room in the log for every planned segment (a sync never logs more rows than planned segments)."""
-        need = int(self._k.log_need(self._cnt, self._plen, self._phead))
+    def _ensure_log(self, extra: int = 0) -> None:
+        """Room in the log for every planned segment (a sync never logs more rows than planned segments), and for
+        ``extra`` more rows."""
+        need = int(self._k.log_need(self._cnt, self._plen, self._phead)) + extra
         if need > self._lcap:
             cap = max(need, 2 * self._lcap)
             for name in ("_lw", "_ls", "_le", "_lc"):
@@ -276,6 +308,101 @@ class PaperSimulator:
                 new[: old.size] = old
                 setattr(self, name, new)
             self._lcap = cap
+
+    # ------------------------------------------------------------ bounded history (keep_schedule=False)
+    #: per-slot arrays of the window (moved together when the window slides or grows)
+    _SLOT_ARRAYS = ("chunk_job", "_inv_d", *PER_CHUNK, "_ran")
+
+    def _cloud_row(self, c: int, start: float, end: float) -> None:
+        """Log the running interval of a job's cloud chunks (slot ``c``: its first) as a row of worker -1."""
+        self._ensure_log(1)
+        n = int(self._cnt[0])
+        self._lw[n], self._ls[n], self._le[n], self._lc[n] = -1, start, end, c
+        self._cnt[0] = n + 1
+
+    def _flush(self, t: float | None = None) -> None:
+        """Consume the log rows of the jobs finished by ``t`` (default: the time up to which every worker's runs
+        are logged, ``min(now, earliest head segment start)``) into the intervals, counts and busy time kept
+        (``_kernels.flush_log``)."""
+        if t is None:
+            t = min(self.now, float(self._head_start.min(initial=_INF)))
+        need = int(self._fl[2]) + int(self._cnt[0])
+        if need > self._iv_j.size:
+            cap = max(need, 2 * self._iv_j.size)
+            for name in ("_iv_j", "_iv_s", "_iv_e"):
+                old = getattr(self, name)
+                new = np.zeros(cap, dtype=old.dtype)
+                new[: old.size] = old
+                setattr(self, name, new)
+        self._k.flush_log(float(t), self._lw, self._ls, self._le, self._lc, self._cnt, self._llast, self.chunk_job,
+                          self.job_end, self._ran, self._busy, self._fl, self._iv_j, self._iv_s, self._iv_e)
+        self._flush_at = max(_FLUSH_MIN, 2 * int(self._cnt[0]))
+
+    def _shift_window(self, j: int) -> None:
+        """Make room in the window for job ``j``'s slots: consume the log, drop the slots of the jobs before the
+        oldest one still needed (a chunk queued or a log row kept), and grow the window if that is not enough.
+        Slot ids held in the queues, the plans and the log move with the window."""
+        self._flush()
+        lo = j
+        qmask = np.arange(self._qbuf.shape[1]) < self._qlen[:, None]
+        queued = self._qbuf[qmask]
+        if queued.size:
+            lo = min(lo, int(self.chunk_job[queued].min()))
+        n = int(self._cnt[0])
+        if n:
+            lo = min(lo, int(self.chunk_job[self._lc[:n]].min()))
+        new_base = self._off_list[lo]
+        delta = new_base - self.chunk_base
+        used = self._off_list[j] - self.chunk_base
+        cap = self._win_cap
+        need = self._off_list[j + 1] - new_base
+        if need > cap:
+            cap = max(need, 2 * cap)
+        for name in self._SLOT_ARRAYS:
+            a = getattr(self, name)
+            if cap != self._win_cap:
+                b = np.zeros(cap, dtype=a.dtype)
+                b[: used - delta] = a[delta:used]
+                setattr(self, name, b)
+            elif delta:
+                a[: used - delta] = a[delta:used]
+        if cap != self._win_cap:
+            self._served = np.zeros(cap)
+            self._win_cap = cap
+        if delta:
+            self._qbuf[qmask] -= delta
+            cols = np.arange(self._pc.shape[1])
+            self._pc[(cols >= self._phead[:, None]) & (cols < self._plen[:, None])] -= delta
+            self._lc[:n] -= delta
+            self.chunk_base = new_base
+
+    def _check_schedule_kept(self, what: str) -> None:
+        if not self.keep_schedule:
+            raise RuntimeError(f"{what} needs the executed schedule, which this simulator does not keep "
+                               "(keep_schedule=False)")
+
+    @property
+    def busy_time(self) -> float:
+        """Edge worker busy time executed so far (slots): the sum of the executed runs' lengths (with
+        ``keep_schedule=False``: the runs consumed so far, all of them after the drain, summed exactly)."""
+        if self.keep_schedule:
+            n = int(self._cnt[0])
+            return float(np.sum(self._le[:n] - self._ls[:n]))
+        return math.fsum(self._busy[: int(self._fl[3])].tolist())
+
+    def _chunks_in_use(self) -> int:
+        """Slots of the per-chunk arrays holding the chunks placed so far (chunk ids with ``keep_schedule``)."""
+        return self._off_list[self.num_placed] - self.chunk_base
+
+    def _adopt_placed(self, old: PaperSimulator, k: int) -> None:
+        """Take ``old``'s state of the chunks and jobs placed so far (job ``k`` arriving): a resampled fork's
+        simulator, whose job-table parts :meth:`_init_jobs` rebuilt on the spliced table."""
+        n0 = old._chunks_in_use()
+        # with keep_schedule=False the chunk's job and 1/D are per-slot state too (_ran: a copy of old's already)
+        for name in self.PER_CHUNK if self.keep_schedule else ("chunk_job", "_inv_d", *self.PER_CHUNK):
+            getattr(self, name)[:n0] = getattr(old, name)[:n0]
+        for name in self.PER_JOB:
+            getattr(self, name)[: k + 1] = getattr(old, name)[: k + 1]
 
     def _ensure_queue(self, extra: int) -> None:
         """Room for ``extra`` more chunks in any one queue (and for the plans that go with it)."""
@@ -404,7 +531,17 @@ class PaperSimulator:
         p0 = self._p0_list[j]
         zeta = num_cloud == D
         self.job_zeta[j] = zeta
-        c = self._off_list[j]
+        if self.keep_schedule:
+            c = self._off_list[j]
+        else:  # the job's slots in the window, made room for and initialised
+            if self._cnt[0] > self._flush_at:
+                self._flush()
+            if self._off_list[j + 1] - self.chunk_base > self._win_cap:
+                self._shift_window(j)
+            c = self._off_list[j] - self.chunk_base
+            K.init_slots(j, c, D, 1.0 / D, self.chunk_job, self._inv_d, self.chunk_worker, self.chunk_end, self._rem,
+                         self.chunk_key, self.chunk_seq, self._ran)
+        c_first = c
         # cloud chunks: dedicated workers, immediate start after upload
         if num_cloud:
             p = self._p1_list[j] if zeta else p0
@@ -415,6 +552,8 @@ class PaperSimulator:
             self.chunk_rho[sl] = start
             self.chunk_end[sl] = start + p
             self.chunk_alpha[sl] = alpha
+            if not self.keep_schedule:  # A_ps's running interval of the cloud chunks (all the same): one log row
+                self._cloud_row(c, start, start + p)
             c += int(num_cloud)
         postponed_before = int(self._cnt[4])
         if used.size:
@@ -437,7 +576,7 @@ class PaperSimulator:
         self.job_cloud_chunks[j] = int(num_cloud)
         self._ensure_heap(nt)
         self._end_np, self._arr_np = K.after_place(
-            self._touched, nt, self.offsets, self.chunk_end, self.job_end, self._end_part, self._end_np, self._hk,
+            self._touched, nt, self.offsets, self.chunk_base, self.chunk_end, self.job_end, self._end_part, self._end_np, self._hk,
             self._hs, self._hi, self._cnt, self._arr_part, self._arr_np, r)
         self.num_placed += 1
         phi_before = self._phi
@@ -448,7 +587,7 @@ class PaperSimulator:
             "zeta": bool(zeta),
             "edge_chunks": n_edge,
             "cloud_chunks": int(num_cloud),
-            "alpha": self.chunk_alpha[self._off_list[j] : self._off_list[j + 1]].copy(),
+            "alpha": self.chunk_alpha[c_first : c_first + D].copy(),
             "projected_jct": float(self.job_end[j] - r),
             "postponed_chunks": int(self._cnt[4]) - postponed_before,
             "delta_phi": self._phi - phi_before,
@@ -469,11 +608,14 @@ class PaperSimulator:
             self._k.sync_all(_INF, *self._state())
             self._drained = True
             self.now = float(self.job_end.max()) if self.jobs.num_jobs else self.now
+            if not self.keep_schedule:
+                self._flush(_INF)
             self.assign_ps()
         return self.outcome()
 
     def _log(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Executed runs ``(worker, start, end, chunk)`` grouped by worker (each worker's in time order)."""
+        self._check_schedule_kept("the executed log")
         n = int(self._cnt[0])
         o = np.argsort(self._lw[:n], kind="stable")
         return self._lw[:n][o], self._ls[:n][o], self._le[:n][o], self._lc[:n][o]
@@ -499,18 +641,22 @@ class PaperSimulator:
     @property
     def worker_plan(self) -> list[list[list]]:
         """Projected segments per worker as ``[start, end, chunk]`` lists (built on demand, for rendering)."""
+        b = self.chunk_base
         return [
-            [[float(self._ps[w, k]), float(self._pe[w, k]), int(self._pc[w, k])] for k in range(h, n)]
+            [[float(self._ps[w, k]), float(self._pe[w, k]), int(self._pc[w, k]) + b] for k in range(h, n)]
             for w, (h, n) in enumerate(zip(self._phead.tolist(), self._plen.tolist(), strict=True))
         ]
 
     @property
     def worker_queue(self) -> list[list[int]]:
         """Chunk ids queued on each worker, in dispatch order (built on demand)."""
-        return [self._qbuf[w, :n].tolist() for w, n in enumerate(self._qlen.tolist())]
+        return [(self._qbuf[w, :n] + self.chunk_base).tolist() for w, n in enumerate(self._qlen.tolist())]
 
     def preemptions(self) -> int:
-        """Times a started, unfinished chunk stopped for another chunk: Σ_chunks (executed runs − 1)."""
+        """Times a started, unfinished chunk stopped for another chunk: Σ_chunks (executed runs − 1) (with
+        ``keep_schedule=False``: over the runs consumed so far, all of them after the drain)."""
+        if not self.keep_schedule:
+            return int(self._fl[0] - self._fl[1])
         n = int(self._cnt[0])
         runs = np.bincount(self._lc[:n], minlength=self.chunk_job.size)
         return int(np.sum(np.maximum(runs - 1, 0)))
@@ -519,7 +665,7 @@ class PaperSimulator:
         """The :class:`ScheduleOutcome` of a drained episode."""
         return ScheduleOutcome(
             completion_slots=self.job_end.copy(),
-            segments=self.segments(),
+            segments=self.segments() if self.keep_schedule else np.zeros((0, 4)),
             preemptions=self.preemptions(),
             edge_chunks=self.job_edge_chunks.copy(),
             cloud_chunks=self.job_cloud_chunks.copy(),
@@ -541,10 +687,15 @@ class PaperSimulator:
         ``-1`` for a cloud PS (unlimited).                                                   # (M, 4)
         """
         cl, jobs = self.cluster, self.jobs
-        n = int(self._cnt[0])
-        cloud = np.flatnonzero(self.chunk_worker == -1).astype(np.int64)
-        ij, is_, ie = self._k.job_intervals(self._lw, self._ls, self._le, self._lc, n, self.chunk_job, cloud,
-                                            self.chunk_rho, self.chunk_end, jobs.num_jobs)
+        if self.keep_schedule:
+            n = int(self._cnt[0])
+            cloud = np.flatnonzero(self.chunk_worker == -1).astype(np.int64)
+            ij, is_, ie = self._k.job_intervals(self._lw, self._ls, self._le, self._lc, n, self.chunk_job, cloud,
+                                                self.chunk_rho, self.chunk_end, jobs.num_jobs)
+        else:  # the intervals the consumed log left, each job's in one piece: sorted by job, then start
+            m = int(self._fl[2])
+            o = np.argsort(self._iv_j[:m], kind="stable")
+            ij, is_, ie = self._iv_j[:m][o], self._iv_s[:m][o], self._iv_e[:m][o]
         # events: acquire (start, 1, job) and release (end, 0, job), sorted by (time, kind, job)
         m = ij.size
         t = np.concatenate([is_, ie])
