@@ -5,8 +5,9 @@ Build (warnings are errors, as in CI)::
     pip install -e ".[docs]"
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-The reference tables (observation features, env ids, policies, CLI help) are generated at build time from
-the code by the directives of ``docs/_ext/edgegym_docs.py``.
+The reference tables (observation features, env ids, policies, CLI help, API) are generated from the code into
+the Markdown pages themselves by ``python docs/_ext/edgegym_docs.py --write``; as an extension here, that module
+warns about every page that differs from what the code generates (an error with ``-W``).
 """
 
 import sys
