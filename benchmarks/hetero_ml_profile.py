@@ -9,7 +9,7 @@ Runs the same loop as ``benchmarks/steps_per_second.py`` (``gym.make``, a unifor
 (compiled kernels load on first use): first without the profiler, printing CPU microseconds per step (resets
 included) and per reset, then under cProfile, printing the ``--top`` functions by own time (the compiled kernels
 appear as single calls: their time is the kernel's). Figures are per CPU second (``time.process_time``), so they
-hold on a shared machine; compare runs made in the same session.
+hold on a shared machine; compare runs made back to back.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ wall microseconds per step inside each part, measured around the calls themselve
 the commit mode: the candidate table, the committed plan, the observation; ``Simulator.commit``,
 ``build_candidates`` and ``_observation`` with their Python glue; ``reset`` amortised over the steps; the action
 pick of the benchmark loop). Then the same loop under cProfile, the ``--top`` functions by own time (a compiled
-kernel is one call: its time is the kernel's). Compare figures of runs made in the same session: the machine may
+kernel is one call: its time is the kernel's). Compare figures of runs made back to back: the machine may
 be shared.
 """
 
