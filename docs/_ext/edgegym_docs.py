@@ -390,7 +390,8 @@ def api_md(dotted: str, level: int = 3) -> str:
             sig = "class " + sig.removesuffix(" -> None")
         out += ["```python", sig, "```", ""]
     doc = docstring_md(inspect.getdoc(obj) if not inspect.isclass(obj) else obj.__doc__)
-    out += [doc or "(no docstring)", ""]
+    if doc:  # an undocumented member shows its signature alone, as autodoc does
+        out += [doc, ""]
     return "\n".join(out)
 
 
