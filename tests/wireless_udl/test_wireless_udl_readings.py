@@ -2,10 +2,12 @@
 (``complete``) against a hand-computed instance, Okita's estimates under proportional sampling, the MILP as a bound
 on every legal plan (the 3-site counter-example), FIFO's top-of-range reading, the per-job cost metrics, exact
 action validation, and the default as a benchmark (every policy within 10x of the best, the trivial ones not
-within 2% of the reference policy)."""
+within 2% of the reference policy, the latency/bandwidth trade-off kept: the bandwidth-only and latency-only
+extremes well above the best policy); the former defaults reproduce their numbers."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import gymnasium as gym
@@ -51,7 +53,8 @@ def test_logistic_preset_draws_b_and_the_midpoint():
     assert p.jobs.latency_cost == "logistic" and p.env.sampling == "complete"
     inst = build_instance(p, np.random.default_rng(0))
     assert np.all(inst.kind == LOGI)
-    assert np.all((inst.b >= 300) & (inst.b <= 400))
+    lo, hi = p.jobs.logistic_b
+    assert np.all((inst.b >= lo) & (inst.b <= hi))
     assert np.allclose(inst.c, np.log(inst.b / inst.tau) / 0.25)
     # the other shapes' draws do not move: the literal preset's instance is the old default's
     lit = build_instance(load_preset("paper-literal"), np.random.default_rng(0))
@@ -60,8 +63,29 @@ def test_logistic_preset_draws_b_and_the_midpoint():
         assert np.array_equal(getattr(lit, k), getattr(old, k))
 
 
+def test_default_ceiling_is_the_printed_cost_at_20_slots():
+    """The default's ceiling b is the printed τ·e^{0.25·L} at L = 20 slots over the printed τ range (rounded to
+    0.1), the level the schema's default carries too; the former default keeps b ∈ [300, 400] and differs from the
+    default in nothing else."""
+    from edgegym.families.wireless_udl.presets import JobsConfig
+
+    p = load_preset("sim")
+    want = tuple(round(t * math.exp(p.jobs.exp_rate * 20), 1) for t in p.jobs.tau)
+    assert p.jobs.logistic_b == want == (2968.3, 14841.3) == JobsConfig().logistic_b
+    low = load_preset("sim-low-ceiling")
+    assert low.jobs.logistic_b == (300.0, 400.0)
+    same = dict(name=p.name, description=p.description, source_file=p.source_file,
+                jobs=dataclasses.replace(low.jobs, logistic_b=p.jobs.logistic_b))
+    assert dataclasses.replace(low, **same) == p
+    # the same job draws but b (drawn last): arrivals, sizes and τ do not move between the two
+    a, b = (build_instance(x, np.random.default_rng(3)) for x in (p, low))
+    for k in ("arrival", "kappa", "data", "tau", "cap", "q", "param_mb"):
+        assert np.array_equal(getattr(a, k), getattr(b, k))
+    assert np.all(a.b > 2968.0) and np.all(b.b <= 400.0)
+
+
 def test_every_default_policy_cost_is_finite_and_bounded_per_job():
-    """One late job cannot decide an episode: a job's latency cost is at most its b (≤ 400)."""
+    """One late job cannot decide an episode: a job's latency cost is at most its b."""
     env = gym.make("WirelessUDL-v0", config={"jobs": {"count": 20, "horizon_slots": 30, "arrival_window": [0, 29]}})
     env.reset(seed=1)
     done = False
@@ -216,11 +240,31 @@ def test_action_masks_before_reset_raises(mode):
 # ------------------------------------------------------------------------------------------ the benchmark
 SHORT = {"jobs": {"count": 30, "horizon_slots": 45, "arrival_window": [0, 44]}}  # the default's arrival rate
 POLICIES = ["okita", "okita-a", "greedy-min-cost", "oasis", "drf", "fifo", "fifo-max", "one-site", "random"]
+BANDWIDTH_ONLY, LATENCY_ONLY = ("okita-one", "one-site"), ("drf", "oasis")
+
+
+def _runs(env_id: str) -> dict:
+    """policy -> (total cost, jobs whose latency cost is ≥ 90 % of their ceiling b), seed 0, SHORT episodes."""
+    out = {}
+
+    def on_end(env, rec):
+        u = env.unwrapped
+        rec["at_ceiling"] = int(np.sum(u.sim.lat_cost >= 0.9 * u.inst.b))
+
+    for p in POLICIES + ["okita-one"]:
+        rec = run_episode(env_id, p, 0, SHORT, on_end=on_end)
+        out[p] = (rec["objective"], rec["at_ceiling"])
+    return out
 
 
 @pytest.fixture(scope="module")
-def default_costs():
-    return {p: run_episode("WirelessUDL-v0", p, 0, SHORT)["objective"] for p in POLICIES}
+def default_runs():
+    return _runs("WirelessUDL-v0")
+
+
+@pytest.fixture(scope="module")
+def default_costs(default_runs):
+    return {p: default_runs[p][0] for p in POLICIES}
 
 
 def test_default_every_policy_within_10x_of_the_best(default_costs):
@@ -235,7 +279,39 @@ def test_default_trivial_policies_not_within_2pct_of_the_reference(default_costs
         assert default_costs[p] > 1.02 * ref, (p, default_costs)
 
 
-# ------------------------------------------------------------------------------------------ the previous default
+def _trade_off(runs: dict) -> tuple[str, dict, int]:
+    """The best policy, each extreme's cost over the best's, and the best's jobs at ≥ 90 % of their ceiling."""
+    best = min(runs, key=lambda p: runs[p][0])
+    return best, {p: runs[p][0] / runs[best][0] for p in BANDWIDTH_ONLY + LATENCY_ONLY}, runs[best][1]
+
+
+def test_default_keeps_the_latency_bandwidth_trade_off(default_runs):
+    """On the default, neither extreme is near the best: one worker or one site per job (bandwidth only) and
+    finishing every job at once (latency only) each cost ≥ 10 % more, and the best policy does not let its jobs run
+    into their ceiling (fewer than half at ≥ 90 % of b; the seeds 100-104 table of
+    ``benchmarks/wireless_udl_tradeoff.py`` checks the same on full episodes)."""
+    best, ratios, at_ceiling = _trade_off(default_runs)
+    assert best not in BANDWIDTH_ONLY + LATENCY_ONLY
+    assert all(r >= 1.10 for r in ratios.values()), ratios
+    assert at_ceiling < SHORT["jobs"]["count"] / 2, default_runs
+
+
+def test_low_ceiling_preset_has_no_trade_off():
+    """The former default (ceiling b ∈ [300, 400]) is what the default moved away from: one worker per job,
+    every job at its ceiling, is the cheapest policy."""
+    runs = _runs("WirelessUDL-sim-low-ceiling-v0")
+    best, _, at_ceiling = _trade_off(runs)
+    assert best == "okita-one" and at_ceiling == SHORT["jobs"]["count"], runs
+
+
+# ------------------------------------------------------------------------------------------ the previous defaults
+@pytest.mark.parametrize("policy, objective", [("okita", 109922.90423431763), ("greedy-min-cost", 142028.57175587234)])
+def test_low_ceiling_default_is_reproduced(policy, objective):
+    """``WirelessUDL-sim-low-ceiling-v0`` is the default of 0.3.0-0.5.x, numbers included (seed 0, as recorded by
+    that default's reproduction, docs/results/reproduce_wireless_udl/records.csv)."""
+    assert run_episode("WirelessUDL-sim-low-ceiling-v0", policy, 0)["objective"] == pytest.approx(objective, rel=1e-9)
+
+
 @pytest.mark.parametrize("policy, objective", [("okita", 161727.48665871323), ("greedy-min-cost", 161260.35353306058)])
 def test_previous_default_is_reproduced(policy, objective):
     """``WirelessUDL-sim-exp-proportional-v0`` is the default before the bounded-cost release, numbers included
@@ -245,11 +321,11 @@ def test_previous_default_is_reproduced(policy, objective):
 
 
 def test_calendar_grows_when_no_plan_fits():
-    """100 jobs in 20 slots under the bounded cost book the calendar (cap_factor·T + a longest window) to its end
-    by job 91 (seed 0): the env doubles the calendar instead of offering no legal action (it used to commit an
-    empty plan and raise)."""
+    """100 jobs in 20 slots under the bounded cost with the low ceiling (b ∈ [300, 400], where the cheapest plans
+    run long) book the calendar (cap_factor·T + a longest window) to its end by job 91 (seed 0): the env doubles
+    the calendar instead of offering no legal action (it used to commit an empty plan and raise)."""
     cfg = {"jobs": {"horizon_slots": 20, "arrival_window": [0, 19]}}
-    env = gym.make("WirelessUDL-v0", config=cfg)
+    env = gym.make("WirelessUDL-sim-low-ceiling-v0", config=cfg)
     env.reset(seed=0)
     u, done = env.unwrapped, False
     while not done:

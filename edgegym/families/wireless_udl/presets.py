@@ -80,7 +80,7 @@ class JobsConfig:
     tau2: tuple = (300.0, 400.0)
     breakpoint_slots: tuple = (3, 5)
     exp_rate: float = 0.25
-    logistic_b: tuple = (300.0, 400.0)  # logistic: the bound b (midpoint c = ln(b/τ)/exp_rate)
+    logistic_b: tuple = (2968.3, 14841.3)  # logistic: the bound b, τe^{0.25·20} (midpoint c = ln(b/τ)/exp_rate)
 
 
 @dataclass(frozen=True, slots=True)
