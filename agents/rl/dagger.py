@@ -43,7 +43,7 @@ import numpy as np
 from .bc import Demonstrations, label_episodes
 
 __all__ = ["DaggerRound", "EVAL_SEEDS", "check_seeds", "check_teacher", "label_student_states", "run_dagger",
-           "teacher_is_markov"]
+           "teacher_is_markov", "warm_start"]
 
 #: the seeds ``edgegym eval`` and the reports use: never a training seed
 EVAL_SEEDS = range(100, 105)
@@ -240,3 +240,45 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
             "best_round": best["row"]["round"] if best["row"] is not None else None,
             "best": best["row"], "restored_round": restored, "teacher_markov": markov, "warnings": warnings,
             "wall_s": time.perf_counter() - t_start, **totals}
+
+
+def warm_start(model, env_id: str, teacher: str, *, env_config: dict | None = None, bc_episodes: int = 10,
+               bc_epochs: int = 20, bc_seed: int = 20_000, dagger: dict | None = None, eval_seeds=(), seed: int = 0,
+               keep_best: bool = True, progress=None) -> tuple[dict, dict | None]:
+    """Behaviour cloning of ``teacher`` into ``model`` (an SB3 / sb3-contrib actor-critic), then DAgger rounds.
+
+    Collects ``bc_episodes`` teacher episodes on seeds ``bc_seed, bc_seed + 1, …`` and fits ``model.policy`` to them
+    for ``bc_epochs`` epochs (:func:`edgegym.agents.rl.bc.collect`, :func:`~edgegym.agents.rl.bc.clone`); with
+    ``dagger["rounds"] > 0`` (the validated settings ``rounds``, ``episodes``, ``beta``, ``epochs``, ``seed``), then
+    runs :func:`run_dagger` from those demonstrations, evaluating on ``eval_seeds``. ``progress(msg)`` gets a line per
+    phase. Returns ``(behaviour_cloning, dagger)``: the cloning summary (teacher, seeds, the fit's figures, the
+    teacher's mean objective, collection and fitting seconds) and :func:`run_dagger`'s summary (``None`` without
+    rounds). The warm start of both ``edgegym train`` backends."""
+    from .bc import clone, collect
+
+    say = progress or (lambda msg: None)
+    t_bc = time.perf_counter()
+    n_bc, bc_seed, epochs = int(bc_episodes), int(bc_seed), int(bc_epochs)
+    say(f"behaviour cloning: collecting {n_bc} episodes of {teacher} (seeds {bc_seed}-{bc_seed + n_bc - 1})")
+    demos = collect(env_id, teacher, range(bc_seed, bc_seed + n_bc), env_config,
+                    on_episode=(lambda k, n: say(f"behaviour cloning: episode {k}/{n} collected"))
+                    if progress else None)
+    t_fit = time.perf_counter()
+    say(f"behaviour cloning: fitting {len(demos)} decisions for {epochs} epochs")
+    bc_summary = {"teacher": teacher, "seeds": [bc_seed, bc_seed + n_bc - 1],
+                  **clone(model, demos, epochs=epochs, seed=seed),
+                  "teacher_objective_mean": float(demos.objective.mean()),
+                  "collect_s": t_fit - t_bc, "fit_s": time.perf_counter() - t_fit,
+                  "wall_s": time.perf_counter() - t_bc}
+    say(f"behaviour cloning: done in {bc_summary['wall_s']:.1f} s "
+        f"(agreement with the teacher {bc_summary['train_agreement']:.1%})")
+    dg = dagger or {}
+    if int(dg.get("rounds", 0)) <= 0:
+        return bc_summary, None
+    eval_seeds = [int(s) for s in eval_seeds]
+    say(f"DAgger: {dg['rounds']} round(s) of {dg['episodes']} episode(s), teacher {teacher}"
+        + (f", student evaluated on seeds {eval_seeds[0]}-{eval_seeds[-1]}" if eval_seeds else ""))
+    return bc_summary, run_dagger(model, env_id, teacher, demos, rounds=dg["rounds"], episodes=dg["episodes"],
+                                  env_config=env_config, eval_seeds=eval_seeds, beta=dg["beta"],
+                                  seed_start=dg["seed"], epochs=dg["epochs"], seed=seed, keep_best=keep_best,
+                                  progress=progress)
