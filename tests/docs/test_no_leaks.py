@@ -163,6 +163,15 @@ def test_tracked_user_facing_files_have_no_leaks(group):
     assert not bad, f"{len(bad)} leaking line(s) in {group}:\n" + "\n".join(bad)
 
 
+def test_no_file_or_folder_is_named_by_an_internal_label():
+    """Page, figure and record names are what a user reads first (``docs/results/reproduce_edge_cloud.md``, not
+    ``paper000.md``)."""
+    paths = [p.relative_to(ROOT).as_posix() for p in _tracked(".")]
+    assert "docs/results/reproduce_edge_cloud.md" in paths
+    bad = [p for p in paths if re.search(PAPER_LABEL + r"|\bissues?[ _-]?[0-9]|\bsessions?\b", p, re.IGNORECASE)]
+    assert not bad, "named by an internal label: " + ", ".join(bad)
+
+
 @pytest.mark.parametrize("argv", [["list"], ["list", "--json"]])
 def test_edgegym_list_has_no_leaks(argv):
     from edgegym.agents.cli import main
