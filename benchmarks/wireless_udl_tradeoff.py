@@ -113,6 +113,9 @@ def render(title: str, rows: list[dict], check: dict, n_seeds: int) -> str:
         ceil = "n/a" if math.isnan(r["at_ceiling"]) else f"{r['at_ceiling']:.1f} / {r['jobs']:.0f}"
         out.append(f"| {r['policy']} | {r['cost']:,.0f} ± {r['std']:,.0f} | {r['ratio']:.3f} | {r['latency']:,.0f} "
                    f"| {r['bandwidth']:,.0f} | {r['mean_latency']:.1f} | {ceil} |")
+    missing = [p for p in BANDWIDTH_ONLY + LATENCY_ONLY if p not in check["extremes"]]
+    if missing:
+        return "\n".join(out + ["", f"Trade-off: not checked ({', '.join(missing)} not run).", ""])
     ext = ", ".join(f"{p} +{100 * v:.1f} %" for p, v in check["extremes"].items())
     share = check["best_share_at_ceiling"]
     share_txt = "n/a (no ceiling)" if math.isnan(share) else f"{100 * share:.1f} % of its jobs"
@@ -137,7 +140,8 @@ def main(argv=None) -> int:
     ap.add_argument("--env", default="WirelessUDL-v0", help="a WirelessUDL env id (default: WirelessUDL-v0)")
     ap.add_argument("--seeds", nargs="+", default=[f"{SEEDS[0]}-{SEEDS[-1]}"], help="seeds: 100 101, 100,101 or "
                                                                                       "100-104 (default 100-104)")
-    ap.add_argument("--policies", nargs="+", help="policy names (default: every registered WirelessUDL policy)")
+    ap.add_argument("--policies", nargs="+", help="policy names, rollout:<base> or a saved agent <algo>:PATH "
+                                                  "(default: every registered WirelessUDL policy)")
     ap.add_argument("--env-config", default=None, help="preset overrides as inline JSON, e.g. "
                                                         "'{\"jobs\": {\"count\": 30}}'")
     ap.add_argument("--sweep", action="store_true", help="one table per ceiling level of the grid (LEVELS)")
@@ -160,8 +164,9 @@ def main(argv=None) -> int:
     known = policy_names("WirelessUDL")
     policies = args.policies or known
     for p in policies:
-        if p not in known and not p.startswith("rollout:"):
-            ap.error(f"--policies: unknown WirelessUDL policy {p!r} (valid: {', '.join(known)}, rollout:<base>)")
+        if p not in known and ":" not in p:
+            ap.error(f"--policies: unknown WirelessUDL policy {p!r} (valid: {', '.join(known)}, rollout:<base>, "
+                     f"a saved agent <algo>:PATH)")
     seeds = _seeds(args.seeds)
     levels = LEVELS if args.sweep else {"": None}
     tasks = []
