@@ -8,12 +8,15 @@ seeds 100-104 through the benchmark's episode runner (the grid runner of ``edgeg
 or Ray tasks with ``--backend ray``). The page ``docs/results/leaderboard.md`` gives per id and policy:
 
 * the objective, mean ± sample std over the seeds (lower or higher is better, per family);
-* the ratio to the family's offline bound on the same seed (mean ± std): EdgeCloudML, the LP lower bound on
-  Σ JCT of Wang et al. (IEEE JSAC 2022), for slot-aligned presets; EdgeUtility, the upper bound Σ_i max g_i (every
-  job at its best utility, the env's ``upper_bound``); HeteroML, the larger of the simple lower bound
-  (``env.unwrapped.lower_bound()``) and the time-indexed LP bound where the LP is small enough; WirelessUDL, the
-  MILP's dual bound of program (2) of Han et al. (ICPADS 2021) on small instances. "n/a (...)" says why a bound
-  could not be computed;
+* the ratio to the family's offline bound on the same seed (mean ± std): the bound the family declares
+  (``Family.bound``, :mod:`edgegym.core.bounds`: a lower bound on a cost, an upper bound on a utility), named under
+  each table with the schedules it bounds; for a family that declares none yet, this script's own bound (named in
+  ``BOUND_TEXT``). "n/a (...)" says why a bound could not be computed;
+* against the best shipped non-learned, non-rollout policy of the id (the *best heuristic*: a reference policy, a
+  variant, a baseline or a trivial policy): the entry's improvement over it in % of its objective (positive =
+  better) and the **gap closed**, (best heuristic − entry) / (best heuristic − bound) on the means over the seeds:
+  the share of the room the bound leaves that the entry takes (1 = it reaches the bound, negative = worse than
+  the best heuristic);
 * decisions/s: arrival steps (decisions) per CPU second of the episode (env and policy together, from the second
   decision to the end: the first one carries one-off costs such as loading a model), one episode per process.
 
@@ -49,16 +52,12 @@ AGENTS = ROOT / "docs" / "results" / "agents" / "models"
 HIGHER_IS_BETTER = {"EdgeUtility": True, "EdgeCloudML": False, "HeteroML": False, "WirelessUDL": False}
 #: the trivial policies (everything else registered is a reference policy or a baseline, by its module)
 TRIVIAL = {"random", "all-cloud", "all-edge", "single-worker", "one-site"}
-#: the bound of each family, in words (which bound, and which side of the optimum it lies on)
+#: the bound of each family that declares none (``Family.bound``), in words: which bound, which side of the optimum
 BOUND_TEXT = {
-    "EdgeCloudML": "LP lower bound on Σ JCT (time-indexed relaxation of Wang et al.'s ILP (4), IEEE JSAC 2022); "
-                   "valid for slot-aligned schedules, so only on slotted presets; ratio ≥ 1, 1 = the bound",
     "EdgeUtility": "upper bound Σ_i max g_i (every job at its best utility, capacity ignored); ratio ≤ 1, "
                    "1 = the bound",
     "HeteroML": "lower bound on Σ w_j c_j: the larger of the simple bound Σ w_j (a_j + d_j^min) and the "
                 "time-indexed LP relaxation where it is small enough; ratio ≥ 1, 1 = the bound",
-    "WirelessUDL": "lower bound on the total cost: HiGHS's dual bound of the offline MILP of program (2) (Han et al., "
-                   "ICPADS 2021), small instances only; ratio ≥ 1, 1 = the bound",
 }
 
 
@@ -138,6 +137,21 @@ def _episode(task: dict) -> dict:
     return out
 
 
+def declared_bound(fam: str):
+    """The bound function the family ``fam`` declares (``Family.bound``, :func:`edgegym.core.bounds.family_bound`);
+    ``None`` when it declares none (the page then uses this script's own code for it)."""
+    from edgegym.core.bounds import family_bound
+    from edgegym.families import family
+
+    return family_bound(family(fam))
+
+
+def bound_record(b) -> dict:
+    """The fields of a results record that carry a :class:`~edgegym.core.bounds.Bound`."""
+    return {"bound": float(b.value), "bound_kind": b.name, "bound_sense": b.sense, "bound_text": b.bounds,
+            "bound_parts": {k: float(v) for k, v in b.parts.items()}, "bound_seconds": float(b.seconds)}
+
+
 def _bound(task: dict) -> dict:
     import gymnasium as gym
 
@@ -148,18 +162,10 @@ def _bound(task: dict) -> dict:
     limit = float(task.get("time_limit_s", 120.0))
     out = {**task, "family": fam}
     t = time.perf_counter()
-    if fam == "EdgeCloudML":
-        if not u.preset.env.slotted:
-            out["na"] = "continuous-time preset; the LP bounds slot-aligned schedules"
-        else:
-            from edgegym.agents.reference.lower_bound import lp_lower_bound
-
-            try:
-                res = lp_lower_bound(u.cluster, u.jobs, time_limit_s=limit)
-                out.update(bound=res.value, bound_kind=f"LP ({res.status})")
-            except ValueError:
-                out["na"] = "too large"
-    elif fam == "EdgeUtility":
+    fn = declared_bound(fam)
+    if fn is not None:
+        out.update(bound_record(fn(u, time_limit_s=limit)))
+    elif fam == "EdgeUtility":  # families without a declared bound yet: this script's own code
         from edgegym.families.edge_utility.simulator import upper_bound
 
         out.update(bound=float(upper_bound(u.jobs, u.preset.servers.speed).sum()), bound_kind="upper bound")
@@ -177,18 +183,7 @@ def _bound(task: dict) -> dict:
                 out["lp"] = lp
             except (ValueError, RuntimeError, MemoryError):
                 out["lp_na"] = "too large"
-    elif fam == "WirelessUDL":
-        if u.inst.num_jobs > int(task.get("milp_max_jobs", 8)):
-            out["na"] = "too large"
-        else:
-            from edgegym.families.wireless_udl.offline import offline_optimum
-
-            res = offline_optimum(u.inst, time_limit_s=limit)
-            if math.isfinite(res.bound) and res.bound > 0:
-                out.update(bound=float(res.bound), bound_kind="MILP optimum" if res.optimal else "MILP dual bound")
-            else:
-                out["na"] = "MILP found no bound in the time limit"
-    else:  # a family this script does not know
+    else:  # a family that declares no bound
         out["na"] = "no offline bound"
     env.close()
     out["bound_s"] = time.perf_counter() - t
@@ -315,12 +310,57 @@ def label(name: str) -> str:
     return f"`{name}`"
 
 
+#: the kinds of row that can be the best heuristic (shipped, non-learned, non-rollout policies)
+HEURISTIC_KINDS = ("reference", "variant", "baseline", "trivial")
+
+
+def best_heuristic(rows: list[dict], higher_is_better: bool) -> dict | None:
+    """The best row of a shipped non-learned, non-rollout policy (:data:`HEURISTIC_KINDS`) among those run on every
+    seed the table has; ``None`` if there is none."""
+    full = max((r["n"] for r in rows), default=0)
+    cands = [r for r in rows if r["kind"] in HEURISTIC_KINDS and r["n"] == full
+             and math.isfinite(r["objective_mean"])]
+    if not cands:
+        return None
+    pick = max if higher_is_better else min
+    return pick(cands, key=lambda r: r["objective_mean"])
+
+
+def improvement_pct(entry: float, best: float, higher_is_better: bool) -> float:
+    """How much better ``entry`` is than ``best``, in % of ``best`` (positive = better, either direction)."""
+    if not (math.isfinite(entry) and math.isfinite(best)) or best == 0:
+        return math.nan
+    return (entry - best if higher_is_better else best - entry) / abs(best) * 100.0
+
+
+def gap_closed(entry: float, best: float, bound: float) -> float:
+    """(best − entry) / (best − bound): the share of the room between the best heuristic and the bound that
+    ``entry`` takes (0 = the best heuristic, 1 = the bound, negative = worse than the best heuristic); the same
+    formula serves a cost (bound below) and a utility (bound above). ``nan`` without a bound or without room."""
+    if not all(math.isfinite(x) for x in (entry, best, bound)) or best == bound:
+        return math.nan
+    return (best - entry) / (best - bound)
+
+
+def _parts(b: dict) -> dict:
+    """A bound record's parts (a dict, or its JSON text when read back from results.csv)."""
+    p = b.get("bound_parts")
+    if isinstance(p, str):
+        try:
+            p = json.loads(p)
+        except ValueError:
+            return {}
+    return p if isinstance(p, dict) else {}
+
+
 def build_rows(results: list[dict], env_id: str) -> tuple[list[dict], dict]:
-    """The table rows of ``env_id`` (sorted best first) and its bound summary."""
+    """The table rows of ``env_id`` (sorted best first; each with its ratio to the bound, its improvement over the
+    best heuristic and the gap it closes) and the bound summary."""
     fam = _family(env_id)
-    hib = HIGHER_IS_BETTER.get(fam, False)
     eps = [r for r in results if r["kind"] == "episode" and r["env"] == env_id and "error" not in r]
     bounds = {int(r["seed"]): r for r in results if r["kind"] == "bound" and r["env"] == env_id and "error" not in r}
+    senses = {b["bound_sense"] for b in bounds.values() if isinstance(b.get("bound_sense"), str)}
+    hib = senses == {"upper"} if senses else HIGHER_IS_BETTER.get(fam, False)
     per_seed_bound = {s: b.get("bound") for s, b in bounds.items()}
     for r in eps:  # a bound reported by the env itself (EdgeUtility's upper bound, HeteroML's simple bound)
         s = int(r["seed"])
@@ -337,14 +377,63 @@ def build_rows(results: list[dict], env_id: str) -> tuple[list[dict], dict]:
         dm, _ = _mean_std([r.get("decisions_per_cpu_s", math.nan) for r in g])
         rows.append({"policy": pol, "label": label(pol), "kind": g[0].get("policy_kind") or policy_kind(pol, fam),
                      "n": len(g), "objective_mean": m, "objective_std": s, "ratio_mean": rm, "ratio_std": rs,
-                     "decisions_per_cpu_s": dm})
+                     "decisions_per_cpu_s": dm,
+                     "bound_mean": _mean_std([per_seed_bound.get(int(r["seed"])) for r in g])[0]
+                     if len(ratios) == len(g) else math.nan})
     rows.sort(key=lambda r: (-r["objective_mean"] if hib else r["objective_mean"]))
+    best = best_heuristic(rows, hib)
+    for r in rows:  # against the best heuristic, on the means over the seeds (the bound's over the row's seeds)
+        b = best["objective_mean"] if best else math.nan
+        r["vs_best_pct"] = improvement_pct(r["objective_mean"], b, hib)
+        r["gap_closed"] = gap_closed(r["objective_mean"], b, r["bound_mean"])
+    bm, bs = _mean_std(list(per_seed_bound.values()))
     na = sorted({b["na"] for b in bounds.values() if b.get("na")})
     kinds = sorted({b.get("bound_kind") for b in bounds.values() if b.get("bound_kind")})
+    texts = sorted({b["bound_text"] for b in bounds.values() if isinstance(b.get("bound_text"), str)})
     lp_na = sorted({b["lp_na"] for b in bounds.values() if b.get("lp_na")})
-    info = {"family": fam, "higher_is_better": hib, "na": na, "kinds": kinds, "lp_na": lp_na,
-            "has_bound": any(v is not None for v in per_seed_bound.values())}
+    parts: dict[str, list[float]] = {}
+    for b in bounds.values():
+        for k, v in _parts(b).items():
+            parts.setdefault(k, []).append(float(v) if v is not None else math.nan)
+    info = {"family": fam, "higher_is_better": hib, "na": na, "kinds": kinds, "lp_na": lp_na, "texts": texts,
+            "has_bound": any(v is not None for v in per_seed_bound.values()), "bound_mean": bm, "bound_std": bs,
+            "declared": bool(senses), "parts": parts, "best": best["policy"] if best else None,
+            "best_mean": best["objective_mean"] if best else math.nan}
     return rows, info
+
+
+def _fmt_pct(x: float) -> str:
+    return f"{x:+.1f} %" if math.isfinite(x) else "n/a"
+
+
+def _fmt_share(x: float) -> str:
+    return f"{x:.2f}" if math.isfinite(x) else "n/a"
+
+
+def bound_line(info: dict) -> str:
+    """The line under a table naming its bound: what it is, its direction, which schedules it bounds, its parts."""
+    side = "ratio ≤ 1, 1 = the bound" if info["higher_is_better"] else "ratio ≥ 1, 1 = the bound"
+    if info["declared"]:
+        what = "upper" if info["higher_is_better"] else "lower"
+        text = f"Bound: {', '.join(info['kinds'])} ({what} bound; {side}); it bounds {'; '.join(info['texts'])}."
+        shown = []
+        for k, vals in info["parts"].items():
+            ok = [v for v in vals if math.isfinite(v)]
+            if not ok:
+                shown.append(f"{k} not computed")
+                continue
+            shown.append(f"{k} {_fmt(*_mean_std(ok))}" + (f" ({len(ok)} of {len(vals)} seeds)" if len(ok) < len(vals)
+                                                          else ""))
+        if shown:
+            text += f" Parts (mean over the seeds): {'; '.join(shown)}."
+        text += " Definition and proof sketch: the family's page, section \"Offline bound\"."
+    else:
+        text = f"Bound: {BOUND_TEXT.get(info['family'], 'none known')}."
+        if info["kinds"]:
+            text += f" Computed here: {', '.join(info['kinds'])}."
+    if info["lp_na"]:
+        text += f" LP: n/a ({', '.join(info['lp_na'])})."
+    return text
 
 
 def render(results: list[dict], ids, seeds, command: str, workers: int, backend: str, wall_s: float | None,
@@ -366,8 +455,12 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
         "",
         f"Every shipped policy on each default env id, seeds {_seed_text(seeds)} (one episode per seed): "
         "**objective** mean ± sample std over the seeds; **ratio** = objective / the family's offline bound on the "
-        "same seed (mean ± std; the bound and its direction are named under each table; n/a says why it could not "
-        "be computed); **decisions/s** = arrival steps (decisions) per CPU second of the episode, env and policy "
+        "same seed (mean ± std; the bound, its direction and the schedules it bounds are named under each table, "
+        "and its value is the row *bound*; n/a says why it could not be computed); **vs best heuristic** = the "
+        "improvement over the best shipped non-learned, non-rollout policy of the id (named under the table), in % "
+        "of its mean objective (positive = better); **gap closed** = (best heuristic − entry) / (best heuristic − "
+        "bound) on the means over the seeds, the share of the room the bound leaves that an entry takes (0 = the "
+        "best heuristic, 1 = the bound); **decisions/s** = arrival steps (decisions) per CPU second of the episode, env and policy "
         "together, from the second decision on, one episode per process. Rows are sorted best first; the best row "
         "is marked ★. Kinds: *reference* (a paper's algorithm), *variant* (a change to a paper's algorithm, shipped "
         "under its own name), *baseline*, *trivial*, *rollout* (the rollout policy on the best non-learned policy, "
@@ -383,7 +476,8 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
         obj = family(fam).objective
         better = "higher is better" if info["higher_is_better"] else "lower is better"
         lines += [f"## {env_id}", "", f"Objective: {obj} — **{better}**.", ""]
-        head = ["rank", "policy", "kind", "objective", "objective / bound", "decisions/s"]
+        head = ["rank", "policy", "kind", "objective", "objective / bound", "vs best heuristic", "gap closed",
+                "decisions/s"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         na_text = f"n/a ({'; '.join(info['na'])})" if info["na"] else "n/a"
         for k, r in enumerate(rows, start=1):
@@ -392,13 +486,16 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
             obj = _fmt(r["objective_mean"], r["objective_std"])
             if r["n"] != len(seeds):
                 obj += f" ({r['n']} of {len(seeds)} seeds)"
-            lines.append(f"| {k} | {name} | {r['kind']} | {obj} | {ratio} | {_fmt_rate(r['decisions_per_cpu_s'])} |")
-        bound = f"Bound: {BOUND_TEXT.get(fam, 'none known')}."
-        if info["kinds"]:
-            bound += f" Computed here: {', '.join(info['kinds'])}."
-        if info["lp_na"]:
-            bound += f" LP: n/a ({', '.join(info['lp_na'])})."
-        lines += ["", bound, ""]
+            lines.append(f"| {k} | {name} | {r['kind']} | {obj} | {ratio} | {_fmt_pct(r['vs_best_pct'])} | "
+                         f"{_fmt_share(r['gap_closed'])} | {_fmt_rate(r['decisions_per_cpu_s'])} |")
+        if info["has_bound"]:  # the bound itself, as a row (not ranked)
+            name = " / ".join(info["kinds"]) or "bound"
+            vs = improvement_pct(info["bound_mean"], info["best_mean"], info["higher_is_better"])
+            lines.append(f"| – | bound: {name} | bound | {_fmt(info['bound_mean'], info['bound_std'])} | 1 | "
+                         f"{_fmt_pct(vs)} | 1 | – |")
+        lines += ["", bound_line(info), ""]
+        if info["best"]:
+            lines += [f"Best heuristic (the best shipped non-learned, non-rollout policy): `{info['best']}`.", ""]
         lines += identical_notes(results, env_id, rows)
         lines += rollout_notes(results, env_id, rows, info["higher_is_better"])
         failed = [r for r in results if r["env"] == env_id and "error" in r]
@@ -535,8 +632,7 @@ def main(argv=None) -> int:
                     "an id (default: the best non-learned policy the rollout policy accepts); a full rollout name "
                     "(ID='rollout(K=2,H=10):okita-one') is that id's rollout row as it is, e.g. cheaper K and H on a "
                     "slow base")
-    ap.add_argument("--bound-time-limit", type=float, default=120.0, help="seconds per LP / MILP bound")
-    ap.add_argument("--milp-max-jobs", type=int, default=8, help="WirelessUDL: the MILP only up to this many jobs")
+    ap.add_argument("--bound-time-limit", type=float, default=120.0, help="seconds per bound (its LP / MILP parts)")
     ap.add_argument("--fresh", action="store_true", help="ignore the results already in --data")
     ap.add_argument("--from-csv", help="render the page from a results.csv / results.jsonl (no runs)")
     a = ap.parse_args(argv)
@@ -612,10 +708,9 @@ def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
             for s in seeds:
                 tasks.append({"kind": "episode", "env": e, "policy": p, "seed": int(s), "env_config": cfg,
                               "policy_kind": policy_kind(p, fam)})
-        if fam != "HeteroML":
+        if declared_bound(fam) is not None or fam != "HeteroML":  # (without one, HeteroML's LP needs phase 2)
             for s in seeds:
-                tasks.append({"kind": "bound", "env": e, "seed": int(s), "time_limit_s": a.bound_time_limit,
-                              "milp_max_jobs": a.milp_max_jobs})
+                tasks.append({"kind": "bound", "env": e, "seed": int(s), "time_limit_s": a.bound_time_limit})
     todo = [t for t in tasks if _key(t) not in done]
     print(f"leaderboard: {len(tasks)} runs in phase 1, {len(tasks) - len(todo)} already in {part.name}",
           file=sys.stderr)
@@ -643,7 +738,7 @@ def _main(a, ap, out: Path, data: Path, agent_dirs) -> int:
             else:
                 print(f"leaderboard: no rollout policy ({a.rollout}) runs on {e} here; no rollout row",
                       file=sys.stderr)
-        if fam == "HeteroML":
+        if fam == "HeteroML" and declared_bound(fam) is None:
             for s in seeds:
                 objs = [r["objective"] for r in results if r["kind"] == "episode" and r["env"] == e
                         and int(r["seed"]) == int(s)]

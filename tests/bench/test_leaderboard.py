@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def _tables(page: str) -> dict[str, list[list[str]]]:
         if ln.startswith("## "):
             env = ln[3:].strip()
             out[env] = []
-        elif env and ln.startswith("| ") and not ln.startswith("| rank"):
+        elif env and ln.startswith("| ") and not ln.startswith("| rank") and not ln.startswith("| – |"):
             out[env].append([c.strip() for c in ln.strip("|").split("|")])
     return out
 
@@ -73,7 +74,9 @@ def test_quick_leaderboard_structure(tmp_path, agent, capsys):
             assert r[2] in ("reference", "variant", "baseline", "trivial", "rollout", "agent")
             float(r[3].split(" ± ")[0].replace(",", ""))  # objective mean ± std
             assert r[4].startswith("n/a") or float(r[4].split(" ± ")[0]) > 0  # ratio to the bound
-            assert r[5] == "n/a" or float(r[5].replace(",", "")) > 0  # decisions/s
+            assert r[5] == "n/a" or r[5].endswith(" %") and r[5][0] in "+-"  # against the best heuristic
+            assert r[6] == "n/a" or float(r[6]) <= 1 + 1e-9  # gap closed: at most the whole room
+            assert r[7] == "n/a" or float(r[7].replace(",", "")) > 0  # decisions/s
         objs = [float(r[3].split(" ± ")[0].replace(",", "")) for r in rows]
         hib = fam == "EdgeUtility"
         assert objs == sorted(objs, reverse=hib)
@@ -84,14 +87,17 @@ def test_quick_leaderboard_structure(tmp_path, agent, capsys):
         assert any(r[2] == "rollout" for r in tables["EdgeUtility-tiny-v1"])
     else:  # a version without the rollout policies: no rollout row, and no failure either
         assert not any(r[2] == "rollout" for rows in tables.values() for r in rows)
-    # ratios: utility / upper bound <= 1, cost / MILP bound >= 1, weighted completion / lower bound >= 1
-    for env_id, op in (("EdgeUtility-tiny-v1", "le"), ("WirelessUDL-tiny-v0", "ge"), ("HeteroML-tiny-v0", "ge")):
+    # ratios: utility / upper bound <= 1, cost / lower bound >= 1, weighted completion / lower bound >= 1
+    for env_id, op in (("EdgeUtility-tiny-v1", "le"), ("WirelessUDL-tiny-v0", "ge"), ("HeteroML-tiny-v0", "ge"),
+                       ("EdgeCloudML-tiny-v0", "ge")):
         for r in tables[env_id]:
             if r[2] == "rollout" and r[4].startswith("n/a"):
                 continue
             v = float(r[4].split(" ± ")[0])
             assert (v <= 1 + 1e-9) if op == "le" else (v >= 1 - 1e-9), (env_id, r)
-    assert all(r[4].startswith("n/a (continuous-time preset") for r in tables["EdgeCloudML-tiny-v0"])
+    # the bound a family declares is named under its table, with its row and the best heuristic
+    assert "| – | bound: standalone JCT | bound |" in page and "Best heuristic" in page
+    assert "Bound: standalone JCT (lower bound; ratio ≥ 1, 1 = the bound); it bounds every legal schedule" in page
     data = tmp_path / "leaderboard"
     recs = [json.loads(x) for x in (data / "results.jsonl").read_text().splitlines()]
     assert {r["kind"] for r in recs} == {"episode", "bound"} and (data / "results.csv").is_file()
@@ -151,3 +157,65 @@ def test_rollout_base_forces_the_rollout_row(tmp_path):
     assert full in [r[1].strip("*★ `") for r in _tables(text)["WirelessUDL-tiny-v0"] if r[2] == "rollout"]
     with pytest.raises(SystemExit):
         lb.main([*common, "--out", str(page2), "--rollout-base", "NoSuch-v0=okita"])
+
+
+def _fake(env_id: str, objs: dict, bounds: list, sense: str = "lower") -> list[dict]:
+    """Fake results: ``objs`` policy -> objective per seed; ``bounds`` per seed (a declared bound's records)."""
+    recs = [{"kind": "episode", "env": env_id, "policy": p, "seed": s, "objective": v, "policy_kind": k,
+             "decisions_per_cpu_s": 100.0}
+            for p, (k, vals) in objs.items() for s, v in enumerate(vals)]
+    recs += [{"kind": "bound", "env": env_id, "seed": s, "bound": b, "bound_kind": "fake bound", "bound_sense": sense,
+              "bound_text": "every schedule", "bound_parts": {"a": b, "b": float("nan")}} for s, b in enumerate(bounds)]
+    return recs
+
+
+def test_best_heuristic_gap_closed_and_improvement_on_fake_results():
+    """Costs: the best heuristic is the best non-learned, non-rollout row run on every seed; the rollout and the
+    agent are measured against it: improvement in % of its mean, gap closed = (best − entry) / (best − bound)."""
+    lb = _script()
+    objs = {"h1": ("reference", [100.0, 120.0]), "h2": ("trivial", [90.0, 110.0]),
+            "part": ("baseline", [10.0]),  # one seed only: never the best heuristic
+            "rollout:h2": ("rollout", [80.0, 100.0]), "ppo:x/model.zip": ("agent", [60.0, 60.0])}
+    rows, info = lb.build_rows(_fake("WirelessUDL-tiny-v0", objs, [50.0, 70.0]), "WirelessUDL-tiny-v0")
+    by = {r["policy"]: r for r in rows}
+    assert info["best"] == "h2" and info["bound_mean"] == 60.0 and not info["higher_is_better"]
+    assert by["h2"]["vs_best_pct"] == 0.0 and by["h2"]["gap_closed"] == 0.0
+    assert by["rollout:h2"]["vs_best_pct"] == pytest.approx(10.0)  # 90 against 100
+    assert by["rollout:h2"]["gap_closed"] == pytest.approx(0.25)  # (100 − 90) / (100 − 60)
+    assert by["ppo:x/model.zip"]["gap_closed"] == pytest.approx(1.0)  # it reaches the bound's mean
+    assert by["h1"]["vs_best_pct"] == pytest.approx(-10.0) and by["h1"]["gap_closed"] == pytest.approx(-0.25)
+    assert by["rollout:h2"]["ratio_mean"] == pytest.approx((80 / 50 + 100 / 70) / 2)
+    assert info["parts"]["a"] == [50.0, 70.0] and all(math.isnan(v) for v in info["parts"]["b"])
+    line = lb.bound_line(info)
+    assert line.startswith("Bound: fake bound (lower bound; ratio ≥ 1") and "it bounds every schedule" in line
+    assert "a 60 ± 14" in line and "b not computed" in line
+
+
+def test_gap_closed_for_a_utility_and_edge_cases():
+    """A utility (upper bound): the same formula; the direction comes from the bound's sense; no room or no bound:
+    n/a."""
+    lb = _script()
+    objs = {"h": ("baseline", [80.0]), "rollout:h": ("rollout", [90.0])}
+    rows, info = lb.build_rows(_fake("WirelessUDL-tiny-v0", objs, [100.0], sense="upper"), "WirelessUDL-tiny-v0")
+    by = {r["policy"]: r for r in rows}
+    assert info["higher_is_better"] and rows[0]["policy"] == "rollout:h"
+    assert by["rollout:h"]["gap_closed"] == pytest.approx(0.5) and by["rollout:h"]["vs_best_pct"] == pytest.approx(12.5)
+    assert math.isnan(lb.gap_closed(5.0, 5.0, 5.0)) and math.isnan(lb.gap_closed(5.0, 6.0, math.nan))
+    assert math.isnan(lb.improvement_pct(1.0, 0.0, False))
+    assert lb.best_heuristic([{"policy": "r", "kind": "rollout", "n": 1, "objective_mean": 1.0}], False) is None
+
+
+def test_page_shows_the_new_columns_from_fake_results(tmp_path):
+    """The page from records alone (--from-csv): the columns, the bound row, the bound named with its parts."""
+    lb = _script()
+    objs = {"h1": ("reference", [100.0, 120.0]), "rollout:h1": ("rollout", [80.0, 100.0])}
+    csv = tmp_path / "results.jsonl"
+    csv.write_text("\n".join(json.dumps(r) for r in _fake("WirelessUDL-tiny-v0", objs, [50.0, 70.0])) + "\n")
+    out = tmp_path / "page.md"
+    assert lb.main(["--from-csv", str(csv), "--out", str(out), "--envs", "WirelessUDL-tiny-v0", "--no-v1"]) == 0
+    page = out.read_text()
+    head = "| rank | policy | kind | objective | objective / bound | vs best heuristic | gap closed | decisions/s |"
+    assert head in page
+    assert "| – | bound: fake bound | bound | 60 ± 14 | 1 | +45.5 % | 1 | – |" in page
+    assert "| 1 | **`rollout:h1`** ★ | rollout | 90 ± 14 | 1.51 ± 0.12 | +18.2 % | 0.40 |" in page
+    assert "Best heuristic (the best shipped non-learned, non-rollout policy): `h1`." in page
