@@ -17,6 +17,7 @@ printed cost reaches at ``L``: the logistic then follows it, within a factor 2, 
     python benchmarks/wireless_udl_tradeoff.py                    # WirelessUDL-v0, seeds 100-104
     python benchmarks/wireless_udl_tradeoff.py --sweep            # every ceiling level of the grid
     python benchmarks/wireless_udl_tradeoff.py --env WirelessUDL-sim-low-ceiling-v0 --seeds 100 101
+    python benchmarks/wireless_udl_tradeoff.py --quick                    # smoke run: one seed, 20 jobs
 
 Episodes run through :func:`edgegym.agents.runner.run_episode` (the path of ``edgegym bench``) in ``--workers``
 processes; the footer gives the CPU time the episodes took (``time.process_time`` in each worker, summed).
@@ -46,6 +47,7 @@ AT_CEILING = 0.90  # a job "pays its ceiling" when its latency cost is ≥ 90 % 
 TAU = (20.0, 100.0)  # "τ ∈ [20, 100]" (the paper's default latency cost)
 RATE = 0.25  # "f(t) = τ e^{0.25t}"
 SLOTS = (5, 10, 15, 20, 25, 30)  # L of the ceiling levels τ·e^{0.25·L}
+QUICK_JOBS = {"count": 20, "horizon_slots": 30, "arrival_window": [0, 29]}  # --quick: the default's arrival rate
 
 
 def ceiling_at(slots: float, tau=TAU, rate: float = RATE) -> tuple[float, float]:
@@ -119,7 +121,7 @@ def render(title: str, rows: list[dict], check: dict, n_seeds: int) -> str:
     ext = ", ".join(f"{p} +{100 * v:.1f} %" for p, v in check["extremes"].items())
     share = check["best_share_at_ceiling"]
     share_txt = "n/a (no ceiling)" if math.isnan(share) else f"{100 * share:.1f} % of its jobs"
-    out += ["", f"Trade-off ({n_seeds} seeds): best `{check['best']}`; extremes above it: {ext} "
+    out += ["", f"Trade-off ({n_seeds} seed{'s' if n_seeds > 1 else ''}): best `{check['best']}`; extremes above it: {ext} "
                 f"(each must be ≥ +{100 * MARGIN:.0f} %); at ≥ 90 % of the ceiling under the best: {share_txt} "
                 f"(must be < 50 %): **{'holds' if check['holds'] else 'does not hold'}**.", ""]
     return "\n".join(out)
@@ -146,6 +148,7 @@ def main(argv=None) -> int:
                                                         "'{\"jobs\": {\"count\": 30}}'")
     ap.add_argument("--sweep", action="store_true", help="one table per ceiling level of the grid (LEVELS)")
     ap.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: the first seed only, 20 jobs over 30 slots")
     args = ap.parse_args(argv)
 
     from edgegym.agents.registry import policy_names
@@ -168,6 +171,9 @@ def main(argv=None) -> int:
             ap.error(f"--policies: unknown WirelessUDL policy {p!r} (valid: {', '.join(known)}, rollout:<base>, "
                      f"a saved agent <algo>:PATH)")
     seeds = _seeds(args.seeds)
+    if args.quick:
+        seeds = seeds[:1]
+        base = {**base, "jobs": {**base.get("jobs", {}), **QUICK_JOBS}}
     levels = LEVELS if args.sweep else {"": None}
     tasks = []
     for name, b in levels.items():
