@@ -20,4 +20,5 @@ FAMILY = Family(
     objective="total weighted completion time Σ_j w_j c_j (return = -(objective - Σ_j w_j a_j) / Z with reward 'flow')",
     v1_overrides=V1_OVERRIDES,
     extra={"time unit": "1 slot = 1 hour", "architectures": "PS, Ring-AllReduce"},
+    bound="edgegym.families.hetero_ml.bounds:offline_bound",
 )
