@@ -42,7 +42,7 @@ import math
 import numpy as np
 
 from edgegym.families.edge_cloud.env import CLOUD_LEVELS, EdgeCloudView
-from edgegym.families.edge_cloud.simulator import greedy_placement
+from edgegym.families.edge_cloud.simulator import _kernels
 
 from ..policy import Policy, PolicySpec
 
@@ -53,9 +53,11 @@ def a_greedy(view: EdgeCloudView, edge_only: bool = False) -> tuple[np.ndarray, 
     """A_greedy's placement of the pending job: ``(worker_counts (W,), num_cloud)`` (Alg. 2)."""
     cloud_on = view.has_cloud and view.use_cloud and not edge_only
     qc0, qc1 = (view.qc0, view.qc1) if cloud_on else (math.inf, math.inf)
-    if not np.isfinite(view.q).any():  # no qualified edge worker: whole job to the cloud (paper: unspecified)
-        return np.zeros(view.q.size, dtype=np.int64), view.num_chunks
-    return greedy_placement(view.q, view.worker_order, view.num_chunks, view.p_edge, qc0, qc1)
+    counts = np.zeros(view.q.size, dtype=np.int64)
+    n_cloud = _kernels().greedy(view.q, view.worker_order, view.num_chunks, view.p_edge, qc0, qc1, counts)
+    if n_cloud < 0:  # no qualified edge worker and the cloud off: whole job to the cloud (paper: unspecified)
+        return counts, view.num_chunks
+    return counts, int(n_cloud)
 
 
 def encode_action(view: EdgeCloudView, worker_counts: np.ndarray, num_cloud: int):
@@ -67,12 +69,10 @@ def encode_action(view: EdgeCloudView, worker_counts: np.ndarray, num_cloud: int
         if g_cloud == int(num_cloud) and np.array_equal(g_counts, np.asarray(worker_counts)):
             return CLOUD_LEVELS + 1
         return int(math.floor(int(num_cloud) / view.num_chunks * CLOUD_LEVELS + 0.5))
-    sc = np.zeros(view.max_edge_servers + 1)
-    sc[: view.num_edge_servers] = np.bincount(
-        view.worker_server, weights=worker_counts, minlength=view.num_edge_servers
-    )
-    sc[-1] = num_cloud
-    return (sc / view.num_chunks).astype(np.float32)
+    out = np.empty(view.max_edge_servers + 1, dtype=np.float32)  # counts per server / D_j, then the cloud's
+    _kernels().server_shares(view.worker_server, np.ascontiguousarray(worker_counts, dtype=np.int64),
+                             view.num_edge_servers, int(num_cloud), view.num_chunks, out)
+    return out
 
 
 class AOnline(Policy):

@@ -535,6 +535,19 @@ def greedy(q, order, D, p_edge, qc0, qc1, counts):
     return 0
 
 
+@njit
+def server_shares(worker_server, counts, num_servers, num_cloud, D, out):
+    """The ``server_proportions`` action of a placement: chunks per edge server (``np.bincount`` of ``counts`` by
+    ``worker_server``), then ``num_cloud`` on the last row, each divided by ``D`` in float64 and written as float32
+    into ``out`` (S_max+1,) (rows past ``num_servers`` zero)."""
+    sc = np.zeros(out.size, np.float64)
+    for w in range(counts.size):
+        sc[worker_server[w]] += counts[w]
+    sc[out.size - 1] = num_cloud
+    for s in range(out.size):
+        out[s] = np.float32(sc[s] / D) if s < num_servers or s == out.size - 1 else np.float32(0.0)
+
+
 # ------------------------------------------------------------------------------------------ A_ps helpers
 @njit
 def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_jobs):
@@ -656,10 +669,45 @@ def flush_log(T, lw, ls, le, lc, cnt, llast, chunk_job, job_end, ran, busy, fl, 
     for w in range(llast.size):
         if llast[w] >= 0:
             llast[w] = newidx[llast[w]]
-    # sort by (job, start, end), ties in log order (stable sorts, least significant key first), then merge
-    o = np.argsort(es[:nd], kind="mergesort")
-    o = o[np.argsort(ss[o], kind="mergesort")]
-    o = o[np.argsort(js[o], kind="mergesort")]
+    # sort by (job, start, end), ties in log order: a counting sort by job, then each job's rows by (start, end)
+    # (insertion sort, stable), then merge
+    o = np.empty(nd, np.int64)
+    if nd:
+        jlo = js[0]
+        jhi = js[0]
+        for i in range(nd):
+            if js[i] < jlo:
+                jlo = js[i]
+            if js[i] > jhi:
+                jhi = js[i]
+        ptr = np.zeros(jhi - jlo + 2, np.int64)
+        for i in range(nd):
+            ptr[js[i] - jlo + 1] += 1
+        for a in range(jhi - jlo + 1):
+            ptr[a + 1] += ptr[a]
+        for i in range(nd):
+            a = js[i] - jlo
+            o[ptr[a]] = i
+            ptr[a] += 1
+        lo = 0
+        for a in range(jhi - jlo + 1):  # ptr[a] is now the end of job jlo + a's rows
+            hi = ptr[a]
+            if hi - lo > 64:  # a long job: stable sorts, least significant key first
+                g = o[lo:hi].copy()
+                g = g[np.argsort(es[g], kind="mergesort")]
+                g = g[np.argsort(ss[g], kind="mergesort")]
+                o[lo:hi] = g
+                lo = hi
+                continue
+            for q in range(lo + 1, hi):
+                i = o[q]
+                si, ei = ss[i], es[i]
+                p = q - 1
+                while p >= lo and (ss[o[p]] > si or (ss[o[p]] == si and es[o[p]] > ei)):
+                    o[p + 1] = o[p]
+                    p -= 1
+                o[p + 1] = i
+            lo = hi
     k = fl[FL_IV] - 1
     first = k + 1
     for q in range(nd):

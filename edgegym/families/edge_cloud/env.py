@@ -242,6 +242,7 @@ class EdgeCloudMLEnv(gym.Env):
         self._cand: Candidates | None = None
         self._outcome: ScheduleOutcome | None = None
         self._return = 0.0
+        self._J = 0  # jobs of the episode (set at reset)
 
     # ----------------------------------------------------------- episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -301,6 +302,7 @@ class EdgeCloudMLEnv(gym.Env):
         """Per-episode arrays and preallocated buffers of the compiled observation and action decoding."""
         cl, jobs = self.cluster, self.jobs
         W, S = cl.num_workers, cl.num_edge_servers
+        self._J = jobs.num_jobs  # the number of jobs (a resampled future keeps it)
         f64 = np.float64
         self._jd = np.ascontiguousarray(jobs.num_chunks, dtype=f64)  # (J,) D_j
         self._jdc = np.ascontiguousarray(jobs.upload_delay_cloud_slots, dtype=f64)  # (J,)
@@ -332,7 +334,7 @@ class EdgeCloudMLEnv(gym.Env):
 
     def _prepare_step(self) -> None:
         j = self._k
-        if j < self.jobs.num_jobs:
+        if j < self._J:
             self.sim.advance_to(float(self.jobs.arrival_slots[j]))
             self._cand = self.sim.candidates(j) if self.discipline == "paper" else None
 
@@ -340,7 +342,7 @@ class EdgeCloudMLEnv(gym.Env):
         """Place the current job per ``action``, advance to the next arrival, return the reward."""
         if self.sim is None:
             raise RuntimeError("call reset() before step()")
-        if self._k >= self.jobs.num_jobs:
+        if self._k >= self._J:
             raise RuntimeError("the episode has terminated; call reset()")
         j = self._k
         info: dict = {"job": j}
@@ -366,7 +368,7 @@ class EdgeCloudMLEnv(gym.Env):
             reward = -self._integral_reward(j) / self.reward_scale
         self._return += reward
         self._k += 1
-        terminated = self._k >= self.jobs.num_jobs
+        terminated = self._k >= self._J
         if terminated:
             if self.discipline == "paper":
                 self._outcome = self.sim.drain()
@@ -410,7 +412,7 @@ class EdgeCloudMLEnv(gym.Env):
         if self.action_mode == "cloud_fraction":
             mask = np.zeros(CLOUD_LEVELS + 2, dtype=bool)
             mask[-1] = True  # A_greedy's split is always legal
-            if self._k < self.jobs.num_jobs:
+            if self._k < self._J:
                 edge_ok = rows[:-1].any()
                 if not edge_ok:
                     mask[CLOUD_LEVELS] = True
@@ -420,7 +422,7 @@ class EdgeCloudMLEnv(gym.Env):
                     mask[0] = True
             return mask
         mask = np.zeros(self.max_chunks + 1, dtype=bool)
-        if self._k >= self.jobs.num_jobs:
+        if self._k >= self._J:
             mask[0] = True
             return mask
         D = int(self.jobs.num_chunks[self._k])
@@ -436,13 +438,13 @@ class EdgeCloudMLEnv(gym.Env):
     def _legal_rows(self) -> np.ndarray:
         """The legal rows of the current decision point, not copied (callers must not write to it)."""
         cache = self._rows_cache
-        if cache is not None and cache[0] is self._cand and self._k < self.jobs.num_jobs:
+        if cache is not None and cache[0] is self._cand and self._k < self._J:
             return cache[1]
         return self._eligible_rows()
 
     def _eligible_rows(self) -> np.ndarray:
         rows = np.zeros(self.max_edge_servers + 1, dtype=bool)
-        if self._k >= self.jobs.num_jobs or self._cand is None:
+        if self._k >= self._J or self._cand is None:
             rows[-1] = self.cluster.has_cloud
             return rows
         cache = getattr(self, "_rows_cache", None)
@@ -470,7 +472,7 @@ class EdgeCloudMLEnv(gym.Env):
         """
         cand, cl = self._cand, self.cluster
         j = self._k
-        D = int(self.jobs.num_chunks[j])
+        D = self.sim._D_list[j]
         rows = self._legal_rows()
         W = cl.num_workers
         counts = np.zeros(W, dtype=np.int64)
@@ -567,7 +569,7 @@ class EdgeCloudMLEnv(gym.Env):
         (``writeable=False``) views of the decision point's candidate table, valid until the next ``step`` or
         ``reset``, and the same object is returned by every call at this decision point (no copies: the fast
         path of reference policies, issue 10)."""
-        if self.sim is None or self._k >= self.jobs.num_jobs:
+        if self.sim is None or self._k >= self._J:
             raise RuntimeError("view() needs a pending job: call reset() and do not step past the last job")
         c = self._cand
         if c is None:
@@ -582,7 +584,7 @@ class EdgeCloudMLEnv(gym.Env):
                 v.flags.writeable = False
                 ro.append(v)
             view = EdgeCloudView(
-                now=float(self.sim.now), job=self._k, num_chunks=int(self.jobs.num_chunks[self._k]), p_edge=c.p_edge,
+                now=float(self.sim.now), job=self._k, num_chunks=self.sim._D_list[self._k], p_edge=c.p_edge,
                 p_cloud=c.p_cloud, q=ro[0], t_star=ro[1], a2_count=ro[2], qc0=c.qc0, qc1=c.qc1,
                 worker_server=self._ro_server, worker_order=self._ro_order, server_eligible=ro[3],
                 use_cloud=self.use_cloud, has_cloud=self.cluster.has_cloud, num_edge_servers=self.num_edge_servers,
@@ -623,7 +625,7 @@ class EdgeCloudMLEnv(gym.Env):
         q, wait, a2w, bl = (c.q, c.wait, c.a2_weight, c.backlog) if has else (e, e, e, e)
         nq = K.obs_stage1(
             self._k, self.num_edge_servers, has, self._has_cloud, self._use_cloud, self._relative, self.max_types,
-            self.max_chunks, self._job_dim, _ROW_FEATURES, self.jobs.num_jobs, float(sim.now), sim.num_placed,
+            self.max_chunks, self._job_dim, _ROW_FEATURES, self._J, float(sim.now), sim.num_placed,
             sim.job_end, sim._hk, sim._hs, sim._hi, sim._cnt,
             self._jd, sim.p_edge, sim.p_cloud, self._jdc, self._jwork, self._jwt, self._jpst,
             sim._delay_edge, self._type_ptr, self._type_workers, self._worker_server, sim._head_start, q, wait, a2w,

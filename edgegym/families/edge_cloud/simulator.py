@@ -55,7 +55,7 @@ __all__ = [
 
 _TOL = 1e-9
 _WIN_MIN = 1 << 16  # initial slots of the per-chunk window (keep_schedule=False); grown on demand
-_FLUSH_MIN = 1 << 16  # log rows that trigger a consumption of the log (keep_schedule=False)
+_FLUSH_MIN = 1 << 18  # log rows that trigger a consumption of the log (keep_schedule=False)
 _INF = math.inf
 _K = None  # the kernel module, imported on first use (keeps ``import edgegym`` free of Numba)
 
@@ -336,7 +336,7 @@ class PaperSimulator:
                 setattr(self, name, new)
         self._k.flush_log(float(t), self._lw, self._ls, self._le, self._lc, self._cnt, self._llast, self.chunk_job,
                           self.job_end, self._ran, self._busy, self._fl, self._iv_j, self._iv_s, self._iv_e)
-        self._flush_at = max(_FLUSH_MIN, 2 * int(self._cnt[0]))
+        self._flush_at = max(_FLUSH_MIN, 4 * int(self._cnt[0]))
 
     def _shift_window(self, j: int) -> None:
         """Make room in the window for job ``j``'s slots: consume the log, drop the slots of the jobs before the
@@ -356,8 +356,8 @@ class PaperSimulator:
         used = self._off_list[j] - self.chunk_base
         cap = self._win_cap
         need = self._off_list[j + 1] - new_base
-        if need > cap:
-            cap = max(need, 2 * cap)
+        if 2 * need > cap:  # at least half the window free after the slide: slides stay rare
+            cap = max(2 * need, 2 * cap)
         for name in self._SLOT_ARRAYS:
             a = getattr(self, name)
             if cap != self._win_cap:
