@@ -12,7 +12,10 @@ Outputs under ``--out DIR``:
   metric, ``episode_return``, ``wall_s``, ``decisions_per_s``;
 * ``summary.csv`` / ``summary.md``: mean ± sample std over seeds per (env, window, policy), and the mean ±
   std over seeds of ``objective / objective(baseline)`` on the same seed (e.g. the paper's JCT rate over
-  SRTF with ``--baseline srtf``);
+  SRTF with ``--baseline srtf``); where the env's family declares an offline bound (``Family.bound``,
+  :mod:`edgegym.core.bounds`), ``objective / bound`` on the same seed and a row ``bound: <name>`` with the bound
+  itself, named under the table with the schedules it bounds;
+* ``bounds.csv``: the bound of every (env, window, seed), with its parts (``--no-bound``: not computed);
 * ``plots/<env>[_w<window>]_metrics.png`` (bars with error bars), ``..._cdf.png`` (CDF of per-job
   completion / response times, pooled over seeds), ``..._utilisation.png`` (edge utilisation over time,
   mean over seeds), and with ``--gantt`` ``gantt/<env>_<policy>.png`` (first seed) for small presets;
@@ -41,7 +44,9 @@ __all__ = [
     "build_grid",
     "episode_series",
     "format_markdown",
+    "bound_cells",
     "run_bench",
+    "run_bound",
     "run_cell",
     "summarise",
 ]
@@ -139,6 +144,47 @@ def run_cell(cell: Cell) -> dict:
     out = {"cell": asdict(cell), "record": rec, "series": series}
     if gantt_note:
         out["gantt_skipped"] = gantt_note[0]
+    return out
+
+
+BOUND_PREFIX = "bound: "  # the policy column of a summary row that holds the bound itself
+
+
+def run_bound(cell: Cell) -> dict:
+    """The offline bound (``Family.bound``) of ``cell``'s env and seed, with its env config (the grid's, without a
+    policy's overrides), in a worker process or a Ray task; never raises: ``{"error": ...}`` on failure."""
+    import gymnasium as gym
+
+    from edgegym.core.bounds import family_bound
+    from edgegym.families import family
+
+    try:
+        fn = family_bound(family(_family(cell.env)))
+        env = gym.make(cell.env, config=cell.env_config or None)
+        try:
+            env.reset(seed=cell.seed)
+            b = fn(env.unwrapped)
+        finally:
+            env.close()
+    except Exception as e:  # noqa: BLE001  (reported by the driver, one line per failed bound)
+        return {"cell": asdict(cell), "error": f"{type(e).__name__}: {e}"}
+    row = {"env": cell.env, "window": cell.window, "seed": cell.seed, "bound": float(b.value), "bound_name": b.name,
+           "bound_sense": b.sense, "bound_text": b.bounds, "bound_seconds": float(b.seconds)}
+    row.update({f"part: {k}": float(v) for k, v in b.parts.items()})
+    return {"cell": asdict(cell), "bound": row}
+
+
+def bound_cells(cells: list[Cell]) -> list[Cell]:
+    """One cell per (env, window, seed) of the grid whose env's family declares a bound (``policy`` empty)."""
+    from edgegym.families import family
+
+    out, seen = [], set()
+    for c in cells:
+        key = (c.env, c.window, c.seed)
+        if key in seen or not getattr(family(_family(c.env)), "bound", None):
+            continue
+        seen.add(key)
+        out.append(Cell(c.env, "", c.seed, c.window, c.env_config))
     return out
 
 
@@ -317,10 +363,12 @@ def _isnan(x) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def summarise(df, baselines=(), metrics=None):
+def summarise(df, baselines=(), metrics=None, bounds=None):
     """Mean ± sample std (ddof=1; 0 for one seed) per (env, window, policy) of each metric column, plus the
     ratio ``objective / objective(baseline)`` on the same seed (mean ± std over seeds) against the first of
-    ``baselines`` run on that (env, window). Returns a DataFrame (also written as ``summary.csv``)."""
+    ``baselines`` run on that (env, window). With ``bounds`` (the rows of ``bounds.csv``), also
+    ``objective / bound`` on the same seed (``bound_ratio``) and one row ``bound: <name>`` per (env, window) with the
+    bound's mean ± std (its ``bound_ratio`` is 1). Returns a DataFrame (also written as ``summary.csv``)."""
     import pandas as pd
 
     rows = []
@@ -329,6 +377,12 @@ def summarise(df, baselines=(), metrics=None):
         cols = _metric_columns(g, metrics)
         base = next((b for b in baselines if b in set(g["policy"])), None)
         base_obj = g[g["policy"] == base].set_index("seed")["objective"] if base else None
+        gb = _sel(bounds, env, window) if bounds is not None and len(bounds) else None
+        bound = gb.set_index("seed")["bound"] if gb is not None and len(gb) else None
+        about = {"bound": "", "bound_sense": "", "bound_text": ""}
+        if bound is not None:
+            about = {k: " / ".join(dict.fromkeys(gb[c].astype(str))) for k, c in
+                     (("bound", "bound_name"), ("bound_sense", "bound_sense"), ("bound_text", "bound_text"))}
         for pol in dict.fromkeys(g["policy"]):
             gp = g[g["policy"] == pol]
             row = {
@@ -343,16 +397,29 @@ def summarise(df, baselines=(), metrics=None):
                 v = pd.to_numeric(gp[c], errors="coerce") if c in gp else pd.Series(dtype=float)
                 row[f"{c}_mean"] = float(v.mean()) if len(v) else math.nan
                 row[f"{c}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
-            if base is not None:
-                r = gp.set_index("seed")["objective"] / base_obj
-                r = r.dropna()
-                row["ratio_mean"] = float(r.mean()) if len(r) else math.nan
-                row["ratio_std"] = float(r.std(ddof=1)) if len(r) > 1 else 0.0
-            else:
-                row["ratio_mean"] = row["ratio_std"] = math.nan
+            row["ratio_mean"], row["ratio_std"] = _ratio(gp, base_obj)
+            row["bound_ratio_mean"], row["bound_ratio_std"] = _ratio(gp, bound)
+            row.update(about)
             row["metric_columns"] = ",".join(cols)
             rows.append(row)
+        if bound is not None:
+            row = {"env": env, "preset": g["preset"].iloc[0], "window": window, "policy": BOUND_PREFIX + about["bound"],
+                   "n": len(bound), "baseline": base or ""}
+            row.update({f"{c}_{k}": math.nan for c in cols for k in ("mean", "std")})
+            row["objective_mean"] = float(bound.mean())
+            row["objective_std"] = float(bound.std(ddof=1)) if len(bound) > 1 else 0.0
+            row.update(ratio_mean=math.nan, ratio_std=math.nan, bound_ratio_mean=1.0, bound_ratio_std=0.0, **about,
+                       metric_columns=",".join(cols))
+            rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _ratio(gp, den) -> tuple[float, float]:
+    """Mean ± std over seeds of ``objective / den`` on the same seed (``den``: a Series by seed; nan without)."""
+    if den is None:
+        return math.nan, math.nan
+    r = (gp.set_index("seed")["objective"] / den).dropna()
+    return (float(r.mean()) if len(r) else math.nan), (float(r.std(ddof=1)) if len(r) > 1 else 0.0)
 
 
 def _fmt(m: float, s: float) -> str:
@@ -365,27 +432,41 @@ def format_markdown(summary) -> str:
     """The markdown table(s) of :func:`summarise`'s output, one section per (env, window).
 
     Cells read ``mean ± std`` rounded to the std's two significant digits (``results.csv`` holds full
-    precision).
+    precision); the bound's row has its objective and ``objective / bound`` only, and the line under the table
+    names the bound and the schedules it bounds.
     """
     parts = []
     for (env, window), g in summary.groupby(["env", "window"], sort=False, dropna=False):
         cols = g["metric_columns"].iloc[0].split(",")
         base = g["baseline"].iloc[0]
+        bound = str(g["bound"].iloc[0]) if "bound" in g and isinstance(g["bound"].iloc[0], str) else ""
         win = "" if _isnan(window) else f", trace window {int(window)}"
         parts.append(f"### {env} (preset {g['preset'].iloc[0]}{win})\n")
         head = ["policy", "n", "objective"]
         if base:
             head.append(f"objective / {base}")
+        if bound:
+            head.append("objective / bound")
         head += [c for c in cols[1:]]
         parts.append("| " + " | ".join(head) + " |")
         parts.append("|" + "---|" * len(head))
         for r in g.itertuples(index=False):
             r = r._asdict()
-            cells = [f"`{r['policy']}`", str(r["n"]), _fmt(r["objective_mean"], r["objective_std"])]
+            is_bound = str(r["policy"]).startswith(BOUND_PREFIX)
+            cells = [r["policy"] if is_bound else f"`{r['policy']}`", str(r["n"]),
+                     _fmt(r["objective_mean"], r["objective_std"])]
             if base:
-                cells.append(_fmt(r["ratio_mean"], r["ratio_std"]))
-            cells += [_fmt(r[f"{c}_mean"], r[f"{c}_std"]) for c in cols[1:]]
+                cells.append("–" if is_bound else _fmt(r["ratio_mean"], r["ratio_std"]))
+            if bound:
+                cells.append("1" if is_bound else _fmt(r["bound_ratio_mean"], r["bound_ratio_std"]))
+            cells += ["–" if is_bound else _fmt(r[f"{c}_mean"], r[f"{c}_std"]) for c in cols[1:]]
             parts.append("| " + " | ".join(cells) + " |")
+        if bound:
+            sense = g["bound_sense"].iloc[0]
+            side = "≤ 1" if sense == "upper" else "≥ 1"
+            parts.append(f"\nBound: {bound} ({sense} bound on the objective, objective / bound {side}); it bounds "
+                         f"{g['bound_text'].iloc[0]}. Definition and proof sketch: the family's page, section "
+                         "\"Offline bound\".")
         parts.append("")
     return "\n".join(parts)
 
@@ -649,10 +730,13 @@ def run_bench(
     progress: bool = True,
     ray_address: str | None = None,
     plots: bool = True,
+    bounds: bool = True,
 ) -> dict:
-    """Run ``cells``, write ``results.csv``, ``summary.csv``, ``summary.md``, ``series.json`` and the plots
-    under ``out``; return ``{"results", "summary", "failed", "paths", "wall_s", "gantt_skipped"}`` (the last: the
-    ``(cell, reason)`` of every wanted Gantt chart that was not drawn, e.g. too many lanes)."""
+    """Run ``cells``, write ``results.csv``, ``summary.csv``, ``summary.md``, ``series.json``, ``bounds.csv`` (with
+    ``bounds``: the offline bound of every (env, window, seed) whose family declares one) and the plots under
+    ``out``; return ``{"results", "summary", "failed", "paths", "wall_s", "gantt_skipped", "bounds",
+    "bounds_failed"}`` (``gantt_skipped``: the ``(cell, reason)`` of every wanted Gantt chart that was not drawn,
+    e.g. too many lanes)."""
     import pandas as pd
 
     from edgegym.envs import env_info
@@ -665,6 +749,12 @@ def run_bench(
         results = _execute_ray(cells, workers, progress, ray_address)
     else:
         raise _err(f"unknown backend {backend!r} (valid: local, ray)")
+    bcells = bound_cells(cells) if bounds else []
+    bres = []
+    if bcells:
+        bres = (_execute_local(bcells, workers, progress, fn=run_bound) if backend == "local"
+                else _execute_ray(bcells, workers, progress, ray_address, fn=run_bound))
+    bounds_failed = [r for r in bres if "error" in r]
     wall = time.perf_counter() - t0
     failed = [r for r in results if "error" in r]
     ok = [r for r in results if "error" not in r]
@@ -682,7 +772,7 @@ def run_bench(
     skipped = [(r["cell"], r["gantt_skipped"]) for r in ok if "gantt_skipped" in r]
     if not rows:
         return {"results": None, "summary": None, "failed": failed, "paths": paths, "wall_s": wall,
-                "gantt_skipped": skipped}
+                "gantt_skipped": skipped, "bounds": None, "bounds_failed": bounds_failed}
     df = pd.DataFrame(rows)
     front = [c for c in (*KEY_COLUMNS, "objective") if c in df.columns]
     back = [c for c in (*RUN_COLUMNS,) if c in df.columns]
@@ -692,7 +782,14 @@ def run_bench(
     df.to_csv(paths["results"], index=False)
     df = pd.read_csv(paths["results"])  # the table is computed from exactly what the CSV holds
     _check_metrics(df, metrics, paths["results"])
-    summary = summarise(df, baselines, metrics)
+    bdf = None
+    if any("bound" in r for r in bres):
+        bdf = pd.DataFrame([r["bound"] for r in bres if "bound" in r])
+        bdf["window"] = pd.to_numeric(bdf["window"], errors="coerce")
+        bdf = bdf.sort_values(["env", "window", "seed"], kind="stable")
+        paths["bounds"] = out / "bounds.csv"
+        bdf.to_csv(paths["bounds"], index=False)
+    summary = summarise(df, baselines, metrics, bdf)
     paths["summary_csv"] = out / "summary.csv"
     summary.to_csv(paths["summary_csv"], index=False)
     paths["summary_md"] = out / "summary.md"
@@ -702,9 +799,10 @@ def run_bench(
         json.dumps([{"env": k[0], "window": k[1], "policy": k[2], "episodes": v} for k, v in series.items()])
     )
     if plots:
-        paths["plots"] = plot_results(df, summary, series, out)
+        episodes = summary[~summary["policy"].astype(str).str.startswith(BOUND_PREFIX)]
+        paths["plots"] = plot_results(df, episodes, series, out)
     return {"results": df, "summary": summary, "failed": failed, "paths": paths, "wall_s": wall,
-            "gantt_skipped": skipped}
+            "gantt_skipped": skipped, "bounds": bdf, "bounds_failed": bounds_failed}
 
 
 def _check_metrics(df, metrics, csv) -> None:
@@ -808,9 +906,13 @@ def _cmd_bench(args) -> int:
         progress=not args.no_progress,
         ray_address=args.ray_address,
         plots=not args.no_plots,
+        bounds=not args.no_bound,
     )
     for c, why in res.get("gantt_skipped", ()):
         print(f"edgegym bench: no Gantt chart for {c['env']} | {c['policy']}: {why}", file=sys.stderr)
+    for f in res.get("bounds_failed", ()):
+        c = f["cell"]
+        print(f"edgegym bench: no bound for {c['env']} | seed {c['seed']}: {f['error']}", file=sys.stderr)
     for f in res["failed"]:
         c = f["cell"]
         print(f"edgegym bench: failed {c['env']} | {c['policy']} | seed {c['seed']}: {f['error']}", file=sys.stderr)
@@ -857,6 +959,8 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--ray-address", help="existing Ray cluster (default: start a local one)")
     p.add_argument("--gantt", action="store_true", help="Gantt PNG per (env, policy), first seed, small presets")
     p.add_argument("--no-plots", action="store_true", help="write the tables only, no PNG plots")
+    p.add_argument("--no-bound", action="store_true", help="do not compute the families' offline bounds (the "
+                   "objective / bound column and the bound row)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_cmd_bench)
 

@@ -27,7 +27,7 @@ def bench_dir(tmp_path_factory):
 
 
 def test_bench_outputs_exist(bench_dir):
-    for name in ("results.csv", "summary.csv", "summary.md", "series.json"):
+    for name in ("results.csv", "summary.csv", "summary.md", "series.json", "bounds.csv"):
         assert (bench_dir / name).stat().st_size > 0
     for env in ENVS:
         for kind in ("metrics", "cdf", "utilisation"):
@@ -53,14 +53,16 @@ def test_bench_csv_is_tidy_and_complete(bench_dir):
     np.testing.assert_allclose(df["episode_return"], -df["objective"] / df["reward_scale"], rtol=1e-9)
 
 
-def _recompute(df, metrics, baseline):
+def _recompute(df, metrics, baseline, bounds):
     rows = {}
     for (env, pol), g in df.groupby(["env", "policy"]):
         base = df[(df["env"] == env) & (df["policy"] == baseline)].set_index("seed")["objective"]
         ratio = g.set_index("seed")["objective"] / base
+        bound_ratio = g.set_index("seed")["objective"] / bounds[bounds["env"] == env].set_index("seed")["bound"]
         r = {f"{m}_mean": g[m].mean() for m in metrics}
         r.update({f"{m}_std": g[m].std(ddof=1) for m in metrics})
         r["ratio_mean"], r["ratio_std"] = ratio.mean(), ratio.std(ddof=1)
+        r["bound_ratio_mean"], r["bound_ratio_std"] = bound_ratio.mean(), bound_ratio.std(ddof=1)
         rows[(env, pol)] = r
     return rows
 
@@ -69,8 +71,12 @@ def test_table_agrees_with_csv(bench_dir):
     df = pd.read_csv(bench_dir / "results.csv")
     metrics = ["objective", "avg_jct", "p95_jct", "makespan", "utilisation", "preemptions", "wall_s",
                "decisions_per_s"]
-    expect = _recompute(df, metrics, "srtf")
+    bounds = pd.read_csv(bench_dir / "bounds.csv")
+    expect = _recompute(df, metrics, "srtf", bounds)
     summary = pd.read_csv(bench_dir / "summary.csv")
+    is_bound = summary["policy"].str.startswith("bound: ")
+    assert is_bound.sum() == len(ENVS)  # one bound row per env, below its policies
+    summary = summary[~is_bound]
     assert len(summary) == len(expect)
     for r in summary.itertuples(index=False):
         r = r._asdict()
@@ -92,8 +98,8 @@ def test_table_agrees_with_csv(bench_dir):
         pol = cells[0].strip("`")
         e = expect[(env, pol)]
         assert int(cells[1]) == 3
-        shown = ["objective", "ratio", "avg_jct", "p95_jct", "makespan", "utilisation", "preemptions", "wall_s",
-                 "decisions_per_s"]
+        shown = ["objective", "ratio", "bound_ratio", "avg_jct", "p95_jct", "makespan", "utilisation", "preemptions",
+                 "wall_s", "decisions_per_s"]
         for name, cell in zip(shown, cells[2:], strict=True):
             # rounded to the std's two significant digits: equal up to half a unit of the last printed digit
             (mean, m_tol), (std, s_tol) = (_value_and_half_ulp(x) for x in cell.split("±"))
@@ -103,6 +109,45 @@ def test_table_agrees_with_csv(bench_dir):
     assert seen == len(expect)
     # the paper's JCT rate: SRTF is exactly 1
     assert summary[summary["policy"] == "srtf"]["ratio_mean"].tolist() == [1.0, 1.0]
+
+
+def test_bench_bound_row_and_csv(bench_dir):
+    """Every (env, seed) has its family's bound (EdgeCloudML: the standalone JCT); the summary's bound row holds its
+    mean ± std, objective / bound is ≥ 1 for every policy, and the page names the bound under each table."""
+    import gymnasium as gym
+
+    from edgegym.core.bounds import family_bound
+    from edgegym.families import family
+
+    bounds = pd.read_csv(bench_dir / "bounds.csv")
+    assert sorted(zip(bounds["env"], bounds["seed"], strict=True)) == sorted((e, s) for e in ENVS for s in SEEDS)
+    assert set(bounds["bound_name"]) == {"standalone JCT"} and set(bounds["bound_sense"]) == {"lower"}
+    env = gym.make("EdgeCloudML-testbed-v0")
+    env.reset(seed=1)
+    want = family_bound(family("EdgeCloudML"))(env.unwrapped).value
+    got = bounds[(bounds["env"] == "EdgeCloudML-testbed-v0") & (bounds["seed"] == 1)]["bound"].iloc[0]
+    assert got == pytest.approx(want)
+    summary = pd.read_csv(bench_dir / "summary.csv")
+    rows = summary[~summary["policy"].str.startswith("bound: ")]
+    assert (rows["bound_ratio_mean"] >= 1.0).all()
+    brow = summary[summary["policy"] == "bound: standalone JCT"]
+    for env_id in ENVS:
+        b = bounds[bounds["env"] == env_id]["bound"]
+        r = brow[brow["env"] == env_id].iloc[0]
+        assert r["objective_mean"] == pytest.approx(b.mean()) and r["bound_ratio_mean"] == 1.0
+    md = (bench_dir / "summary.md").read_text()
+    assert md.count("| bound: standalone JCT | 3 |") == len(ENVS)
+    assert md.count("Bound: standalone JCT (lower bound on the objective") == len(ENVS)
+
+
+def test_bench_no_bound(tmp_path):
+    """``--no-bound``: no bounds.csv, no bound column or row."""
+    out = tmp_path / "b"
+    assert main(["bench", "--envs", "EdgeCloudML-tiny-v0", "--policies", "aonline", "--seeds", "0", "--out", str(out),
+                 "--workers", "1", "--no-progress", "--no-plots", "--no-bound"]) == 0
+    assert not (out / "bounds.csv").exists()
+    md = (out / "summary.md").read_text()
+    assert "objective / bound" not in md and "bound:" not in md
 
 
 def test_bench_matches_run_episode(bench_dir):
