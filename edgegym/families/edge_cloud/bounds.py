@@ -43,7 +43,7 @@ from .rates import chunk_time_slots, iteration_time_h
 __all__ = ["LP_MAX_VARIABLES", "edge_floor", "offline_bound", "standalone_jct"]
 
 #: the LP part is computed only up to this many variables (a few seconds of HiGHS)
-LP_MAX_VARIABLES = 200_000
+LP_MAX_VARIABLES = 50_000
 
 
 def edge_floor(delays: np.ndarray, p: float, num_chunks: int) -> float:
