@@ -43,7 +43,7 @@ def agent(tmp_path_factory):
     hp.write_text("default:\n  n_envs: 1\n  eval_freq: 0\n  n_steps: 32\n  batch_size: 32\n  n_epochs: 1\n"
                   "  n_eval_episodes: 1\n  policy: SharedRowPolicy\n")
     assert main(["train", "--env", "EdgeUtility-tiny-v1", "--algo", "maskable-ppo", "--timesteps", "32", "--out",
-                 str(d / "run"), "--hyperparams", str(hp), "--no-progress"]) == 0
+                 str(d / "run"), "--hyperparams", str(hp), "--replace-hyperparams", "--no-progress"]) == 0
     return d / "run"
 
 
@@ -219,3 +219,13 @@ def test_page_shows_the_new_columns_from_fake_results(tmp_path):
     assert "| – | bound: fake bound | bound | 60 ± 14 | 1 | +45.5 % | 1 | – |" in page
     assert "| 1 | **`rollout:h1`** ★ | rollout | 90 ± 14 | 1.51 ± 0.12 | +18.2 % | 0.40 |" in page
     assert "Best heuristic (the best shipped non-learned, non-rollout policy): `h1`." in page
+
+
+def test_a_bound_record_of_the_former_code_is_run_again():
+    """A results.jsonl from before a family declared its bound holds records of this script's own bound (or its
+    "n/a"); a resumed run computes those again with the declared bound, and keeps the declared ones."""
+    lb = _script()
+    old = {"kind": "bound", "env": "EdgeCloudML-tiny-v0", "seed": 100, "na": "continuous-time preset"}
+    assert lb.stale_bound(old)
+    assert not lb.stale_bound({**old, "bound": 12.5, "bound_sense": "lower"})
+    assert not lb.stale_bound({"kind": "episode", "env": "EdgeCloudML-tiny-v0", "seed": 100, "policy": "aonline"})
