@@ -19,7 +19,6 @@ import json
 import math
 import re
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -195,27 +194,51 @@ LINE_KEYS = ("avg_jct", "makespan", "preemptions", "edge_fraction", "total_utili
 
 # ------------------------------------------------------------------------------------------ episodes
 def _progress(args, desc: str):
-    """A step counter on stderr that appears only when an episode runs longer than 2 s (``--no-progress``: off)."""
+    """A step counter on stderr that appears only when an episode runs longer than 2 s (``--no-progress``: off).
+
+    Only on a terminal: redirected to a log file, a counter redrawn in place is a flood of lines, and the episode's
+    own line (on stdout) already marks the progress, one line per episode."""
     from tqdm import tqdm
 
     return tqdm(desc=desc, unit=" steps", delay=2.0, leave=False, file=sys.stderr,
-                disable=getattr(args, "no_progress", False))
+                disable=getattr(args, "no_progress", False) or not _is_terminal(sys.stderr))
+
+
+def _is_terminal(stream) -> bool:
+    """Whether ``stream`` is a terminal (``False`` for files, pipes and captured streams)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _compile_note(seconds: float) -> None:
+    """One line on stderr after an episode during which edgegym's kernels compiled (their first use)."""
+    import os
+
+    if seconds > 0 and os.environ.get("EDGEGYM_COMPILE_NOTICE", "1") != "0":
+        print(f"edgegym: the kernels compiled for {seconds:.1f} s during this episode (first use; cached now; "
+              "not counted in its wall_s)", file=sys.stderr, flush=True)
 
 
 def run_episodes(args, env_id: str, policy: str, seeds: list[int], env_config: dict | None, on_end=None,
                  render_mode: str | None = None) -> list:
     """Run ``policy`` on ``env_id`` for each seed, printing one line (or JSON object) per episode as it ends,
     then the mean ± std summary (on stderr with ``--json``). Shared by ``run`` and ``eval``."""
-    from .runner import json_default, run_episode
+    from .runner import compile_clock, json_default, run_episode
 
     recs = []
+    compiled = compile_clock()
     for k, seed in enumerate(seeds):
         bar = _progress(args, f"{env_id} | {policy} | seed {seed}")
+        c0 = compiled()
         try:
             rec = run_episode(env_id, policy, seed, env_config or None, on_end=on_end,
-                              on_step=lambda n, b=bar: b.update(1), render_mode=render_mode)
+                              on_step=None if bar.disable else (lambda n, b=bar: b.update(1)),
+                              render_mode=render_mode)
         finally:
             bar.close()
+        _compile_note(compiled() - c0)
         rec["episode"] = k
         recs.append(rec)
         if args.json:

@@ -17,6 +17,7 @@ from .errors import UserError
 __all__ = [
     "check_env_policy",
     "check_model_family",
+    "compile_clock",
     "default_env_id",
     "default_policy",
     "env_family",
@@ -232,10 +233,11 @@ def run_episode(
 
     The record holds ``env``, ``policy``, ``seed``, ``episode_return``, ``steps``, every episode metric
     (``objective`` included), ``wall_s`` and ``decisions_per_s`` (policy decisions per second of decision
-    time). ``on_end(env, rec)``, when given, is called after the last step, before the env is closed (the
-    benchmark reads per-job times and draws Gantt charts there). ``on_step(steps)``, when given, is called
-    after every step (the CLI's progress bar). ``render_mode="rgb_array"`` builds the env so that it records
-    what a Gantt chart draws (``edgegym render``, ``bench --gantt``).
+    time; a first-use compile of the kernels, :func:`edgegym.core.jit.compile_seconds`, counts in neither: it is
+    the machine's, once, not the episode's). ``on_end(env, rec)``, when given, is called after the last step,
+    before the env is closed (the benchmark reads per-job times and draws Gantt charts there). ``on_step(steps)``,
+    when given, is called after every step (the CLI's progress bar). ``render_mode="rgb_array"`` builds the env so
+    that it records what a Gantt chart draws (``edgegym render``, ``bench --gantt``).
     """
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise UserError(f"seed must be an integer >= 0 (NumPy seeds are non-negative), got {seed!r}")
@@ -244,19 +246,21 @@ def run_episode(
         obs, _ = env.reset(seed=seed)
         pol.reset(seed)
         done, ret, steps, decide_s = False, 0.0, 0, 0.0
+        compiled = compile_clock()
+        c0 = compiled()
         t0 = time.perf_counter()
         info: dict = {}
         while not done:
-            t = time.perf_counter()
+            c, t = compiled(), time.perf_counter()
             action, _ = pol.predict(obs, deterministic=True)
-            decide_s += time.perf_counter() - t
+            decide_s += time.perf_counter() - t - (compiled() - c)  # a policy kernel's first-use compile is no decision
             obs, r, term, trunc, info = env.step(action)
             ret += float(r)
             steps += 1
             done = term or trunc
             if on_step is not None:
                 on_step(steps)
-        wall = time.perf_counter() - t0
+        wall = time.perf_counter() - t0 - (compiled() - c0)  # the kernels' first-use compile is not the episode's
         rec = {"env": env_id, "policy": policy, "seed": seed, "episode_return": ret, "steps": steps}
         rec.update(info["episode_metrics"])
         rec["wall_s"] = wall
@@ -266,6 +270,22 @@ def run_episode(
     finally:
         env.close()
     return rec
+
+
+def compile_clock():
+    """A function returning the seconds this process has spent compiling edgegym kernels so far
+    (:func:`edgegym.core.jit.compile_seconds`; 0.0 while no kernel module is loaded: it loads no Numba itself)."""
+    import sys
+
+    jit = sys.modules.get("edgegym.core.jit")
+    if jit is not None:
+        return jit.compile_seconds
+
+    def clock() -> float:
+        mod = sys.modules.get("edgegym.core.jit")
+        return mod.compile_seconds() if mod is not None else 0.0
+
+    return clock
 
 
 def json_default(x):

@@ -104,13 +104,13 @@ def _callback_base():
 
 
 class BestModelCallback(_callback_base()):
-    """Evaluate at the start, every ``eval_freq`` env steps (at rollout ends) and at the end; keep the best weights.
+    """Evaluate at the start, every ``eval_freq`` env steps (at rollout starts, after the previous rollout's update)
+    and at the end; keep the best weights.
 
-    ``history`` holds one row per evaluation: ``timesteps`` (env steps collected), ``updates`` (gradient steps
-    taken: an evaluation at a rollout's end precedes that rollout's update, so the final one shares its
-    ``timesteps`` with the last rollout's), ``mean_return``, ``std_return``, ``mean_objective``,
-    ``max_action_share`` (the largest over the episodes), ``top_action``, ``wall_s``. ``best`` is the row of the
-    best mean return (the earliest on ties).
+    ``history`` holds one row per evaluation: ``timesteps`` (env steps collected, every one of them already used by
+    an update; each evaluation has its own), ``updates`` (gradient steps taken), ``mean_return``, ``std_return``,
+    ``mean_objective``, ``max_action_share`` (the largest over the episodes), ``top_action``, ``wall_s``. ``best``
+    is the row of the best mean return (the earliest on ties).
     """
 
     def __init__(self, env_id: str, env_config: dict | None, seeds, eval_freq: int, progress=None) -> None:
@@ -157,8 +157,11 @@ class BestModelCallback(_callback_base()):
     def _on_training_start(self) -> None:
         self.evaluate_now()
 
-    def _on_rollout_end(self) -> None:
-        # SB3 updates the weights after this callback: the policy evaluated here is the one that collected the rollout
+    def _on_rollout_start(self) -> None:
+        # at a rollout's start the weights have been updated on every step collected so far: an evaluation "at N
+        # steps" is of the policy trained on N steps, and the last rollout's steps are left to the final evaluation
+        # (evaluating at rollout ends logged the last periodic evaluation and the final one at the same step count,
+        # with the weights before and after the last update)
         if self.eval_freq > 0 and self.model.num_timesteps - self._last_eval >= self.eval_freq:
             self.evaluate_now()
 

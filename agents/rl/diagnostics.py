@@ -2,7 +2,7 @@
 
 :class:`DiagnosticsCallback` reads SB3's ``train/*`` logger values after every update (value loss, approx KL,
 entropy, explained variance, clip fraction) and, for masked algorithms, the mean ``ln(#legal actions)`` of
-each rollout. :func:`warnings_for` turns the history into the warnings the issue asks for:
+each rollout. :func:`warnings_for` turns the history into warnings:
 
 * KL below ``1e-4`` on every update after the first quarter of training: the policy is not moving;
 * final mean entropy above ``0.9 · ln(#legal actions)``: the policy is (nearly) uniform, so its argmax is an

@@ -19,7 +19,9 @@ same path as every reference policy, so learned and reference policies land in t
 
 from __future__ import annotations
 
+import copy
 import json
+import sys
 import time
 from importlib import resources
 from pathlib import Path
@@ -29,8 +31,9 @@ import yaml
 from ..runner import merge_config  # one per-section merge for runs and training (a bad section is a UserError)
 from .learned import ALGOS, LearnedPolicyError, learned_env_config, sidecar_path
 
-__all__ = ["load_hyperparams", "train", "evaluate", "add_train_parser", "add_eval_parser", "merge_config",
-           "parse_env_config", "ensure_writable_dir"]
+__all__ = ["load_hyperparams", "resolve_hyperparams", "describe_hyperparams", "whole_rollouts",
+           "LogProgressCallback", "FLAG_KEYS", "RECIPE_FLAGS", "train", "evaluate", "add_train_parser",
+           "add_eval_parser", "merge_config", "parse_env_config", "ensure_writable_dir"]
 
 #: keys of the hyperparameter YAML that edgegym consumes (everything else goes to the algorithm)
 EDGEGYM_KEYS = ("n_envs", "env_config", "eval_freq", "n_eval_episodes", "eval_seed", "checkpoint_freq",
@@ -135,6 +138,96 @@ def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None) -> 
     return hp
 
 
+#: hyperparameter keys set by ``edgegym train`` flags, and the flag of each (the flags override the recipe)
+FLAG_KEYS = {
+    "learning_rate": "--learning-rate", "n_steps": "--n-steps", "batch_size": "--batch-size",
+    "n_epochs": "--n-epochs", "ent_coef": "--ent-coef", "gamma": "--gamma", "bc_episodes": "--bc-episodes",
+    "bc_epochs": "--bc-epochs", "teacher": "--teacher", "dagger_rounds": "--dagger-rounds",
+    "dagger_episodes": "--dagger-episodes", "dagger_beta": "--dagger-beta", "n_envs": "--n-envs",
+    "eval_freq": "--eval-freq", "checkpoint_freq": "--checkpoint-freq", "collapse_share": "--collapse-share",
+}
+
+
+def _overlay(base: dict, over: dict) -> dict:
+    """``base`` with every key of ``over`` set over it, nested mappings merged key by key (lists replaced)."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _overlay(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+_UNSET = object()
+
+
+def _leaves(d: dict, prefix: str = "") -> dict:
+    """``{"a.b": value}`` for every leaf of a nested mapping (an empty mapping is a leaf)."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out.update(_leaves(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def resolve_hyperparams(algo: str, env_id: str, path: str | Path | None = None, *, replace: bool = False,
+                        overrides: dict | None = None) -> tuple[dict, list[dict]]:
+    """The hyperparameters ``edgegym train`` uses for ``algo`` on ``env_id``, and what changed them.
+
+    The shipped recipe (:func:`load_hyperparams`: ``agents/rl/<algo>.yaml``, sections ``default`` < family < id)
+    is overlaid key by key by the file ``path`` (its own sections resolved the same way; nested mappings such as
+    ``env_config`` or ``policy_kwargs`` merged, so a file that sets only ``learning_rate`` keeps everything else of
+    the recipe); ``replace=True`` reads ``path`` alone instead. ``overrides`` (hyperparameter key -> value, ``None``
+    values skipped: the ``edgegym train`` flags, :data:`FLAG_KEYS`) are set last. Returns ``(hp, changes)``, one
+    change per leaf key whose value differs from the recipe: ``{"key", "from", "to", "by"}`` (``key`` dotted for
+    nested keys, ``from`` ``None`` when the recipe does not set it, ``by`` the file or the flag)."""
+    shipped = load_hyperparams(algo, env_id)
+    changes: list[dict] = []
+    if path is None:
+        hp = copy.deepcopy(shipped)
+    elif replace:
+        hp = load_hyperparams(algo, env_id, path)
+    else:
+        hp = _overlay(shipped, load_hyperparams(algo, env_id, path))
+        before, after = _leaves(shipped), _leaves(hp)
+        changes = [{"key": k, "from": before.get(k), "to": v, "by": str(path)}
+                   for k, v in after.items() if before.get(k, _UNSET) != v]
+    for k, v in (overrides or {}).items():
+        if v is None:
+            continue
+        # a teacher flag replaces the recipe's behaviour-cloning teacher, whichever key the recipe names it by
+        old = (hp.get("teacher") or hp.get("bc_teacher")) if k == "teacher" else hp.get(k)
+        if old != v or k not in hp:
+            changes.append({"key": k, "from": old, "to": v, "by": FLAG_KEYS.get(k, k)})
+        hp[k] = v
+    return hp, changes
+
+
+def describe_hyperparams(algo: str, env_id: str, path: str | Path | None, replace: bool,
+                         changes: list[dict]) -> str | None:
+    """The one line ``edgegym train`` prints about its hyperparameters: the recipe and every key a file or a flag
+    changed (``None`` when nothing but the shipped recipe is used)."""
+    if path is None and not changes:
+        return None
+
+    def fmt(v) -> str:
+        if v is None:
+            return "unset"
+        if isinstance(v, float):
+            return f"{v:g}"
+        return v if isinstance(v, str) else json.dumps(v)
+
+    base = (f"{path} alone (--replace-hyperparams: agents/rl/{algo}.yaml not read)" if replace and path is not None
+            else f"agents/rl/{algo}.yaml")
+    text = ", ".join(f"{c['key']} {fmt(c['from'])} -> {fmt(c['to'])} ({c['by']})" for c in changes)
+    if not text:
+        text = f"{path} changes none of them" if not replace else "no key changed by a flag"
+    return f"hyperparameters for {env_id}: {base}; {text}"
+
+
 def _check_sections(data: dict, src: str, env_id: str, applying: list[str]) -> None:
     """A ``--hyperparams`` file must name only known sections, and at least one that applies to ``env_id``."""
     import edgegym
@@ -225,8 +318,6 @@ def default_torch_threads() -> int:
 
 def _quiet_logger(verbose: int):
     """SB3's logger without the ``SB3-<timestamp>`` folder its default creates in the temp folder at verbosity 0."""
-    import sys
-
     from stable_baselines3.common.logger import HumanOutputFormat, Logger
 
     return Logger(folder=None, output_formats=[HumanOutputFormat(sys.stdout)] if verbose else [])
@@ -255,6 +346,9 @@ def train(
     dagger_rounds: int | None = None,
     dagger_episodes: int | None = None,
     dagger_beta: float | None = None,
+    replace_hyperparams: bool = False,
+    overrides: dict | None = None,
+    log_every_s: float = 60.0,
 ) -> dict:
     """Train ``algo`` on ``env_id`` for ``timesteps`` env steps; save ``out/model.zip``; return the summary.
 
@@ -277,8 +371,6 @@ def train(
     learning, argmax collapse, regression below the starting policy, a teacher that is not Markov; also printed on
     stderr).
     """
-    import sys
-
     import gymnasium as gym
     import torch
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
@@ -297,18 +389,17 @@ def train(
     torch.set_num_threads(threads)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)  # the Python API too (the CLI checks it is writable first)
-    hp = load_hyperparams(algo, env_id, hyperparams)
+    flags = {"n_envs": n_envs, "eval_freq": eval_freq, "checkpoint_freq": checkpoint_freq,
+             "collapse_share": collapse_share, "teacher": teacher, "dagger_rounds": dagger_rounds,
+             "dagger_episodes": dagger_episodes, "dagger_beta": dagger_beta, **(overrides or {})}
+    hp, hp_changes = resolve_hyperparams(algo, env_id, hyperparams, replace=replace_hyperparams, overrides=flags)
     cfg = merge_config(hp.pop("env_config", {}) or {}, env_config)
-    n_envs = int(n_envs or hp.pop("n_envs", 1))
-    hp.pop("n_envs", None)
+    n_envs = _int_setting("n_envs (--n-envs)", hp.pop("n_envs", 1), 1)
     ef_raw = hp.pop("eval_freq", "auto")
-    ef_raw = ef_raw if eval_freq is None else eval_freq
     n_eval = int(hp.pop("n_eval_episodes", 3))
     eval_seed = int(hp.pop("eval_seed", 10_000))
-    cf = int(hp.pop("checkpoint_freq", 0) if checkpoint_freq is None else checkpoint_freq)
-    hp.pop("checkpoint_freq", None)
-    share = float(hp.pop("collapse_share", COLLAPSE_SHARE) if collapse_share is None else collapse_share)
-    hp.pop("collapse_share", None)
+    cf = int(hp.pop("checkpoint_freq", 0))
+    share = float(hp.pop("collapse_share", COLLAPSE_SHARE))
     policy = hp.pop("policy", "MlpPolicy")
     # training-only overrides (e.g. shorter episodes): not in the sidecar, so evaluation runs the preset itself
     train_cfg = merge_config(cfg, hp.pop("train_env_config", None) or {})
@@ -316,15 +407,15 @@ def train(
     dg = {k: hp.pop(k) for k in ("dagger_rounds", "dagger_episodes", "dagger_beta", "dagger_epochs", "dagger_seed")
           if k in hp}
     yaml_teacher = hp.pop("teacher", None)
-    bc["bc_teacher"] = teacher or yaml_teacher or bc.get("bc_teacher")
+    bc["bc_teacher"] = yaml_teacher or bc.get("bc_teacher")
     if bc["bc_teacher"]:
         from ..options import resolve_policy
 
         bc["bc_teacher"] = resolve_policy(bc["bc_teacher"])  # a saved agent by its folder or model.zip
-    for key, v in (("dagger_rounds", dagger_rounds), ("dagger_episodes", dagger_episodes),
-                   ("dagger_beta", dagger_beta)):
-        if v is not None:
-            dg[key] = v
+    for key in ("bc_episodes", "bc_epochs"):
+        if (overrides or {}).get(key) is not None and not bc["bc_teacher"]:
+            raise ValueError(f"{key} ({FLAG_KEYS[key]}) needs a teacher to clone (--teacher NAME, or 'teacher' / "
+                             f"'bc_teacher' in the hyperparameters); the recipe for {env_id} names none")
     dg = _check_dagger(env_id, bc, dg, timesteps, eval_seed, n_eval)
 
     probe = gym.make(env_id, config=train_cfg or None)
@@ -361,6 +452,14 @@ def train(
     if tb is None:
         model.set_logger(_quiet_logger(verbose))
     rollout = int(getattr(model, "n_steps", 1)) * n_envs
+    requested = int(timesteps)
+    timesteps = whole_rollouts(requested, rollout)
+    if timesteps != requested:
+        # SB3 collects whole rollouts: say so rather than train more steps than asked for behind the user's back
+        print(f"edgegym train: notice: --timesteps {requested:,} is " + (
+            "below one rollout" if requested < rollout else "not a whole number of rollouts")
+            + f" (n_steps {rollout // n_envs} x {n_envs} env(s) = {rollout:,} env steps); training "
+            f"{timesteps // rollout} rollout(s) = {timesteps:,} env steps", file=sys.stderr, flush=True)
     if ef_raw != "auto" and (isinstance(ef_raw, bool) or not isinstance(ef_raw, int) or ef_raw < 0):
         raise ValueError(f"eval_freq must be 'auto' or an integer >= 0, got {ef_raw!r}")
     ef = auto_eval_freq(timesteps, rollout) if ef_raw == "auto" else int(ef_raw)
@@ -388,7 +487,8 @@ def train(
         t_bc = time.perf_counter()
         bc_seed = int(bc.get("bc_seed", 20_000))
         n_bc = int(bc.get("bc_episodes", 10))
-        say(f"behaviour cloning: collecting {n_bc} episodes of {bc['bc_teacher']} (seeds {bc_seed}-{bc_seed + n_bc - 1})")
+        say(f"behaviour cloning: collecting {n_bc} episodes of {bc['bc_teacher']} "
+            f"(seeds {bc_seed}-{bc_seed + n_bc - 1})")
         demos = collect(env_id, bc["bc_teacher"], range(bc_seed, bc_seed + n_bc), train_cfg,
                         on_episode=(lambda k, n: say(f"behaviour cloning: episode {k}/{n} collected"))
                         if progress else None)
@@ -419,14 +519,18 @@ def train(
     diag = DiagnosticsCallback()
     keeper = BestModelCallback(env_id, train_cfg, range(eval_seed, eval_seed + n_eval), ef,
                                progress=say if progress else None)
-    callbacks = [timer, diag, keeper]
+    # the keeper evaluates at rollout starts: first, so that its evaluations stay out of the rollout timer
+    callbacks = [keeper, timer, diag]
+    bar = progress and sys.stderr.isatty()  # a log file gets a short line at a regular interval instead of a bar
+    if progress and not bar:
+        callbacks.append(LogProgressCallback(timesteps, say, every_s=log_every_s))
     if cf > 0:
         callbacks.append(CheckpointCallback(max(cf // n_envs, 1), str(out / "checkpoints"), name_prefix="model"))
     if int(timesteps) > 0:
         say(f"PPO: {int(timesteps)} env steps on {n_envs} env(s), {threads} PyTorch thread(s); evaluations on seeds "
             f"{eval_seed}-{eval_seed + n_eval - 1} " + (f"every {ef} steps" if ef > 0 else "at the start and the end"))
         t0 = time.perf_counter()
-        model.learn(total_timesteps=int(timesteps), callback=CallbackList(callbacks), progress_bar=progress)
+        model.learn(total_timesteps=int(timesteps), callback=CallbackList(callbacks), progress_bar=bar)
         ppo_wall = time.perf_counter() - t0
         phases["ppo_rollouts_s"] = timer.rollout_s
         phases["evaluations_s"] = keeper.eval_s
@@ -446,7 +550,8 @@ def train(
     model_path = out / "model.zip"
     model.save(str(model_path))
     venv.close()
-    meta = {"env_id": env_id, "algo": algo, "env_config": cfg, "seed": seed, "timesteps": int(timesteps)}
+    meta = {"env_id": env_id, "algo": algo, "env_config": cfg, "seed": seed, "timesteps": int(timesteps),
+            **({"timesteps_requested": requested} if requested != timesteps else {})}
     sidecar_path(model_path).write_text(json.dumps(meta, indent=2))
     phases["save_s"] = time.perf_counter() - t_save
     wall = time.perf_counter() - t_start
@@ -471,6 +576,8 @@ def train(
         "rollout_steps_per_s": model.num_timesteps / timer.rollout_s if timer.rollout_s > 0 else None,
         "torch_threads": threads,
         "hyperparams": {"policy": getattr(policy, "__name__", policy), **hp},
+        "hyperparams_changed": hp_changes,
+        "hyperparams_replaced": bool(replace_hyperparams and hyperparams is not None),
         "train_env_config": train_cfg,
         "behaviour_cloning": bc_summary,
         "dagger": dagger_summary,
@@ -489,6 +596,49 @@ def train(
     for w in warnings:
         print(f"edgegym train: warning: {w}", file=sys.stderr)
     return summary
+
+
+def whole_rollouts(timesteps: int, rollout: int) -> int:
+    """``timesteps`` rounded up to whole rollouts of ``rollout`` env steps (``n_steps`` x ``n_envs``): what SB3
+    trains for a budget of ``timesteps`` (0 stays 0: no PPO)."""
+    timesteps, rollout = int(timesteps), max(int(rollout), 1)
+    return -(-timesteps // rollout) * rollout
+
+
+def _log_progress_base():
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    return BaseCallback
+
+
+class LogProgressCallback(_log_progress_base()):
+    """PPO's progress as short lines for a log file (stderr not a terminal): at the end of the first rollout that
+    ends ``every_s`` seconds or more after the previous line, ``PPO: 40,960/220,000 env steps (18.6 %), 5.2 min,
+    about 22.8 min left`` (``every_s=0``: a line per rollout)."""
+
+    def __init__(self, total: int, say, every_s: float = 60.0) -> None:
+        super().__init__()
+        self.total, self.say, self.every_s = int(total), say, float(every_s)
+        self._t0 = self._last = 0.0
+        self.lines = 0
+
+    def _on_training_start(self) -> None:
+        self._t0 = self._last = time.perf_counter()
+
+    def _on_rollout_end(self) -> None:
+        now = time.perf_counter()
+        done = int(self.model.num_timesteps)
+        if now - self._last < self.every_s or done >= self.total:
+            return
+        self._last = now
+        spent = now - self._t0
+        left = spent * (self.total - done) / done if done else float("nan")
+        self.say(f"PPO: {done:,}/{self.total:,} env steps ({done / self.total:.1%}), {spent / 60:.1f} min, "
+                 f"about {left / 60:.1f} min left")
+        self.lines += 1
+
+    def _on_step(self) -> bool:
+        return True
 
 
 def evaluate(name: str, env_id: str, seeds, env_config: dict | None = None, on_end=None) -> list[dict]:
@@ -541,17 +691,32 @@ def _cmd_train(args) -> int:
         raise _cli_error(f"--collapse-share must be in (0, 1], got {args.collapse_share}")
     if args.hyperparams and not Path(args.hyperparams).is_file():
         raise _cli_error(f"--hyperparams {args.hyperparams!r} does not exist")
+    if args.replace_hyperparams and not args.hyperparams:
+        raise _cli_error("--replace-hyperparams needs --hyperparams FILE (the file used instead of the recipe)")
+    for key, flag, typ, low, high, _help in RECIPE_FLAGS:
+        v = getattr(args, key)
+        if v is None:
+            continue
+        if typ is int:
+            if v < low:
+                raise _cli_error(f"{flag} must be >= {low}, got {v}")
+            continue
+        if not ((v > low[0] if low[1] else v >= low[0]) and v <= high):
+            raise _cli_error(f"{flag} must be in {'(' if low[1] else '['}{low[0]:g}, {high:g}], got {v:g}")
     cfg = parse_env_config(args.env_config)
-    _notice_yaml_env_config(args, cfg)
+    try:
+        hp, changes = resolve_hyperparams(args.algo, args.env, args.hyperparams, replace=args.replace_hyperparams,
+                                          overrides=_flag_overrides(args))
+    except (OSError, ValueError, yaml.YAMLError) as e:
+        raise _cli_error(str(e)) from None
+    line = describe_hyperparams(args.algo, args.env, args.hyperparams, args.replace_hyperparams, changes)
+    if line:
+        print(f"edgegym train: {line}", file=sys.stderr)
+    _notice_yaml_env_config(args, cfg, hp, changes)
     if args.address and args.backend != "rllib":
         raise _cli_error("--address needs --backend rllib")
     sb3_only = [flag for flag, v in (("--subproc", args.subproc), ("--tensorboard", args.tensorboard),
-                                     ("--keep-last", args.keep_last), ("--eval-freq", args.eval_freq),
-                                     ("--checkpoint-freq", args.checkpoint_freq),
-                                     ("--collapse-share", args.collapse_share), ("--teacher", args.teacher),
-                                     ("--dagger-rounds", args.dagger_rounds),
-                                     ("--dagger-episodes", args.dagger_episodes),
-                                     ("--dagger-beta", args.dagger_beta)) if v is not None and v is not False]
+                                     ("--checkpoint-freq", args.checkpoint_freq)) if v is not None and v is not False]
     if args.backend == "rllib" and sb3_only:
         raise _cli_error(f"{', '.join(sb3_only)}: not supported with --backend rllib (options of the sb3 backend)")
     out = ensure_writable_dir(args.out)
@@ -563,8 +728,8 @@ def _cmd_train(args) -> int:
             hyperparams=args.hyperparams, env_config=cfg, n_envs=args.n_envs, subproc=args.subproc,
             tensorboard=args.tensorboard, progress=not args.no_progress, eval_freq=args.eval_freq,
             checkpoint_freq=args.checkpoint_freq, verbose=args.verbose, keep_best=not args.keep_last,
-            torch_threads=args.torch_threads, collapse_share=args.collapse_share, teacher=args.teacher,
-            dagger_rounds=args.dagger_rounds, dagger_episodes=args.dagger_episodes, dagger_beta=args.dagger_beta,
+            torch_threads=args.torch_threads, replace_hyperparams=args.replace_hyperparams,
+            overrides=_flag_overrides(args),
         )
     except (ValueError, yaml.YAMLError) as e:
         raise _cli_error(str(e)) from None
@@ -598,42 +763,55 @@ def _cmd_train(args) -> int:
 
 def _cmd_train_rllib(args, cfg: dict, out: Path) -> int:
     """``edgegym train --backend rllib`` (:mod:`edgegym.agents.rl.rllib`)."""
-    from .rllib import train_rllib
+    from .rllib import summary_line, train_rllib
 
     try:
-        hp = load_hyperparams(args.algo, args.env, args.hyperparams)
+        hp = resolve_hyperparams(args.algo, args.env, args.hyperparams, replace=args.replace_hyperparams,
+                                 overrides=_flag_overrides(args))[0]
         threads = args.torch_threads if args.torch_threads is not None else default_torch_threads()
         s = train_rllib(args.env, args.algo, args.timesteps, args.seed, out, hp, env_config=cfg,
                         n_env_runners=args.n_envs, address=args.address, progress=not args.no_progress,
-                        torch_threads=threads)
+                        torch_threads=threads, keep_best=not args.keep_last, verbose=bool(args.verbose) or None)
     except (ValueError, yaml.YAMLError) as e:
         raise _cli_error(str(e)) from None
     if args.json:
         print(json.dumps(s, default=str))
     else:
-        ev = s["saved_eval"]
-        print(f"[{s['env_id']} | rllib PPO | seed {s['seed']}] {s['num_timesteps']} steps in {s['wall_s']:.1f} s "
-              f"({s['env_steps_per_s']:.0f} env steps/s while training, {s['overall_env_steps_per_s']:.0f} overall; "
-              + ", ".join(f"{k[:-2]} {v:.1f} s" for k, v in s["phases_s"].items()) + f"); saved {s['model']}"
-              + (f" (evaluation: mean return {ev['mean_return']:.4g})" if ev else ""))
+        print(summary_line(s))
     return 0
 
 
-def _notice_yaml_env_config(args, cfg: dict) -> None:
-    """One line on stderr when the hyperparameter YAML changes the env (e.g. MaskablePPO's discrete action mode)."""
-    import sys
+def _flag_overrides(args) -> dict:
+    """The hyperparameter keys set by ``edgegym train`` flags (:data:`FLAG_KEYS`), those given only."""
+    return {key: getattr(args, key) for key in FLAG_KEYS if getattr(args, key, None) is not None}
 
-    try:
-        yaml_cfg = load_hyperparams(args.algo, args.env, args.hyperparams).get("env_config") or {}
-    except (OSError, ValueError, yaml.YAMLError):
-        return  # train() reports the error
+
+#: the flags of the recipe settings changed most: (key, flag, type, lowest, highest, help); an int flag's lowest
+#: is the smallest value allowed, a float flag's is ``(bound, open)`` (``open``: the bound itself is refused)
+RECIPE_FLAGS = (
+    ("learning_rate", "--learning-rate", float, (0.0, True), 1.0, "PPO learning rate (Adam step size)"),
+    ("n_steps", "--n-steps", int, 1, None, "env steps per env per rollout (a rollout is n_steps x n_envs)"),
+    ("batch_size", "--batch-size", int, 1, None, "minibatch size of the PPO updates"),
+    ("n_epochs", "--n-epochs", int, 1, None, "passes over each rollout in a PPO update"),
+    ("ent_coef", "--ent-coef", float, (0.0, False), 1.0, "entropy bonus coefficient"),
+    ("gamma", "--gamma", float, (0.0, True), 1.0, "discount factor"),
+    ("bc_episodes", "--bc-episodes", int, 1, None, "teacher episodes collected for behaviour cloning"),
+    ("bc_epochs", "--bc-epochs", int, 1, None, "behaviour cloning epochs over those episodes"),
+)
+
+
+def _notice_yaml_env_config(args, cfg: dict, hp: dict, changes: list[dict]) -> None:
+    """One line on stderr when the hyperparameters change the env (e.g. MaskablePPO's discrete action mode)."""
+    yaml_cfg = hp.get("env_config") or {}
     applied = merge_config(yaml_cfg, cfg)
     # only the keys the YAML sets and --env-config does not override change the env behind the user's back
     yaml_cfg = {sec: {k: v for k, v in vals.items() if k not in (cfg.get(sec) or {})}
                 for sec, vals in yaml_cfg.items() if isinstance(vals, dict)}
     yaml_cfg = {sec: vals for sec, vals in yaml_cfg.items() if vals}
     if yaml_cfg:
-        src = args.hyperparams or f"agents/rl/{args.algo}.yaml"
+        recipe = f"agents/rl/{args.algo}.yaml"
+        by_file = args.replace_hyperparams or any(c["key"].startswith("env_config.") for c in changes)
+        src = (f"{args.hyperparams}" + ("" if args.replace_hyperparams else f" over {recipe}")) if by_file else recipe
         print(f"edgegym train: notice: {src} sets env config {json.dumps(yaml_cfg)} for {args.env}; "
               f"training (and later evaluation) uses {json.dumps(applied)} (change it with --env-config)",
               file=sys.stderr)
@@ -642,22 +820,31 @@ def _notice_yaml_env_config(args, cfg: dict) -> None:
 def add_train_parser(sub) -> None:
     """Add the ``train`` subcommand to the CLI's subparsers."""
     p = sub.add_parser("train", help="train PPO / MaskablePPO on an env; saves DIR/model.zip",
-                       description="Train SB3 PPO or sb3-contrib MaskablePPO on an env (hyperparameters from "
-                       "agents/rl/<algo>.yaml); writes DIR/model.zip and its sidecar DIR/model.edgegym.json.")
+                       description="Train SB3 PPO or sb3-contrib MaskablePPO on an env (hyperparameters: the recipe "
+                       "agents/rl/<algo>.yaml, overlaid by --hyperparams FILE, then the flags below); writes "
+                       "DIR/model.zip and its sidecar DIR/model.edgegym.json.")
     p.add_argument("--env", required=True, help="env id (see `edgegym list`)")
     p.add_argument("--algo", required=True, choices=list(ALGOS), help="ppo (SB3) or maskable-ppo (sb3-contrib)")
-    p.add_argument("--timesteps", type=int, required=True, help="PPO env steps to train for (0: no PPO, with "
-                   "--teacher: the behaviour-cloned / DAgger model is the result)")
+    p.add_argument("--timesteps", type=int, required=True, help="PPO env steps to train for, rounded up to whole "
+                   "rollouts of n_steps x n_envs steps with a notice (0: no PPO, with --teacher: the "
+                   "behaviour-cloned / DAgger model is the result)")
     p.add_argument("--seed", type=int, default=0, help="seed of the algorithm and of env 0 (env i: seed+i)")
     p.add_argument("--out", required=True, help="output directory (model.zip, train.json, checkpoints, eval)")
-    p.add_argument("--hyperparams", help="YAML file read instead of agents/rl/<algo>.yaml")
+    p.add_argument("--hyperparams", metavar="FILE", help="YAML file of the same shape as agents/rl/<algo>.yaml "
+                   "(sections default, family, id) overlaid on it key by key (nested mappings merged); the keys it "
+                   "changes are printed on one line")
+    p.add_argument("--replace-hyperparams", action="store_true", help="use the --hyperparams FILE alone instead "
+                   "of overlaying it on agents/rl/<algo>.yaml")
+    for key, flag, typ, _low, _high, text in RECIPE_FLAGS:
+        p.add_argument(flag, dest=key, type=typ, help=f"{text} (overrides the recipe's {key}; reported with the "
+                       "other changed keys)")
     p.add_argument("--env-config", help="preset overrides: inline JSON/YAML or a file, e.g. "
                    '\'{"env": {"action_mode": "cloud_split"}}\' (applied after the YAML\'s env_config)')
     p.add_argument("--n-envs", type=int, help="parallel envs (default: from the YAML); with --backend rllib: env "
                    "runners, one env each (default 2)")
     p.add_argument("--subproc", action="store_true", help="SubprocVecEnv instead of DummyVecEnv")
-    p.add_argument("--eval-freq", type=_eval_freq, help="evaluate every N env steps on the YAML's eval seeds and keep the "
-                   "best model (0: only at the start and the end; default: the YAML's, 'auto': ~10 per run)")
+    p.add_argument("--eval-freq", type=_eval_freq, help="evaluate every N env steps on the YAML's eval seeds and "
+                   "keep the best model (0: only at the start and the end; default: the YAML's, 'auto': ~10 per run)")
     p.add_argument("--keep-last", action="store_true", help="save the final weights even when an earlier "
                    "evaluation was better (default: restore the best evaluated model)")
     p.add_argument("--collapse-share", type=float, help="warn when one action takes more than this share of an "
@@ -676,7 +863,8 @@ def add_train_parser(sub) -> None:
                    "small networks train fastest on one thread)")
     p.add_argument("--tensorboard", action="store_true", help="log to DIR/tb (needs tensorboard)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--verbose", type=int, default=0, help="SB3 verbosity: 0 quiet, 1 training logs, 2 debug")
+    p.add_argument("--verbose", type=int, default=0, help="SB3 verbosity: 0 quiet, 1 training logs, 2 debug; "
+                   "with --backend rllib, 1 or more also shows Ray's own log lines (or EDGEGYM_RAY_LOGS=1)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--backend", choices=("sb3", "rllib"), default="sb3", help="sb3: stable-baselines3 / "
                    "sb3-contrib (default); rllib: PPO from Ray RLlib with env runners on a Ray cluster (writes "

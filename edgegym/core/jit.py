@@ -8,28 +8,64 @@ identical results, and ``f.py_func`` is ``f`` either way, so differential tests 
 Import this module only from kernel modules: ``import edgegym`` must not load Numba.
 
 The first time a kernel module compiles on a machine (a Numba cache miss: loading a cached kernel compiles nothing),
-one line on stderr says so (``edgegym: compiling …``), since the first step of a family can then take 10-25 s;
-``EDGEGYM_COMPILE_NOTICE=0`` silences it.
+one line on stderr says so (``edgegym: compiling …``), with the time its family's first use took when measured
+(``Family.extra["first_compile_s"]``, written by ``benchmarks/compile_time.py``); ``EDGEGYM_COMPILE_NOTICE=0``
+silences it. Every compile of an edgegym kernel is timed (:func:`compile_seconds`), so that the episode runner can
+keep the compile out of an episode's ``wall_s`` and report it on its own.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
-__all__ = ["HAVE_NUMBA", "compile_notice", "njit", "njit_inline"]
+__all__ = ["HAVE_NUMBA", "compile_notice", "compile_seconds", "compile_times", "njit", "njit_inline"]
 
 _noticed: set[str] = set()
+#: kernel module -> [wall s, CPU s] spent compiling it in this process (outermost compiles only)
+_spent: dict[str, list[float]] = {}
+#: the wall seconds of ``_spent`` summed (read once per step by the episode runner: O(1))
+_total = [0.0]
+#: the compile in progress: nesting depth, its kernel module, and its start (wall, CPU)
+_current: dict = {"depth": 0, "module": "", "t0": 0.0, "c0": 0.0}
+
+
+def compile_seconds() -> float:
+    """Wall seconds this process has spent compiling edgegym kernels so far (Numba cache misses; 0.0 when every
+    kernel came from the cache). The difference across an episode is the compile time inside it."""
+    return _total[0]
+
+
+def compile_times() -> dict[str, dict[str, float]]:
+    """Per kernel module, the ``wall_s`` and ``cpu_s`` this process spent compiling it (cache misses only)."""
+    return {m: {"wall_s": w, "cpu_s": c} for m, (w, c) in _spent.items()}
+
+
+def _family_of_module(module: str):
+    """The registered family whose folder holds ``module`` (``edgegym.families.<key>.…``), or ``None``."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[:2] != ["edgegym", "families"]:
+        return None
+    from edgegym.families import families
+
+    return next((f for f in families().values() if f.key == parts[2]), None)
 
 
 def compile_notice(module: str, stream=None) -> bool:
-    """Print the one-line compile notice for the kernel module ``module`` once per process; whether it printed."""
+    """Print the one-line compile notice for the kernel module ``module`` once per process; whether it printed.
+
+    The line names the family and, when its record declares one (``Family.extra["first_compile_s"]``), the CPU
+    time its first use took when measured with an empty Numba cache."""
     if module in _noticed or os.environ.get("EDGEGYM_COMPILE_NOTICE", "1") == "0":
         return False
     _noticed.add(module)
-    family = module.split(".")[-2] if module.count(".") >= 2 else module
-    print(f"edgegym: compiling the {family} kernels for this machine (first use only, about 10-25 s; "
-          "cached afterwards)", file=stream or sys.stderr, flush=True)
+    fam = _family_of_module(module)
+    name = fam.name if fam is not None else (module.split(".")[-2] if module.count(".") >= 2 else module)
+    measured = (fam.extra or {}).get("first_compile_s") if fam is not None else None
+    took = f"measured at about {measured:.0f} s of CPU with an empty cache; " if measured else ""
+    print(f"edgegym: compiling the {name} kernels for this machine (first use only: {took}cached afterwards)",
+          file=stream or sys.stderr, flush=True)
     return True
 
 
@@ -43,11 +79,21 @@ try:
         def on_start(self, event):
             disp = (event.data or {}).get("dispatcher")
             module = getattr(getattr(disp, "py_func", None), "__module__", "") or ""
+            # compiles nest (a kernel compiles the kernels it calls) and hold Numba's global lock: time the outermost
+            if _current["depth"] == 0:
+                _current.update(module=module, t0=time.perf_counter(), c0=time.process_time())
+            _current["depth"] += 1
             if module.startswith("edgegym."):
                 compile_notice(module)
 
         def on_end(self, event):
-            pass
+            _current["depth"] = max(_current["depth"] - 1, 0)
+            if _current["depth"] == 0 and _current["module"].startswith("edgegym."):
+                spent = _spent.setdefault(_current["module"], [0.0, 0.0])
+                wall = time.perf_counter() - _current["t0"]
+                spent[0] += wall
+                spent[1] += time.process_time() - _current["c0"]
+                _total[0] += wall
 
     _event.register("numba:compile", _CompileListener())
 

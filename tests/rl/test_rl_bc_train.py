@@ -65,7 +65,8 @@ def test_tiny_train_then_eval(tmp_path, capsys):
         "  train_env_config: {workload: {num_jobs: 20}}\n"
     )
     rc = main(["train", "--env", "EdgeUtility-tiny-v1", "--algo", "maskable-ppo", "--timesteps", "192",
-               "--out", str(tmp_path), "--hyperparams", str(hp), "--no-progress", "--json"])
+               "--out", str(tmp_path), "--hyperparams", str(hp), "--replace-hyperparams", "--no-progress",
+               "--json"])
     out = capsys.readouterr().out
     assert rc == 0
     s = json.loads(out.splitlines()[-1])
@@ -118,7 +119,8 @@ def test_train_with_subprocess_envs_into_a_new_folder(tmp_path):
     runs = {}
     for subproc in (True, False):
         out = tmp_path / f"new-{subproc}" / "run"
-        s = train("EdgeUtility-tiny-v1", "maskable-ppo", 32, 0, out, hyperparams=hp, subproc=subproc, progress=False)
+        s = train("EdgeUtility-tiny-v1", "maskable-ppo", 32, 0, out, hyperparams=hp, subproc=subproc, progress=False,
+                  replace_hyperparams=True)
         assert (out / "model.zip").is_file() and s["num_timesteps"] == 32
         runs[subproc] = s["evaluations"][-1]["mean_return"]
     assert runs[True] == runs[False]

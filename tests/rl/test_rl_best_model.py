@@ -84,7 +84,7 @@ def _train(tmp_path, lr: float, timesteps: int = 1024, keep_last: bool = False):
     )
     out = tmp_path / "run"
     argv = ["train", "--env", ENV, "--algo", "maskable-ppo", "--timesteps", str(timesteps), "--out", str(out),
-            "--hyperparams", str(hp), "--no-progress"] + (["--keep-last"] if keep_last else [])
+            "--hyperparams", str(hp), "--replace-hyperparams", "--no-progress"] + (["--keep-last"] if keep_last else [])
     assert main(argv) == 0
     return out, json.loads((out / "train.json").read_text())
 

@@ -145,7 +145,7 @@ def test_cli_dagger_rounds_then_ppo_record_train_json(tmp_path, capsys):
     out = tmp_path / "run"
     rc = main(["train", "--env", ENV, "--algo", "maskable-ppo", "--teacher", TEACHER, "--dagger-rounds", "2",
                "--dagger-episodes", "1", "--dagger-beta", "0.5", "--timesteps", "64", "--out", str(out),
-               "--hyperparams", str(hp), "--no-progress"])
+               "--hyperparams", str(hp), "--replace-hyperparams", "--no-progress"])
     cap = capsys.readouterr()
     assert rc == 0
     assert "DAgger, teacher o4a] 2 round(s)" in cap.out and "best round" in cap.out
@@ -167,7 +167,7 @@ def test_cli_dagger_without_ppo_and_yaml_keys(tmp_path, capsys):
     hp.write_text(HP + "  teacher: o4a\n  dagger_rounds: 1\n  dagger_episodes: 1\n")
     out = tmp_path / "run"
     rc = main(["train", "--env", ENV, "--algo", "maskable-ppo", "--timesteps", "0", "--out", str(out),
-               "--hyperparams", str(hp), "--no-progress", "--json"])
+               "--hyperparams", str(hp), "--replace-hyperparams", "--no-progress", "--json"])
     assert rc == 0
     s = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert s["num_timesteps"] == 0 and "ppo_rollouts_s" not in s["phases_s"]
@@ -177,7 +177,7 @@ def test_cli_dagger_without_ppo_and_yaml_keys(tmp_path, capsys):
     hp.write_text(HP)
     rc = main(["train", "--env", ENV, "--algo", "maskable-ppo", "--teacher", str(out), "--dagger-rounds", "1",
                "--dagger-episodes", "1", "--timesteps", "0", "--out", str(tmp_path / "student"), "--hyperparams",
-               str(hp), "--no-progress", "--json"])
+               str(hp), "--replace-hyperparams", "--no-progress", "--json"])
     s = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert rc == 0 and s["dagger"]["teacher"] == f"maskable-ppo:{out / 'model.zip'}"
     rc = main(["train", "--env", "WirelessUDL-tiny-v1", "--algo", "maskable-ppo", "--teacher", str(out),
@@ -202,6 +202,7 @@ def test_cli_bad_dagger_values(tmp_path, capsys, argv, needle):
     hp = tmp_path / "hp.yaml"
     hp.write_text(HP)
     base = ["train", "--env", ENV, "--algo", "maskable-ppo", "--out", str(tmp_path / "r"), "--hyperparams", str(hp),
+            "--replace-hyperparams",
             "--no-progress"]
     if "--timesteps" not in argv:
         base += ["--timesteps", "64"]
@@ -217,6 +218,7 @@ def test_yaml_dagger_seeds_must_avoid_the_evaluation_seeds(tmp_path, capsys):
     hp.write_text(HP + "  dagger_seed: 98\n")
     rc = main(["train", "--env", ENV, "--algo", "maskable-ppo", "--teacher", TEACHER, "--dagger-rounds", "1",
                "--dagger-episodes", "3", "--timesteps", "64", "--out", str(tmp_path / "r"), "--hyperparams", str(hp),
+               "--replace-hyperparams",
                "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 2 and "dagger_seed" in err and "100-104" in err, err
