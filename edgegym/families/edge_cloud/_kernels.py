@@ -277,8 +277,15 @@ def candidates(qual, delay_row, worker_server, r, key_new, D, p0, qbuf, qlen, re
                plen, served, q, t_star, wait, a2w, a2n, backlog):
     """CALCULATEQ (the paper's Alg. 3, Eq. (5)) on the qualified workers ``qual`` (upload complete at
     ``t0 = r + delay_row[worker_server[w]]``), written into
-    the (W,) outputs ``q, t_star, wait, a2w, a2n, backlog`` (entries of other workers are left as they are).
+    the (W,) outputs ``q, t_star, wait, a2w, a2n, backlog`` (other workers: ``q = t_star = inf``, the rest 0).
     ``served`` is an all-zero (N,) scratch array (left all-zero)."""
+    for w in range(q.size):
+        q[w] = INF
+        t_star[w] = INF
+        wait[w] = 0.0
+        a2w[w] = 0.0
+        a2n[w] = 0
+        backlog[w] = 0.0
     lim_add = TOL
     for i in range(qual.size):
         w = qual[i]

@@ -484,10 +484,9 @@ class PaperSimulator:
         p0, p1 = self._p0_list[j], self._p1_list[j]
         key_new = self._key(j)
         r = self._r_list[j]
-        blk = np.zeros((5, W))  # q, t*, wait, A2 weight, backlog (one allocation)
-        blk[:2] = _INF
+        blk = np.empty((5, W))  # q, t*, wait, A2 weight, backlog (one allocation; the kernel writes every entry)
         q, t_star, wait, a2w, backlog = blk
-        a2n = np.zeros(W, dtype=np.int64)
+        a2n = np.empty(W, dtype=np.int64)
         qual = self._qualified.get(self._wt_list[j], self._no_workers)
         _K.candidates(qual, self._delay_edge[j], self._worker_server, r, key_new, D, p0, self._qbuf, self._qlen,
                            self._rem, self.chunk_key, self._inv_d, self.chunk_end, self._ps, self._pe, self._pc,
