@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/replay_philly.py [--jobs N] [--cluster VC] [--servers 100] [--load 1.0] [--seed 0]
+                                       [--keep-schedule]
 
 Every job of the trace (all virtual clusters merged, or one with ``--cluster``; the first ``--jobs`` with ``--jobs``)
 arrives in trace order at one env step, and ``A_online`` (``A_greedy`` + ``A_ps``) places it through the env's action
@@ -13,6 +14,11 @@ space, exactly as ``edgegym run`` would; the episode then drains. The cluster is
 trace's arrival pattern is kept and its time axis is scaled so that the offered edge load (the jobs' edge work Σ D_j·p_j
 over the edge workers' capacity) is ``--load``: at the trace's own time scale a cluster sized to 82k jobs would need
 ~10^5 GPUs.
+
+The env runs with ``keep_schedule=False``: the simulator keeps what the metrics and A_ps need (per job: completion,
+placement counts, A_ps's running intervals; per chunk: the jobs still in the system) instead of the whole executed
+schedule, so memory does not grow with the history; every decision and the objective are the same either way.
+``--keep-schedule`` runs the env's default (the whole schedule kept, as rendering needs) for comparison.
 
 Prints the build time, the replay time (every step + the drain; wall and CPU time of the process, which differ
 when the machine is shared), jobs per second (wall), per-job microseconds, the
@@ -103,11 +109,14 @@ def main() -> None:
     ap.add_argument("--load", type=float, default=1.0, help="offered edge load (default 1.0)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--preset", default="sim100", help="EdgeCloudML preset of the cluster and job model (sim100)")
+    ap.add_argument("--keep-schedule", action="store_true",
+                    help="keep the whole executed schedule (the env's default; memory grows with the history)")
     args = ap.parse_args()
-    r = replay(args.jobs, args.servers, args.load, args.cluster, args.seed, preset=args.preset)
+    r = replay(args.jobs, args.servers, args.load, args.cluster, args.seed, preset=args.preset,
+               keep_schedule=args.keep_schedule)
     print(f"Philly replay under A_online: {r['jobs']} jobs ({r['chunks']} chunks), {r['servers']} edge servers "
           f"({r['workers']} workers) + cloud, offered edge load {args.load}, arrivals over {r['horizon_slots']:.0f} "
-          f"slots")
+          f"slots; {'whole schedule kept' if args.keep_schedule else 'history not kept (keep_schedule=False)'}")
     print(f"build {r['build_s']:.1f} s | replay {r['replay_s']:.1f} s wall, {r['replay_cpu_s']:.1f} s CPU "
           f"({r['steps']} steps + drain) | "
           f"{r['jobs'] / r['replay_s']:.0f} jobs/s | {1e6 * r['replay_s'] / r['jobs']:.0f} us/job | "

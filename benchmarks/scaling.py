@@ -9,8 +9,9 @@ Usage::
     python benchmarks/scaling.py --replot docs/results/performance/scaling.csv   # redraw the PNG only
 
 Each point is one replay of the first N Philly jobs (``benchmarks/replay_philly.py``: the sim100 cluster, the
-trace's arrival pattern stretched to the offered edge load ``--load``), timed from the first step to the end
-of the drain (the build is excluded), in wall and in CPU time of the process (they differ on a shared machine).
+trace's arrival pattern stretched to the offered edge load ``--load``, the env's ``keep_schedule=False``), timed
+from the first step to the end of the drain (the build is excluded), in wall and in CPU time of the process (they
+differ on a shared machine); the peak resident memory is the process's, the build included.
 "Time per job flat" means the per-job time does not grow with the number of jobs that came before. The measured
 points are written beside the PNG as a CSV (``scaling.csv``); ``--replot CSV`` redraws the PNG from one.
 """

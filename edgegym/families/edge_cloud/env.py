@@ -19,6 +19,7 @@ jobs in the system between arrivals, which sums to the same objective.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -152,6 +153,10 @@ class EdgeCloudView:
     max_edge_servers: int
     action_mode: str
     max_chunks: int
+
+
+#: the slot setters of :class:`EdgeCloudView`, in field order (``view(copy=False)`` builds a view through them)
+_VIEW_SETTERS = tuple(EdgeCloudView.__dict__[f.name].__set__ for f in dataclasses.fields(EdgeCloudView))
 
 
 def _share(v, env):
@@ -303,6 +308,7 @@ class EdgeCloudMLEnv(gym.Env):
         cl, jobs = self.cluster, self.jobs
         W, S = cl.num_workers, cl.num_edge_servers
         self._J = jobs.num_jobs  # the number of jobs (a resampled future keeps it)
+        self._W = W
         f64 = np.float64
         self._jd = np.ascontiguousarray(jobs.num_chunks, dtype=f64)  # (J,) D_j
         self._jdc = np.ascontiguousarray(jobs.upload_delay_cloud_slots, dtype=f64)  # (J,)
@@ -474,8 +480,7 @@ class EdgeCloudMLEnv(gym.Env):
         j = self._k
         D = self.sim._D_list[j]
         rows = self._legal_rows()
-        W = cl.num_workers
-        counts = np.zeros(W, dtype=np.int64)
+        counts = np.zeros(self._W, dtype=np.int64)
         if self.action_mode == "server_proportions":
             # one compiled call (``_kernels.decode_proportions``): bounds, weights on legal rows, largest remainder
             # (``largest_remainder``), within each server the Q-min water-filling (``fill_servers``); the pure
@@ -581,15 +586,16 @@ class EdgeCloudMLEnv(gym.Env):
             ro = []
             for a in (c.q, c.t_star, c.a2_count, self._legal_rows()):
                 v = a.view()
-                v.flags.writeable = False
+                v.setflags(write=False)
                 ro.append(v)
-            view = EdgeCloudView(
-                now=float(self.sim.now), job=self._k, num_chunks=self.sim._D_list[self._k], p_edge=c.p_edge,
-                p_cloud=c.p_cloud, q=ro[0], t_star=ro[1], a2_count=ro[2], qc0=c.qc0, qc1=c.qc1,
-                worker_server=self._ro_server, worker_order=self._ro_order, server_eligible=ro[3],
-                use_cloud=self.use_cloud, has_cloud=self.cluster.has_cloud, num_edge_servers=self.num_edge_servers,
-                max_edge_servers=self.max_edge_servers, action_mode=self.action_mode, max_chunks=self.max_chunks,
-            )
+            # the fields set through the slots' descriptors (the frozen dataclass's __init__ sets each through
+            # object.__setattr__: 3x slower); the same object as EdgeCloudView(...) with these values
+            view = object.__new__(EdgeCloudView)
+            for setter, value in zip(_VIEW_SETTERS, (
+                float(self.sim.now), self._k, self.sim._D_list[self._k], c.p_edge, c.p_cloud, ro[0], ro[1], ro[2],
+                c.qc0, c.qc1, self._ro_server, self._ro_order, ro[3], self.use_cloud, self.cluster.has_cloud,
+                self.num_edge_servers, self.max_edge_servers, self.action_mode, self.max_chunks), strict=True):
+                setter(view, value)
             self._view_cache = (c, view)
             return view
         return EdgeCloudView(
@@ -755,8 +761,6 @@ class EdgeCloudMLEnv(gym.Env):
 
     def _resample_future(self, rng: np.random.Generator) -> None:
         """Replace the jobs after the pending one by a fresh draw (``fork(future="resample")``)."""
-        import dataclasses
-
         from ...core.forking import cached_draw, fast_copy, shifted_arrivals, splice_jobs
         from .instance import build_jobs
 

@@ -276,10 +276,10 @@ class PaperSimulator:
     # ------------------------------------------------------------------ state helpers
     def _key(self, j: int) -> float:
         """HAPRF key D_j·p_j of job ``j`` (:func:`haprf_key`), computed once."""
-        k = self._keys[j]
+        k = float(self._keys[j])
         if k != k:
-            k = self._keys[j] = haprf_key(float(self.jobs.num_chunks[j]), float(self.p_edge[j]))
-        return float(k)
+            k = self._keys[j] = haprf_key(float(self._D_list[j]), self._p0_list[j])
+        return k
 
     @property
     def _k(self):
@@ -573,7 +573,8 @@ class PaperSimulator:
             nt = 1
         self.job_edge_chunks[j] = n_edge
         self.job_cloud_chunks[j] = int(num_cloud)
-        self._ensure_heap(nt)
+        if self._cnt[1] + nt > self._hcap:
+            self._ensure_heap(nt)
         self._end_np, self._arr_np = K.after_place(
             self._touched, nt, self.offsets, self.chunk_base, self.chunk_end, self.job_end, self._end_part, self._end_np, self._hk,
             self._hs, self._hi, self._cnt, self._arr_part, self._arr_np, r)
