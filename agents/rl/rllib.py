@@ -410,7 +410,6 @@ def train_rllib(
             from .dagger import warm_start
 
             twin = _sb3_twin(env_id, train_cfg, policy, model_config, hp, seed)
-            t_bc = time.perf_counter()
             bc_summary, dagger_summary = warm_start(
                 twin, env_id, bc["bc_teacher"], env_config=train_cfg, bc_episodes=int(bc.get("bc_episodes", 10)),
                 bc_epochs=int(bc.get("bc_epochs", 20)), bc_seed=int(bc.get("bc_seed", 20_000)), dagger=dg,
@@ -420,7 +419,6 @@ def train_rllib(
             phases["behaviour_cloning_s"] = bc_summary["wall_s"]
             if dagger_summary is not None:
                 phases["dagger_s"] = dagger_summary["wall_s"]
-            phases["warm_start_s"] = time.perf_counter() - t_bc
             say(f"warm start: the {'DAgger' if dagger_summary else 'behaviour-cloned'} network loaded into the "
                 "RLlib module")
         keeper.evaluate_now()  # the starting policy (warm-started or not), before any PPO update
@@ -442,7 +440,8 @@ def train_rllib(
     if not st["resumable"]:  # no PPO, or interrupted: the RLModule alone (what evaluation loads)
         restored = keep_best and (keeper.restore_best() or restored)
         if interrupted:
-            say("interrupted: saving the " + ("best evaluated" if keep_best else "last evaluated") + " model so far")
+            say("interrupted: saving the " + (("best evaluated" if keep_best else "last evaluated") + " model so far"
+                                              if keeper.history else "starting weights (nothing evaluated yet)"))
         t_save = time.perf_counter()
         _save_module(module, ckpt)
         phases["save_s"] = time.perf_counter() - t_save
