@@ -242,23 +242,26 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
             "wall_s": time.perf_counter() - t_start, **totals}
 
 
-def warm_start(model, env_id: str, teacher: str, *, env_config: dict | None = None, bc_episodes: int = 10,
-               bc_epochs: int = 20, bc_seed: int = 20_000, dagger: dict | None = None, eval_seeds=(), seed: int = 0,
-               keep_best: bool = True, progress=None) -> tuple[dict, dict | None]:
-    """Behaviour cloning of ``teacher`` into ``model`` (an SB3 / sb3-contrib actor-critic), then DAgger rounds.
+def warm_start(model, env_id: str, bc: dict, dagger: dict | None = None, *, env_config: dict | None = None,
+               eval_seeds=(), seed: int = 0, keep_best: bool = True, progress=None,
+               phases: dict | None = None) -> tuple[dict, dict | None]:
+    """Behaviour cloning of a teacher into ``model`` (an SB3 / sb3-contrib actor-critic), then DAgger rounds: the
+    warm start of both ``edgegym train`` backends.
 
-    Collects ``bc_episodes`` teacher episodes on seeds ``bc_seed, bc_seed + 1, …`` and fits ``model.policy`` to them
-    for ``bc_epochs`` epochs (:func:`edgegym.agents.rl.bc.collect`, :func:`~edgegym.agents.rl.bc.clone`); with
-    ``dagger["rounds"] > 0`` (the validated settings ``rounds``, ``episodes``, ``beta``, ``epochs``, ``seed``), then
-    runs :func:`run_dagger` from those demonstrations, evaluating on ``eval_seeds``. ``progress(msg)`` gets a line per
-    phase. Returns ``(behaviour_cloning, dagger)``: the cloning summary (teacher, seeds, the fit's figures, the
-    teacher's mean objective, collection and fitting seconds) and :func:`run_dagger`'s summary (``None`` without
-    rounds). The warm start of both ``edgegym train`` backends."""
+    ``bc``: the hyperparameter keys ``bc_teacher`` (a policy name), ``bc_episodes`` (10), ``bc_epochs`` (20),
+    ``bc_seed`` (20,000): the teacher's episodes on seeds ``bc_seed, bc_seed + 1, …`` are collected and
+    ``model.policy`` is fitted to them (:func:`edgegym.agents.rl.bc.collect`, :func:`~edgegym.agents.rl.bc.clone`).
+    ``dagger``: the validated settings ``rounds``, ``episodes``, ``beta``, ``epochs``, ``seed``; with ``rounds > 0``
+    :func:`run_dagger` follows, evaluating on ``eval_seeds``. ``progress(msg)`` gets a line per phase; ``phases``,
+    when given, gets ``behaviour_cloning_s`` and ``dagger_s``. Returns ``(behaviour_cloning, dagger)``: the cloning
+    summary (teacher, seeds, the fit's figures, the teacher's mean objective, collection and fitting seconds) and
+    :func:`run_dagger`'s summary (``None`` without rounds)."""
     from .bc import clone, collect
 
     say = progress or (lambda msg: None)
+    teacher = bc["bc_teacher"]
     t_bc = time.perf_counter()
-    n_bc, bc_seed, epochs = int(bc_episodes), int(bc_seed), int(bc_epochs)
+    n_bc, bc_seed, epochs = int(bc.get("bc_episodes", 10)), int(bc.get("bc_seed", 20_000)), int(bc.get("bc_epochs", 20))
     say(f"behaviour cloning: collecting {n_bc} episodes of {teacher} (seeds {bc_seed}-{bc_seed + n_bc - 1})")
     demos = collect(env_id, teacher, range(bc_seed, bc_seed + n_bc), env_config,
                     on_episode=(lambda k, n: say(f"behaviour cloning: episode {k}/{n} collected"))
@@ -272,13 +275,16 @@ def warm_start(model, env_id: str, teacher: str, *, env_config: dict | None = No
                   "wall_s": time.perf_counter() - t_bc}
     say(f"behaviour cloning: done in {bc_summary['wall_s']:.1f} s "
         f"(agreement with the teacher {bc_summary['train_agreement']:.1%})")
+    phases = {} if phases is None else phases
+    phases["behaviour_cloning_s"] = bc_summary["wall_s"]
     dg = dagger or {}
     if int(dg.get("rounds", 0)) <= 0:
         return bc_summary, None
     eval_seeds = [int(s) for s in eval_seeds]
     say(f"DAgger: {dg['rounds']} round(s) of {dg['episodes']} episode(s), teacher {teacher}"
         + (f", student evaluated on seeds {eval_seeds[0]}-{eval_seeds[-1]}" if eval_seeds else ""))
-    return bc_summary, run_dagger(model, env_id, teacher, demos, rounds=dg["rounds"], episodes=dg["episodes"],
-                                  env_config=env_config, eval_seeds=eval_seeds, beta=dg["beta"],
-                                  seed_start=dg["seed"], epochs=dg["epochs"], seed=seed, keep_best=keep_best,
-                                  progress=progress)
+    summary = run_dagger(model, env_id, teacher, demos, rounds=dg["rounds"], episodes=dg["episodes"],
+                         env_config=env_config, eval_seeds=eval_seeds, beta=dg["beta"], seed_start=dg["seed"],
+                         epochs=dg["epochs"], seed=seed, keep_best=keep_best, progress=progress)
+    phases["dagger_s"] = summary["wall_s"]
+    return bc_summary, summary

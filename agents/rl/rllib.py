@@ -411,14 +411,9 @@ def train_rllib(
 
             twin = _sb3_twin(env_id, train_cfg, policy, model_config, hp, seed)
             bc_summary, dagger_summary = warm_start(
-                twin, env_id, bc["bc_teacher"], env_config=train_cfg, bc_episodes=int(bc.get("bc_episodes", 10)),
-                bc_epochs=int(bc.get("bc_epochs", 20)), bc_seed=int(bc.get("bc_seed", 20_000)), dagger=dg,
-                eval_seeds=range(eval_seed, eval_seed + n_eval), seed=int(seed), keep_best=keep_best,
-                progress=say if progress else None)
+                twin, env_id, bc, dg, env_config=train_cfg, eval_seeds=range(eval_seed, eval_seed + n_eval),
+                seed=int(seed), keep_best=keep_best, progress=say if progress else None, phases=phases)
             sb3_weights_into(twin.policy, module)
-            phases["behaviour_cloning_s"] = bc_summary["wall_s"]
-            if dagger_summary is not None:
-                phases["dagger_s"] = dagger_summary["wall_s"]
             say(f"warm start: the {'DAgger' if dagger_summary else 'behaviour-cloned'} network loaded into the "
                 "RLlib module")
         keeper.evaluate_now()  # the starting policy (warm-started or not), before any PPO update

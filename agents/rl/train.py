@@ -482,37 +482,11 @@ def train(
 
     bc_summary = dagger_summary = None
     if bc.get("bc_teacher"):
-        from .bc import clone, collect
+        from .dagger import warm_start
 
-        t_bc = time.perf_counter()
-        bc_seed = int(bc.get("bc_seed", 20_000))
-        n_bc = int(bc.get("bc_episodes", 10))
-        say(f"behaviour cloning: collecting {n_bc} episodes of {bc['bc_teacher']} "
-            f"(seeds {bc_seed}-{bc_seed + n_bc - 1})")
-        demos = collect(env_id, bc["bc_teacher"], range(bc_seed, bc_seed + n_bc), train_cfg,
-                        on_episode=(lambda k, n: say(f"behaviour cloning: episode {k}/{n} collected"))
-                        if progress else None)
-        t_fit = time.perf_counter()
-        say(f"behaviour cloning: fitting {len(demos)} decisions for {int(bc.get('bc_epochs', 20))} epochs")
-        bc_summary = {"teacher": bc["bc_teacher"], "seeds": [bc_seed, bc_seed + n_bc - 1],
-                      **clone(model, demos, epochs=int(bc.get("bc_epochs", 20)), seed=seed),
-                      "teacher_objective_mean": float(demos.objective.mean()),
-                      "collect_s": t_fit - t_bc, "fit_s": time.perf_counter() - t_fit,
-                      "wall_s": time.perf_counter() - t_bc}
-        say(f"behaviour cloning: done in {bc_summary['wall_s']:.1f} s "
-            f"(agreement with the teacher {bc_summary['train_agreement']:.1%})")
-        phases["behaviour_cloning_s"] = bc_summary["wall_s"]
-        if dg["rounds"] > 0:
-            from .dagger import run_dagger
-
-            say(f"DAgger: {dg['rounds']} round(s) of {dg['episodes']} episode(s), teacher {bc['bc_teacher']}, "
-                f"student evaluated on seeds {eval_seed}-{eval_seed + n_eval - 1}")
-            dagger_summary = run_dagger(
-                model, env_id, bc["bc_teacher"], demos, rounds=dg["rounds"], episodes=dg["episodes"],
-                env_config=train_cfg, eval_seeds=range(eval_seed, eval_seed + n_eval), beta=dg["beta"],
-                seed_start=dg["seed"], epochs=dg["epochs"], seed=seed, keep_best=keep_best,
-                progress=say if progress else None)
-            phases["dagger_s"] = dagger_summary["wall_s"]
+        bc_summary, dagger_summary = warm_start(
+            model, env_id, bc, dg, env_config=train_cfg, eval_seeds=range(eval_seed, eval_seed + n_eval), seed=seed,
+            keep_best=keep_best, progress=say if progress else None, phases=phases)
     from .diagnostics import DiagnosticsCallback, warnings_for
 
     timer = _RolloutTimer()
