@@ -997,7 +997,10 @@ def add_render_parser(sub) -> None:
     """Add the ``render`` subcommand: the Gantt chart of one episode as a PNG."""
     from .options import add_env_config_flag
 
-    p = sub.add_parser("render", help="run one episode and write its Gantt chart (PNG)")
+    p = sub.add_parser("render", help="run one episode and write its Gantt chart (PNG)",
+                       description="Run one episode of a policy on an env and write the Gantt chart of what it did "
+                       "as a PNG: one lane per worker (or server), one colour per job, the end of the episode "
+                       "marked. Meant for small presets (the chart refuses more lanes than it can draw legibly).")
     p.add_argument("--env", help="env id (default: the first family's default id; small presets only)")
     p.add_argument("--policy", help="policy name, a saved agent DIR or DIR/model.zip, ppo:PATH or "
                    "maskable-ppo:PATH (default: the family's reference)")

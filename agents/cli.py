@@ -46,17 +46,23 @@ def trace_env_config(args, cfg: dict) -> dict:
 
 def _listing() -> dict:
     from edgegym.envs import env_info
+    from edgegym.families import families
     from edgegym.workloads import TRACE_LOADERS
 
     from .registry import POLICIES, policy_name_forms
 
-    envs = []
+    envs, defaults = [], {}
     for env_id in env_ids():
         info = env_info(env_id)
         envs.append({"id": env_id, "family": info.family, "preset": info.preset, "description": info.description})
+        if info.default:
+            defaults.setdefault(info.family, env_id)  # the first version's default id (e.g. <Family>-v0)
+    fams = [{"name": f.name, "default_id": defaults.get(f.name), "default_policy": f.default_policy,
+             "objective": f.objective, "paper": f.paper} for f in families().values()]
     policies = [{"name": s.name, "families": list(s.families), "description": s.description} for s in POLICIES.values()]
     traces = [{"name": n, "description": getattr(v, "description", str(v))} for n, v in TRACE_LOADERS.items()]
-    return {"envs": envs, "policies": policies, "policy_forms": policy_name_forms(), "trace_loaders": traces}
+    return {"families": fams, "envs": envs, "policies": policies, "policy_forms": policy_name_forms(),
+            "trace_loaders": traces}
 
 
 def _cmd_list(args) -> int:
@@ -64,6 +70,10 @@ def _cmd_list(args) -> int:
     if args.json:
         print(json.dumps(data))
         return 0
+    print("Families (the policy `edgegym run` uses when --policy is left out):")
+    for f in data["families"]:
+        print(f"  {f['name']:<12} default id {f['default_id'] or '-':<16} default policy {f['default_policy']:<20} "
+              f"{f['objective']}")
     print("Environments:")
     for e in data["envs"]:
         print(f"  {e['id']:<28} preset {e['preset']:<16} {e['description']}")
@@ -99,8 +109,10 @@ def _add_run(sub):
 
 
 def _add_list(sub):
-    p = sub.add_parser("list", help="list envs, policies and trace loaders")
-    p.add_argument("--json", action="store_true", help="one JSON object with the three lists")
+    p = sub.add_parser("list", help="list families, envs, policies and trace loaders",
+                       description="List the env families (each with its default id and default policy), every "
+                       "registered env id, the policies, the policy name patterns and the trace loaders.")
+    p.add_argument("--json", action="store_true", help="one JSON object with the lists")
     p.set_defaults(func=_cmd_list)
 
 

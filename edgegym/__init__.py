@@ -19,4 +19,24 @@ from .envs import register_envs, registered_ids
 __version__ = "0.5.1"
 __all__ = ["__version__", "register_envs", "registered_ids"]
 
-register_envs()
+
+def _shadowed(missing: str) -> ImportError:
+    """The error of an ``edgegym`` imported from a folder that lacks the installed package's parts (``missing``):
+    a source checkout, or another folder named ``edgegym``, in the working directory shadows the installed package.
+    """
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    return ImportError(
+        f"edgegym was imported from {here}, which lacks {missing} (part of the installed package): a folder named "
+        "edgegym in the working directory (e.g. a source checkout) shadows the installed edgegym. Run Python from "
+        "another folder, or install this checkout with `pip install -e .` in the folder that holds pyproject.toml."
+    )
+
+
+try:
+    register_envs()
+except ModuleNotFoundError as _e:  # only the parts of this package: anything else is a real missing dependency
+    if not (_e.name or "").startswith("edgegym."):
+        raise
+    raise _shadowed(_e.name) from _e

@@ -55,15 +55,20 @@ def _family_of_module(module: str):
 def compile_notice(module: str, stream=None) -> bool:
     """Print the one-line compile notice for the kernel module ``module`` once per process; whether it printed.
 
-    The line names the family and, when its record declares one (``Family.extra["first_compile_s"]``), the CPU
-    time its first use took when measured with an empty Numba cache."""
+    The line names the family and, when its record declares it (``Family.extra["first_compile_s"]``, and
+    ``"first_compile_v1_s"`` when the ``-v1`` ids compile more), the CPU time its first use took when measured
+    with an empty Numba cache (``benchmarks/compile_time.py``)."""
     if module in _noticed or os.environ.get("EDGEGYM_COMPILE_NOTICE", "1") == "0":
         return False
     _noticed.add(module)
     fam = _family_of_module(module)
     name = fam.name if fam is not None else (module.split(".")[-2] if module.count(".") >= 2 else module)
-    measured = (fam.extra or {}).get("first_compile_s") if fam is not None else None
-    took = f"measured at about {measured:.0f} s of CPU with an empty cache; " if measured else ""
+    extra = (fam.extra or {}) if fam is not None else {}
+    measured, v1 = extra.get("first_compile_s"), extra.get("first_compile_v1_s")
+    took = ""
+    if measured:
+        also = f", the -v1 ids {v1:.0f} s" if v1 and v1 > measured + 1 else ""
+        took = f"measured at about {measured:.0f} s of CPU{also} with an empty cache, longer on a busy machine; "
     print(f"edgegym: compiling the {name} kernels for this machine (first use only: {took}cached afterwards)",
           file=stream or sys.stderr, flush=True)
     return True

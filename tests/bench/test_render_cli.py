@@ -169,3 +169,11 @@ def test_timing_panel_label_names_its_unit():
     assert _unit("wall_s", "hours") == "wall-clock time (s)"
     assert _unit("okita_migrate", "slots") == "number (count)"  # "migrate" is not a rate
     assert _unit("avg_jct", "hours") == "time (hours)"
+
+
+def test_render_help_has_a_description(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["render", "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "Run one episode of a policy on an env and write the Gantt chart" in " ".join(out.split())

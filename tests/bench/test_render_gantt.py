@@ -35,6 +35,7 @@ def test_rgb_array_mid_and_end(steps):
     d = gantt_data(env)
     u = env.unwrapped
     np.testing.assert_array_equal(d["executed"], u.sim.segments())
+    assert d["ended"] == (steps is None)
     if steps is None:
         assert len(d["planned"]) == 0  # drained: everything executed
     else:
@@ -83,3 +84,26 @@ def test_cli_render_errors(tmp_path, capsys):
     blocker.write_text("")
     assert main(["render", "--policy", "aonline", "--out", str(blocker / "a" / "x.png")]) == 2
     assert "not a writable directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("steps, label", [(None, "episode end: last completion (makespan)"), (2, "current time")])
+def test_end_line_label_matches_its_position(steps, label):
+    """The dashed line of a finished episode is drawn at the last completion: its legend entry says makespan."""
+    from edgegym.families.edge_cloud.rendering import gantt_figure
+
+    env = gym.make("EdgeCloudML-tiny-v0", render_mode="rgb_array")
+    pol = make_policy("aonline", env, 0)
+    obs, _ = env.reset(seed=0)
+    k, done, info = 0, False, {}
+    while not done and (steps is None or k < steps):
+        obs, _, done, _, info = env.step(pol.predict(obs)[0])
+        k += 1
+    d = gantt_data(env)
+    if steps is None:
+        assert d["ended"] and d["now"] == pytest.approx(info["episode_metrics"]["makespan"])
+        assert d["now"] > float(np.max(env.unwrapped.jobs.arrival_slots))
+    fig = gantt_figure(env)
+    texts = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+    assert label in texts and not any("last arrival" in t for t in texts)
+    line_x = [ln.get_xdata()[0] for ln in fig.axes[0].get_lines() if ln.get_color() == "red"]
+    assert line_x == [pytest.approx(d["now"])]

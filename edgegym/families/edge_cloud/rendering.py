@@ -18,15 +18,16 @@ def gantt_data(env) -> dict:
     """The numbers a Gantt chart draws, as numpy arrays (no matplotlib needed).
 
     Returns a dict with ``executed`` and ``planned`` rows ``[worker, start, end, job]`` (N, 4), ``cloud``
-    rows ``[job, start, end]`` (M, 3), ``worker_server`` (W,), ``num_jobs`` and ``now``. Before ``reset()``
-    every array is empty.
+    rows ``[job, start, end]`` (M, 3), ``worker_server`` (W,), ``num_jobs``, ``now`` and ``ended`` (every job has
+    arrived and been placed: the episode is over, and ``now`` is the last completion, the makespan, not the last
+    arrival). Before ``reset()`` every array is empty.
     """
     u = getattr(env, "unwrapped", env)
     empty4 = np.zeros((0, 4))
     cl = getattr(u, "cluster", None)
     if cl is None or getattr(u, "jobs", None) is None:
         return {"executed": empty4, "planned": empty4, "cloud": np.zeros((0, 3)),
-                "worker_server": np.zeros(0, dtype=np.int64), "num_jobs": 0, "now": 0.0}
+                "worker_server": np.zeros(0, dtype=np.int64), "num_jobs": 0, "now": 0.0, "ended": False}
     sim = getattr(u, "sim", None)
     outcome = getattr(u, "_outcome", None)
     jobs = u.jobs
@@ -67,6 +68,7 @@ def gantt_data(env) -> dict:
         "worker_server": np.asarray(cl.worker_server),
         "num_jobs": int(jobs.num_jobs),
         "now": now,
+        "ended": int(getattr(u, "_k", 0)) >= int(jobs.num_jobs),
     }
 
 
@@ -171,7 +173,7 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
     # server separators
     for y in np.flatnonzero(np.diff(ws[order]) != 0):
         ax.axhline(y + 0.5, color="grey", linewidth=0.4)
-    done = len(d["planned"]) == 0
+    done = bool(d["ended"])
     if d["now"] > 0:
         ax.axvline(d["now"], color="red", linestyle="--", linewidth=0.9)
     ax.set_xlabel("time (hours; 1 slot = 1 hour)")
@@ -181,7 +183,7 @@ def gantt_figure(env, title: str | None = None, max_lanes: int = 400):
         Patch(facecolor="lightgrey", edgecolor="black", linewidth=0.3, label="executed work (solid)"),
         Patch(facecolor="lightgrey", edgecolor="grey", alpha=0.5, hatch="//", label="planned, not yet run (hatched)"),
         Line2D([], [], color="red", linestyle="--", linewidth=0.9,
-               label="episode end (last arrival)" if done else "current time"),
+               label="episode end: last completion (makespan)" if done else "current time"),
     ]
     if n_cloud:
         handles.append(Patch(facecolor="white", edgecolor="black", linewidth=0.3,

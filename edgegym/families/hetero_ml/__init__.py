@@ -19,6 +19,8 @@ FAMILY = Family(
     default_policy="aonline-hetero-now",
     objective="total weighted completion time Σ_j w_j c_j (return = -(objective - Σ_j w_j a_j) / Z with reward 'flow')",
     v1_overrides=V1_OVERRIDES,
-    extra={"time unit": "1 slot = 1 hour", "architectures": "PS, Ring-AllReduce"},
+    # first_compile*: CPU seconds of the first use with an empty Numba cache (benchmarks/compile_time.py)
+    extra={"time unit": "1 slot = 1 hour", "architectures": "PS, Ring-AllReduce", "first_compile_s": 27.0,
+           "first_compile_v1_s": 76.3},
     bound="edgegym.families.hetero_ml.bounds:offline_bound",
 )

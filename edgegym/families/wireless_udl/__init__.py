@@ -28,6 +28,7 @@ FAMILY = Family(
     "(return = −cost / reward_scale)",
     search_overrides=search_overrides,
     v1_overrides=V1_OVERRIDES,
-    extra={"time_unit": "slot"},
+    # first_compile*: CPU seconds of the first use with an empty Numba cache (benchmarks/compile_time.py)
+    extra={"time_unit": "slot", "first_compile_s": 13.7},
     bound="edgegym.families.wireless_udl.bounds:offline_bound",
 )
