@@ -193,6 +193,8 @@ def resolve_hyperparams(algo: str, env_id: str, path: str | Path | None = None, 
     else:
         hp = _overlay(shipped, load_hyperparams(algo, env_id, path))
         before, after = _leaves(shipped), _leaves(hp)
+        if "teacher" not in before and "bc_teacher" in before:  # a teacher replaces the recipe's behaviour cloning's
+            before["teacher"] = before["bc_teacher"]
         changes = [{"key": k, "from": before.get(k), "to": v, "by": str(path)}
                    for k, v in after.items() if before.get(k, _UNSET) != v]
     for k, v in (overrides or {}).items():
@@ -222,10 +224,16 @@ def describe_hyperparams(algo: str, env_id: str, path: str | Path | None, replac
 
     base = (f"{path} alone (--replace-hyperparams: agents/rl/{algo}.yaml not read)" if replace and path is not None
             else f"agents/rl/{algo}.yaml")
-    text = ", ".join(f"{c['key']} {fmt(c['from'])} -> {fmt(c['to'])} ({c['by']})" for c in changes)
-    if not text:
-        text = f"{path} changes none of them" if not replace else "no key changed by a flag"
-    return f"hyperparameters for {env_id}: {base}; {text}"
+    by_file = [c for c in changes if not c["by"].startswith("--")]
+    by_flag = [c for c in changes if c["by"].startswith("--")]
+    parts = []
+    if path is not None and not replace:
+        parts.append(f"changed by {path}: " + ", ".join(f"{c['key']} {fmt(c['from'])} -> {fmt(c['to'])}"
+                                                        for c in by_file) if by_file else f"{path} changes nothing")
+    if by_flag:
+        parts.append("by flags: " + ", ".join(f"{c['key']} {fmt(c['from'])} -> {fmt(c['to'])} ({c['by']})"
+                                               for c in by_flag))
+    return f"hyperparameters for {env_id}: " + "; ".join([base, *parts])
 
 
 def _check_sections(data: dict, src: str, env_id: str, applying: list[str]) -> None:

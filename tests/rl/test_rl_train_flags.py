@@ -42,6 +42,12 @@ def test_a_file_setting_only_the_learning_rate_keeps_the_rest_of_the_recipe(tmp_
     assert changes == [{"key": "learning_rate", "from": shipped["learning_rate"], "to": 3.0e-4, "by": str(f)}]
 
 
+def test_a_file_teacher_replaces_the_recipe_s_behaviour_cloning_teacher(tmp_path):
+    f = _file(tmp_path, "default:\n  teacher: srtf\n")
+    hp, changes = resolve_hyperparams("maskable-ppo", V1, f)
+    assert changes == [{"key": "teacher", "from": "aonline", "to": "srtf", "by": str(f)}]
+
+
 def test_nested_mappings_are_merged_key_by_key(tmp_path):
     f = _file(tmp_path, "EdgeCloudML:\n  env_config:\n    workload: {num_jobs: 12}\n")
     hp, changes = resolve_hyperparams("maskable-ppo", V1, f)
@@ -65,7 +71,8 @@ def test_flags_override_the_file_and_are_reported_with_their_flag(tmp_path):
     assert hp["n_steps"] == load_hyperparams("maskable-ppo", V1)["n_steps"]  # None: not given
     line = describe_hyperparams("maskable-ppo", V1, f, False, changes)
     assert "\n" not in line
-    for text in ("learning_rate 0.0001 -> 0.0003 (", "learning_rate 0.0003 -> 0.0005 (--learning-rate)",
+    for text in (f"changed by {f}: learning_rate 0.0001 -> 0.0003; by flags: ",
+                 "learning_rate 0.0003 -> 0.0005 (--learning-rate)",
                  "bc_episodes 10 -> 3 (--bc-episodes)", "dagger_rounds unset -> 2 (--dagger-rounds)",
                  "teacher aonline -> srtf (--teacher)"):
         assert text in line, line
@@ -76,7 +83,7 @@ def test_a_file_that_changes_nothing_says_so(tmp_path):
     f = _file(tmp_path, f"default:\n  n_steps: {shipped['n_steps']}\n")
     hp, changes = resolve_hyperparams("maskable-ppo", V1, f)
     assert hp == shipped and changes == []
-    assert describe_hyperparams("maskable-ppo", V1, f, False, changes).endswith(f"{f} changes none of them")
+    assert describe_hyperparams("maskable-ppo", V1, f, False, changes).endswith(f"; {f} changes nothing")
     assert describe_hyperparams("maskable-ppo", V1, None, False, []) is None
 
 
