@@ -14,7 +14,10 @@ For each registered family (or ``--family``), one family at a time, a fresh Pyth
 3. one episode of the family's default ``-v1`` id (when registered) under the same policy: what it compiles on
    top.
 
-A second fresh process then runs step 1 on the now filled cache (the cost of loading the cached kernels). CPU
+A second fresh process then runs step 1 on the now filled cache (the cost of loading the cached kernels). Every
+step runs a whole episode of the default id, as a user's first ``edgegym run`` does: one HeteroML-v0 episode under
+its default policy takes minutes, so the four families took about 35 minutes on a busy 2-core machine
+(``--family`` runs some of them). CPU
 seconds are less disturbed by other work on a shared machine than wall seconds; the compile notice
 (``edgegym/core/jit.py``) quotes the CPU seconds of step 1, from ``Family.extra["first_compile_s"]``.
 """
