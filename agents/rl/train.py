@@ -772,7 +772,7 @@ def _flag_overrides(args) -> dict:
 #: is the smallest value allowed, a float flag's is ``(bound, open)`` (``open``: the bound itself is refused)
 RECIPE_FLAGS = (
     ("learning_rate", "--learning-rate", float, (0.0, True), 1.0, "PPO learning rate (Adam step size)"),
-    ("n_steps", "--n-steps", int, 1, None, "env steps per env per rollout (a rollout is n_steps x n_envs)"),
+    ("n_steps", "--n-steps", int, 1, None, "env steps per env in a rollout of n_steps x n_envs steps"),
     ("batch_size", "--batch-size", int, 1, None, "minibatch size of the PPO updates"),
     ("n_epochs", "--n-epochs", int, 1, None, "passes over each rollout in a PPO update"),
     ("ent_coef", "--ent-coef", float, (0.0, False), 1.0, "entropy bonus coefficient"),
@@ -818,8 +818,8 @@ def add_train_parser(sub) -> None:
     p.add_argument("--replace-hyperparams", action="store_true", help="use the --hyperparams FILE alone instead "
                    "of overlaying it on agents/rl/<algo>.yaml")
     for key, flag, typ, _low, _high, text in RECIPE_FLAGS:
-        p.add_argument(flag, dest=key, type=typ, help=f"{text} (overrides the recipe's {key}; reported with the "
-                       "other changed keys)")
+        p.add_argument(flag, dest=key, type=typ, metavar="N" if typ is int else "X",
+                       help=f"{text}: overrides the recipe's {key}")
     p.add_argument("--env-config", help="preset overrides: inline JSON/YAML or a file, e.g. "
                    '\'{"env": {"action_mode": "cloud_split"}}\' (applied after the YAML\'s env_config)')
     p.add_argument("--n-envs", type=int, help="parallel envs (default: from the YAML); with --backend rllib: env "
