@@ -24,7 +24,7 @@ and Δ_{j,c} to the cloud) can finish no earlier than
 included (the slotted times are rounded up and the gang baselines keep continuous ones, so this holds in slotted
 mode too). Other jobs, PS limits and HAPRF order can only delay a job, never speed it up.
 
-LP bound. On a slotted preset at speed 1 whose time-indexed LP (:func:`edgegym.agents.reference.lower_bound.
+LP bound. On a slotted preset at speed 1 whose time-indexed LP (:func:`edgegym.families.edge_cloud.lp_bound.
 lp_lower_bound`) has at most ``lp_max_variables`` variables, the LP's value is computed too and the bound is the
 larger of the two. The LP bounds slot-aligned schedules only (the env's placement policies in slotted mode); the
 gang-scheduled baselines keep continuous chunk times, and on such a preset are bounded by the standalone part.
@@ -104,7 +104,7 @@ def offline_bound(env, *, time_limit_s: float = 10.0, lp_max_variables: int = LP
     integral = all(np.allclose(x, np.round(x)) for x in (jobs.arrival_slots, jobs.upload_delay_edge_slots,
                                                         jobs.upload_delay_cloud_slots))
     if cfg.slotted and float(cfg.speed) == 1.0 and integral:
-        from edgegym.agents.reference.lower_bound import lp_lower_bound
+        from .lp_bound import lp_lower_bound
 
         try:
             res = lp_lower_bound(cluster, jobs, time_limit_s=time_limit_s, max_variables=lp_max_variables)
