@@ -574,33 +574,69 @@ def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_
         js[n_log + m] = chunk_job[c]
         ss[n_log + m] = rho[c]
         es[n_log + m] = end[c]
-    # sort by (job, start, end): a counting sort by job, then each job's rows by (start, end) (stable sorts,
-    # least significant key first); rows equal in all three keys merge the same way in any order
-    ptr = np.zeros(num_jobs + 1, np.int64)
-    for i in range(n):
-        ptr[js[i] + 1] += 1
-    for a in range(num_jobs):
-        ptr[a + 1] += ptr[a]
-    fill = ptr[:-1].copy()
+    o = _order_rows(js, ss, es, n)
+    oj = np.empty(n, np.int64)
+    os_ = np.empty(n, np.float64)
+    oe = np.empty(n, np.float64)
+    m = _merge_rows(o, n, js, ss, es, oj, os_, oe, 0)
+    return oj[:m], os_[:m], oe[:m]
+
+
+@njit
+def _order_rows(js, ss, es, n):
+    """The order of rows ``(js, ss, es)[:n]`` sorted by (job, start, end), ties in row order: a counting sort by
+    job, then each job's rows by (start, end) (insertion sort, or stable sorts for a long job). Rows equal in all
+    three keys merge the same way in any order."""
     o = np.empty(n, np.int64)
+    if n == 0:
+        return o
+    jlo = js[0]
+    jhi = js[0]
     for i in range(n):
-        o[fill[js[i]]] = i
-        fill[js[i]] += 1
-    for a in range(num_jobs):
-        lo, hi = ptr[a], ptr[a + 1]
-        if hi - lo > 1:
+        if js[i] < jlo:
+            jlo = js[i]
+        if js[i] > jhi:
+            jhi = js[i]
+    ptr = np.zeros(jhi - jlo + 2, np.int64)
+    for i in range(n):
+        ptr[js[i] - jlo + 1] += 1
+    for a in range(jhi - jlo + 1):
+        ptr[a + 1] += ptr[a]
+    for i in range(n):
+        a = js[i] - jlo
+        o[ptr[a]] = i
+        ptr[a] += 1
+    lo = 0
+    for a in range(jhi - jlo + 1):  # ptr[a] is now the end of job jlo + a's rows
+        hi = ptr[a]
+        if hi - lo > 64:  # a long job: stable sorts, least significant key first
             g = o[lo:hi].copy()
             g = g[np.argsort(es[g], kind="mergesort")]
             g = g[np.argsort(ss[g], kind="mergesort")]
             o[lo:hi] = g
-    oj = np.empty(n, np.int64)
-    os_ = np.empty(n, np.float64)
-    oe = np.empty(n, np.float64)
-    m = -1
+        else:
+            for q in range(lo + 1, hi):
+                i = o[q]
+                si, ei = ss[i], es[i]
+                p = q - 1
+                while p >= lo and (ss[o[p]] > si or (ss[o[p]] == si and es[o[p]] > ei)):
+                    o[p + 1] = o[p]
+                    p -= 1
+                o[p + 1] = i
+        lo = hi
+    return o
+
+
+@njit
+def _merge_rows(o, n, js, ss, es, oj, os_, oe, m0):
+    """Merge the rows ``(js, ss, es)`` taken in the order ``o[:n]`` into each job's maximal intervals (a row joins
+    the job's last interval when it starts within ``TOL`` of its end), written from index ``m0`` of
+    ``oj/os_/oe``; returns the new count."""
+    m = m0 - 1
     for k in range(n):
         i = o[k]
         j, s, e = js[i], ss[i], es[i]
-        if m >= 0 and oj[m] == j and s <= oe[m] + TOL:
+        if m >= m0 and oj[m] == j and s <= oe[m] + TOL:
             if e > oe[m]:
                 oe[m] = e
         else:
@@ -608,7 +644,7 @@ def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_
             oj[m] = j
             os_[m] = s
             oe[m] = e
-    return oj[: m + 1], os_[: m + 1], oe[: m + 1]
+    return m + 1
 
 
 # ------------------------------------------------------------------------------------------ bounded history
@@ -676,59 +712,8 @@ def flush_log(T, lw, ls, le, lc, cnt, llast, chunk_job, job_end, ran, busy, fl, 
     for w in range(llast.size):
         if llast[w] >= 0:
             llast[w] = newidx[llast[w]]
-    # sort by (job, start, end), ties in log order: a counting sort by job, then each job's rows by (start, end)
-    # (insertion sort, stable), then merge
-    o = np.empty(nd, np.int64)
-    if nd:
-        jlo = js[0]
-        jhi = js[0]
-        for i in range(nd):
-            if js[i] < jlo:
-                jlo = js[i]
-            if js[i] > jhi:
-                jhi = js[i]
-        ptr = np.zeros(jhi - jlo + 2, np.int64)
-        for i in range(nd):
-            ptr[js[i] - jlo + 1] += 1
-        for a in range(jhi - jlo + 1):
-            ptr[a + 1] += ptr[a]
-        for i in range(nd):
-            a = js[i] - jlo
-            o[ptr[a]] = i
-            ptr[a] += 1
-        lo = 0
-        for a in range(jhi - jlo + 1):  # ptr[a] is now the end of job jlo + a's rows
-            hi = ptr[a]
-            if hi - lo > 64:  # a long job: stable sorts, least significant key first
-                g = o[lo:hi].copy()
-                g = g[np.argsort(es[g], kind="mergesort")]
-                g = g[np.argsort(ss[g], kind="mergesort")]
-                o[lo:hi] = g
-                lo = hi
-                continue
-            for q in range(lo + 1, hi):
-                i = o[q]
-                si, ei = ss[i], es[i]
-                p = q - 1
-                while p >= lo and (ss[o[p]] > si or (ss[o[p]] == si and es[o[p]] > ei)):
-                    o[p + 1] = o[p]
-                    p -= 1
-                o[p + 1] = i
-            lo = hi
-    k = fl[FL_IV] - 1
-    first = k + 1
-    for q in range(nd):
-        i = o[q]
-        j, s, e = js[i], ss[i], es[i]
-        if k >= first and iv_j[k] == j and s <= iv_e[k] + TOL:
-            if e > iv_e[k]:
-                iv_e[k] = e
-        else:
-            k += 1
-            iv_j[k] = j
-            iv_s[k] = s
-            iv_e[k] = e
-    fl[FL_IV] = k + 1
+    o = _order_rows(js, ss, es, nd)
+    fl[FL_IV] = _merge_rows(o, nd, js, ss, es, iv_j, iv_s, iv_e, fl[FL_IV])
 
 
 # ------------------------------------------------------------------------------------------ observation
