@@ -560,12 +560,14 @@ class EdgeCloudMLEnv(gym.Env):
     def obs_layout(self) -> dict:
         """Where the observation's blocks lie, for per-server policies (``edgegym.agents.rl.shared``): ``job`` and
         ``glob`` are ``(start, stop)``; ``rows`` rows (edge servers, then the cloud) of ``row_dim`` features from
-        ``rows_start``. No action picks a row (``row_actions`` False): the actions are ``extra_actions``."""
+        ``rows_start``. No action picks a row (``row_actions`` False): the actions are ``extra_actions``.
+        ``rows_setting``: the config key that sets the number of rows (``rows`` = its value + ``extra_rows``)."""
         rows = self.max_edge_servers + 1
         start = self._job_dim + rows * _ROW_FEATURES
         n = int(getattr(self.action_space, "n", 0))
         return {"job": (0, self._job_dim), "rows_start": self._job_dim, "rows": rows, "row_dim": _ROW_FEATURES,
-                "glob": (start, start + _GLOBAL_FEATURES), "row_actions": False, "extra_actions": n}
+                "glob": (start, start + _GLOBAL_FEATURES), "row_actions": False, "extra_actions": n,
+                "rows_setting": {"section": "env", "key": "max_edge_servers", "extra_rows": 1}}
 
     def view(self, copy: bool = True) -> EdgeCloudView:
         """A read-only view of the current decision point (see :class:`EdgeCloudView`).
