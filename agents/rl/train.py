@@ -1,14 +1,16 @@
 """``edgegym train`` / ``edgegym eval``: SB3 PPO and sb3-contrib MaskablePPO on any registered env id.
 
-Training: hyperparameters from ``agents/rl/<algo>.yaml`` (``default`` < env family < env id, then
-``--hyperparams FILE`` and ``--env-config``), a seeded ``DummyVecEnv`` (``--subproc``: ``SubprocVecEnv``),
-an optional behaviour-cloning warm start, evaluations on seeds disjoint from the evaluation seeds with the best
-model kept and restored at the end (:mod:`edgegym.agents.rl.best`), warnings when the policy does not learn,
-collapses onto one action or falls below its start, optional checkpoints (off by default) and TensorBoard, progress
-on stderr for every phase. Output ``DIR/``: ``model.zip`` (the best evaluated weights), ``model.edgegym.json``
-(env id, algo, env config, seed), ``train.json`` (every phase's time, env steps/s, every evaluation, warnings),
-``checkpoints/`` with ``--checkpoint-freq``. Nothing is written outside ``DIR`` (SB3's default logger would leave an
-empty ``SB3-<timestamp>`` folder in the temp folder; edgegym gives it no folder).
+Training: hyperparameters from the recipe ``agents/rl/<algo>.yaml`` (``default`` < env family < env id), overlaid
+key by key by ``--hyperparams FILE`` (``--replace-hyperparams``: the file alone), then the recipe flags
+(:func:`resolve_hyperparams`; the changed keys printed on one line) and ``--env-config``; a budget rounded up to
+whole rollouts; a seeded ``DummyVecEnv`` (``--subproc``: ``SubprocVecEnv``), an optional behaviour-cloning warm
+start, evaluations on seeds disjoint from the evaluation seeds with the best model kept and restored at the end
+(:mod:`edgegym.agents.rl.best`), warnings when the policy does not learn, collapses onto one action or falls below
+its start, optional checkpoints (off by default) and TensorBoard, progress on stderr for every phase (off a
+terminal, a line about once a minute instead of a progress bar). Output ``DIR/``: ``model.zip`` (the best evaluated
+weights), ``model.edgegym.json`` (env id, algo, env config, seed), ``train.json`` (every phase's time, env steps/s,
+every evaluation, warnings), ``checkpoints/`` with ``--checkpoint-freq``. Nothing is written outside ``DIR`` (SB3's
+default logger would leave an empty ``SB3-<timestamp>`` folder in the temp folder; edgegym gives it no folder).
 
 Reproducibility: PyTorch threads fixed (:func:`default_torch_threads`), SB3 ``seed=``, env ``i`` seeded
 ``seed + i``; two runs with the same arguments on the same machine give the same model and the same evaluation.
@@ -95,8 +97,9 @@ def _family(env_id: str) -> str:
 def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None) -> dict:
     """The hyperparameters of ``algo`` for ``env_id``: ``default``, then the env family, then the env id.
 
-    ``path``: a YAML file of the same shape read instead of the shipped ``agents/rl/<algo>.yaml``.
-    Raises ``ValueError`` naming the key and the file for an unknown key.
+    ``path``: a YAML file of the same shape read instead of the shipped ``agents/rl/<algo>.yaml`` (the file alone:
+    :func:`resolve_hyperparams` overlays it on the recipe, as ``edgegym train`` does). Raises ``ValueError`` naming
+    the key and the file for an unknown key.
     """
     if algo not in ALGOS:
         raise ValueError(f"unknown algorithm {algo!r} (valid: {', '.join(ALGOS)})")
