@@ -542,8 +542,11 @@ DEFAULT_PRESET = "sim100"
 
 #: the ``-v1`` overrides (:attr:`Family.v1_overrides`): the reward is already credited at the decision
 #: (potential-based projected JCT), so only ``obs_relative`` (no absolute-time feature, jobs in the system relative
-#: to the worker count); v0's reward scales already give per-step rewards of mean ≈ −0.7 (testbed, sim100 at 100)
-V1_OVERRIDES = {"env": {"obs_relative": True}}
+#: to the worker count); v0's reward scales already give per-step rewards of mean ≈ −0.7 (testbed, sim100 at 100);
+#: ``max_edge_servers: null``: the observation has one row per edge server of the cluster (sim100's 100, the same
+#: observation as before), so ``{"cluster": {"num_edge_servers": 400}}`` alone gives a 400-server env, which
+#: a shared-row agent reads with the weights it learnt at 100
+V1_OVERRIDES = {"env": {"obs_relative": True, "max_edge_servers": None}}
 
 
 def list_presets() -> list[str]:
