@@ -254,7 +254,7 @@ def _held_stderr(hold: bool):
 def _warm_start_settings(env_id: str, hp: dict, timesteps: int, eval_seed: int, n_eval: int) -> tuple[dict, dict]:
     """The teacher and behaviour-cloning settings, and the validated DAgger ones (as the SB3 backend reads them)."""
     from .learned import resolve_policy
-    from .train import _check_dagger
+    from .settings import check_dagger as _check_dagger
 
     teacher = hp.get("teacher") or hp.get("bc_teacher")
     bc = {"bc_teacher": resolve_policy(teacher) if teacher else None,

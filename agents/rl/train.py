@@ -32,6 +32,8 @@ import yaml
 
 from ..runner import merge_config  # one per-section merge for runs and training (a bad section is a UserError)
 from .learned import ALGOS, LearnedPolicyError, learned_env_config, sidecar_path
+from .settings import check_dagger as _check_dagger
+from .settings import int_setting as _int_setting
 
 __all__ = ["load_hyperparams", "resolve_hyperparams", "describe_hyperparams", "whole_rollouts",
            "LogProgressCallback", "FLAG_KEYS", "RECIPE_FLAGS", "train", "evaluate", "add_train_parser",
@@ -257,40 +259,8 @@ def _check_sections(data: dict, src: str, env_id: str, applying: list[str]) -> N
                          f"sections applied to it: {', '.join(dict.fromkeys(applying))})")
 
 
-def _int_setting(name: str, v, low: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | float) or int(v) != v or v < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
-    return int(v)
 
 
-def _check_dagger(env_id: str, bc: dict, dg: dict, timesteps: int, eval_seed: int, n_eval: int) -> dict:
-    """The validated expert-iteration settings (``rounds``, ``episodes``, ``beta``, ``epochs``, ``seed``).
-
-    The teacher must be a policy of ``env_id``'s family; rounds need a teacher; ``timesteps=0`` needs a teacher;
-    the rounds' seeds must be disjoint from the evaluation seeds (100-104) and the best-model evaluation seeds."""
-    from .dagger import EVAL_SEEDS, check_seeds, check_teacher
-
-    teacher = bc.get("bc_teacher")
-    out = {"rounds": _int_setting("dagger_rounds (--dagger-rounds)", dg.get("dagger_rounds", 0), 0),
-           "episodes": _int_setting("dagger_episodes (--dagger-episodes)", dg.get("dagger_episodes", 5), 1),
-           "epochs": _int_setting("dagger_epochs", dg.get("dagger_epochs", bc.get("bc_epochs", 20)), 1),
-           "seed": _int_setting("dagger_seed", dg.get("dagger_seed", 30_000), 0)}
-    beta = dg.get("dagger_beta", 0.0)
-    if isinstance(beta, bool) or not isinstance(beta, int | float) or not 0.0 <= float(beta) <= 1.0:
-        raise ValueError(f"dagger_beta (--dagger-beta) must be a number in [0, 1], got {beta!r}")
-    out["beta"] = float(beta)
-    if teacher:
-        check_teacher(env_id, teacher)
-    elif out["rounds"] > 0:
-        raise ValueError("dagger_rounds (--dagger-rounds) needs a teacher (--teacher NAME, or 'teacher' / "
-                         "'bc_teacher' in the hyperparameters)")
-    if int(timesteps) == 0 and not teacher:
-        raise ValueError("--timesteps 0 (no PPO) needs a teacher to learn from (--teacher NAME)")
-    if out["rounds"] > 0:
-        check_seeds(out["seed"], out["rounds"] * out["episodes"], "dagger_seed",
-                    {"evaluation seeds": EVAL_SEEDS,
-                     "best-model evaluation seeds": range(eval_seed, eval_seed + n_eval)})
-    return out
 
 
 def _make_vec(env_id: str, n_envs: int, seed: int, env_config: dict, subproc: bool):
