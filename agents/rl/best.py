@@ -209,3 +209,22 @@ def collapse_warnings(history: list[dict], collapse_share: float = COLLAPSE_SHAR
                    f"{h['timesteps']} steps against {start['mean_return']:.4g} at the start, in {len(worse)} of "
                    f"{len(history) - 1} evaluations")
     return out
+
+
+def best_model_fields(keeper, eval_freq, eval_seed: int, n_eval: int, collapse_share: float, restored, saved,
+                      warnings: list[str]) -> dict:
+    """The best-model fields of ``train.json`` that both training backends write (same keys, same meaning)."""
+    return {"eval_freq": eval_freq, "eval_seed": eval_seed, "n_eval_episodes": n_eval,
+            "collapse_share": collapse_share, "evaluations": keeper.history, "best": keeper.best,
+            "restored_best": bool(restored), "saved_eval": saved, "warnings": warnings}
+
+
+def write_train_json(out, summary: dict) -> None:
+    """Write ``summary`` to ``out/train.json`` and print its warnings on stderr, one line each."""
+    import json
+    import sys
+    from pathlib import Path
+
+    (Path(out) / "train.json").write_text(json.dumps(summary, indent=2, default=str))
+    for w in summary.get("warnings", []):
+        print(f"edgegym train: warning: {w}", file=sys.stderr)

@@ -320,7 +320,14 @@ def train_rllib(
     import torch
 
     from ..runner import merge_config
-    from .best import COLLAPSE_SHARE, BestModelCallback, auto_eval_freq, collapse_warnings
+    from .best import (
+        COLLAPSE_SHARE,
+        BestModelCallback,
+        auto_eval_freq,
+        best_model_fields,
+        collapse_warnings,
+        write_train_json,
+    )
     from .diagnostics import warnings_for
     from .rllib_model import MaskedObservation, MaskedPPOModule, quiet_rllib
     from .shared import env_obs_layout
@@ -481,19 +488,9 @@ def train_rllib(
         "behaviour_cloning": bc_summary,
         "dagger": dagger_summary,
         "diagnostics": diag,
-        "eval_freq": ef,
-        "eval_seed": eval_seed,
-        "n_eval_episodes": n_eval,
-        "collapse_share": share,
-        "evaluations": keeper.history,
-        "best": keeper.best,
-        "restored_best": bool(restored),
-        "saved_eval": saved,
-        "warnings": warnings,
+        **best_model_fields(keeper, ef, eval_seed, n_eval, share, restored, saved, warnings),
     }
-    (out / "train.json").write_text(json.dumps(summary, indent=2, default=str))
-    for w in warnings:
-        print(f"edgegym train: warning: {w}", file=sys.stderr)
+    write_train_json(out, summary)
     if interrupted:
         print(f"edgegym train: interrupted after {steps} env steps; {out} holds the "
               f"{'best evaluated' if keep_best else 'last evaluated'} model so far (train.json: interrupted)",

@@ -358,7 +358,14 @@ def train(
 
     import edgegym  # noqa: F401  (registers the ids in this process and in subprocess envs)
 
-    from .best import COLLAPSE_SHARE, BestModelCallback, auto_eval_freq, collapse_warnings
+    from .best import (
+        COLLAPSE_SHARE,
+        BestModelCallback,
+        auto_eval_freq,
+        best_model_fields,
+        collapse_warnings,
+        write_train_json,
+    )
 
     t_start = time.perf_counter()
 
@@ -537,19 +544,9 @@ def train(
         "behaviour_cloning": bc_summary,
         "dagger": dagger_summary,
         "diagnostics": diag.history,
-        "eval_freq": ef,
-        "eval_seed": eval_seed,
-        "n_eval_episodes": n_eval,
-        "collapse_share": share,
-        "evaluations": keeper.history,
-        "best": keeper.best,
-        "restored_best": bool(restored),
-        "saved_eval": saved,
-        "warnings": warnings,
+        **best_model_fields(keeper, ef, eval_seed, n_eval, share, restored, saved, warnings),
     }
-    (out / "train.json").write_text(json.dumps(summary, indent=2, default=str))
-    for w in warnings:
-        print(f"edgegym train: warning: {w}", file=sys.stderr)
+    write_train_json(out, summary)
     return summary
 
 
