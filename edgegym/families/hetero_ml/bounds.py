@@ -179,8 +179,8 @@ def standalone_lower_bound(cluster: HeteroCluster, jobs: HeteroJobs) -> float:
     return float(np.sum(jobs.weight * (jobs.arrival + d)))
 
 
-def pooled_lp_lower_bound(cluster: HeteroCluster, jobs: HeteroJobs, *, max_vars: int = 80_000,
-                          max_configs: int = 12, time_limit_s: float = 10.0) -> float:
+def pooled_lp_lower_bound(cluster: HeteroCluster, jobs: HeteroJobs, *, max_vars: int = 60_000,
+                          max_configs: int = 8, time_limit_s: float = 10.0) -> float:
     """The pooled, time-binned LP bound (module docstring): a lower bound on Σ_j w_j c_j of every legal schedule.
 
     Variables y[j, b, k] >= 0: the time job j runs configuration k in bin b (bins of ``width`` slots from slot 1, the
