@@ -217,13 +217,34 @@ class LearnedPolicy(Policy):
 
     For MaskablePPO the env's ``action_masks()`` is passed at every step, so the agent only ever picks
     legal actions, exactly as during training.
+
+    Any number of rows: a model whose policy is a
+    :class:`~edgegym.agents.rl.shared.SharedRowPolicy` has no per-row weights, so on an env whose observation has
+    more or fewer rows than the one it was trained on (a larger or smaller cluster) it reads the env's
+    observation with the env's own ``obs_layout()`` and applies the same weights to every row (the
+    *variable-row path*; ``variable_rows`` True). On an env of the trained size it takes the path it always took
+    (the same actions). Other models need the trained observation; the error then names the setting that pads the
+    env's rows to the model's where the env's layout names one (``rows_setting``).
     """
 
-    def __init__(self, env, model, masked: bool) -> None:
+    def __init__(self, env, model, masked: bool, variable_rows: bool | None = None) -> None:
         super().__init__(env)
         self.model = model
         self.masked = masked
         self._fast_ok = self._fast()
+        #: the env's observation layout when the variable-row path reads it, else None
+        self.layout: dict | None = None
+        same = self._spaces_match(env, model)
+        if variable_rows is None:
+            variable_rows = same is not None
+        if variable_rows:
+            self.layout = self._variable_layout(env, model, same)
+        elif same is not None:
+            raise LearnedPolicyError(same)
+
+    @staticmethod
+    def _spaces_match(env, model) -> str | None:
+        """None when the env's observation and action spaces are the model's, else the error that says which."""
         for what, mine, theirs in (
             ("observation", env.observation_space, model.observation_space),
             ("action", env.action_space, model.action_space),
@@ -231,10 +252,29 @@ class LearnedPolicy(Policy):
             if mine.shape != theirs.shape or type(mine) is not type(theirs) or getattr(mine, "n", None) != getattr(
                 theirs, "n", None
             ):
-                raise LearnedPolicyError(
-                    f"the model's {what} space {theirs} does not match the env's {mine}: evaluate it on the env "
-                    "(and env config, e.g. action_mode) it was trained on"
-                )
+                return (f"the model's {what} space {theirs} does not match the env's {mine}: evaluate it on the env "
+                        f"(and env config, e.g. action_mode) it was trained on{_rows_hint(env, model)}")
+        return None
+
+    def _variable_layout(self, env, model, mismatch: str | None) -> dict:
+        """The env's ``obs_layout()`` when the model's shared-row network can read it (else the error)."""
+        from gymnasium import spaces
+
+        from .shared import SharedRowPolicy, env_obs_layout, layout_mismatch
+
+        pol = getattr(model, "policy", None)
+        layout = env_obs_layout(env)
+        if not isinstance(pol, SharedRowPolicy) or not self._fast_ok or layout is None:
+            raise LearnedPolicyError(mismatch or "only a SharedRowPolicy model reads a variable number of rows")
+        if not (isinstance(env.observation_space, spaces.Box) and len(env.observation_space.shape) == 1
+                and isinstance(env.action_space, spaces.Discrete)):
+            raise LearnedPolicyError(mismatch or f"the env's spaces {env.observation_space}, {env.action_space} are "
+                                     "not a flat Box and a Discrete")
+        why = layout_mismatch(pol.mlp_extractor, layout, int(env.action_space.n))
+        if why:
+            raise LearnedPolicyError(f"the model's shared-row network cannot read this env's observation ({why}): "
+                                     "evaluate it on the env (and env config, e.g. action_mode) it was trained on")
+        return layout
 
     def _fast(self) -> bool:
         """Whether :meth:`predict` may take the direct argmax path: a deterministic action of an actor-critic
@@ -253,21 +293,42 @@ class LearnedPolicy(Policy):
         objects. A test compares both on every state of episodes of the shipped agents."""
         import torch as th
 
-        pol = self.model.policy
-        obs = th.as_tensor(np.asarray(observation)).reshape((1, *self.model.observation_space.shape))
         with th.inference_mode():
+            return int(th.softmax(self._logits(observation, mask), dim=-1).argmax(dim=-1)[0])
+
+    def _logits(self, observation, mask):
+        """Normalised masked logits (1, n) of one observation (inside ``inference_mode``)."""
+        import torch as th
+
+        pol = self.model.policy
+        if self.layout is None:
+            obs = th.as_tensor(np.asarray(observation)).reshape((1, *self.model.observation_space.shape))
             feats = pol.extract_features(obs, pol.pi_features_extractor)
             logits = pol.action_net(pol.mlp_extractor.forward_actor(feats))
-            if mask is not None:
-                logits = th.where(th.as_tensor(mask).reshape(logits.shape), logits, th.tensor(-1e8))
-            logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-            return int(th.softmax(logits, dim=-1).argmax(dim=-1)[0])
+        else:  # the variable-row path: the env's layout, the same weights on each of its rows
+            obs = th.as_tensor(np.asarray(observation)).reshape((1, -1))
+            feats = pol.extract_features(obs, pol.pi_features_extractor)
+            logits = pol.action_net(pol.mlp_extractor.forward_actor(feats, self.layout))
+        if mask is not None:
+            logits = th.where(th.as_tensor(mask).reshape(logits.shape), logits, th.tensor(-1e8))
+        return logits - logits.logsumexp(dim=-1, keepdim=True)
+
+    def _sample(self, observation, mask) -> int:
+        """A stochastic action of the variable-row path: a draw from the masked softmax with torch's generator, as
+        SB3's ``predict(..., deterministic=False)`` draws."""
+        import torch as th
+
+        with th.inference_mode():
+            return int(th.distributions.Categorical(logits=self._logits(observation, mask)).sample()[0])
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
         """SB3-compatible ``(action, state)``; the action is unbatched."""
         if deterministic and state is None and self._fast_ok:
             mask = np.asarray(self.unwrapped.action_masks(), dtype=bool) if self.masked else None
             return self._argmax(observation, mask), None
+        if self.layout is not None:  # SB3's predict would reject an observation of another size
+            mask = np.asarray(self.unwrapped.action_masks(), dtype=bool) if self.masked else None
+            return (self._argmax(observation, mask) if deterministic else self._sample(observation, mask)), state
         if self.masked:
             mask = np.asarray(self.unwrapped.action_masks(), dtype=bool)
             action, state = self.model.predict(
@@ -282,6 +343,34 @@ class LearnedPolicy(Policy):
         return action, state
 
 
+def _rows_hint(env, model) -> str:
+    """``"; this model reads N rows: run with --env-config ..."``: the config setting that gives ``env`` the model's
+    number of observation rows, when the env's ``obs_layout()`` names it (``rows_setting``) and the model's
+    observation is that layout with another number of rows (with a caveat when that is fewer rows than the env
+    has now); ``""`` otherwise."""
+    from gymnasium import spaces
+
+    from .shared import env_obs_layout
+
+    layout = env_obs_layout(env)
+    setting = (layout or {}).get("rows_setting")
+    mine, theirs = env.observation_space, model.observation_space
+    if not setting or not all(isinstance(s, spaces.Box) and len(s.shape) == 1 for s in (mine, theirs)):
+        return ""
+    fixed = mine.shape[0] - int(layout["rows"]) * int(layout["row_dim"])  # the features that are not rows
+    rows, rest = divmod(theirs.shape[0] - fixed, int(layout["row_dim"]))
+    value = rows - int(setting.get("extra_rows", 0))
+    if rest or value < 0:
+        return ""
+    key = f"{setting['section']}.{setting['key']}"
+    fix = (f"; this model reads {rows} rows: run with --env-config '{{\"{setting['section']}\": "
+           f"{{\"{setting['key']}\": {value}}}}}' ({key})")
+    if value < int(layout["rows"]) - int(setting.get("extra_rows", 0)):
+        fix += (f", possible only if this env accepts {key} = {value} (it has {int(layout['rows'])} rows now); an "
+                "agent with the shared-row policy (SharedRowPolicy) reads any number of rows")
+    return fix
+
+
 def load_learned_policy(name: str, env) -> Policy:
     """Load ``<algo>:PATH`` (an SB3 model: :class:`LearnedPolicy`; ``rllib:DIR``:
     :class:`~edgegym.agents.rl.rllib.RllibPolicy`) and bind it to ``env`` (whose spaces must match the model's)."""
@@ -292,7 +381,42 @@ def load_learned_policy(name: str, env) -> Policy:
     if algo == RLLIB:
         return _load_rllib_policy(name, env)
     model = load_model(name)
-    return LearnedPolicy(env, model, masked=algo == "maskable-ppo")
+    try:
+        return LearnedPolicy(env, model, masked=algo == "maskable-ppo")
+    except LearnedPolicyError as e:
+        raise LearnedPolicyError(f"{e}{_trained_env_hint(path, env)}") from None
+
+
+def _trained_env_hint(path: Path, env) -> str:
+    """``"; the trained env had ..."``: the ``env`` settings of the env the model was trained on (its sidecar's
+    env id and config) that differ from ``env``'s and change its observation shape, as the ``--env-config`` that
+    sets them; ``""`` when there is no sidecar or no such setting. The number of rows is left to the model."""
+    import gymnasium as gym
+
+    side = sidecar_path(_resolve(path))
+    try:
+        meta = json.loads(side.read_text())
+        trained = gym.make(meta["env_id"], config=meta.get("env_config") or None).unwrapped.preset.to_dict()["env"]
+        mine = env.unwrapped.preset
+        here = mine.to_dict()["env"]
+    except Exception:  # noqa: BLE001 - no sidecar, an unknown id, no preset: no hint, the error stands
+        return ""
+    from .shared import env_obs_layout
+
+    rows_key = ((env_obs_layout(env) or {}).get("rows_setting") or {}).get("key")  # _rows_hint's
+    fix = {}
+    for key, value in trained.items():
+        if key in here and here[key] != value and value is not None and key != rows_key:
+            try:
+                shape = env.unwrapped.__class__(mine, config={"env": {key: value}}).observation_space.shape
+            except Exception:  # noqa: BLE001 - a value this env cannot take is no hint
+                continue
+            if shape != env.observation_space.shape:
+                fix[key] = value
+    if not fix:
+        return ""
+    return (f"; the env it was trained on ({meta['env_id']}) has {', '.join(f'env.{k} = {v}' for k, v in fix.items())}:"
+            f" --env-config '{json.dumps({'env': fix})}'")
 
 
 def resolve_policy(name: str) -> str:

@@ -25,7 +25,7 @@ import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
-__all__ = ["SharedRowNet", "SharedRowPolicy", "env_obs_layout"]
+__all__ = ["SharedRowNet", "SharedRowPolicy", "env_obs_layout", "layout_mismatch"]
 
 
 def env_obs_layout(env) -> dict | None:
@@ -92,13 +92,21 @@ class SharedRowNet(nn.Module):
         self.latent_dim_pi = self.n_actions
         self.latent_dim_vf = hidden
 
-    def _encode(self, obs: th.Tensor, concat: bool = False):
+    def _encode(self, obs: th.Tensor, concat: bool = False, layout: dict | None = None):
+        """Row embeddings ``h`` (B, N, hidden), pooled ``p ‖ c`` and context ``c`` of a batch of observations laid
+        out as ``layout`` (an env's ``obs_layout()``; default: the layout the network was built for). The weights
+        do not depend on the number of rows ``N``, so a layout with more or fewer rows (a larger or smaller
+        cluster) is read with the same weights; see :func:`layout_mismatch` for what must agree."""
         B = obs.shape[0]
-        ctx = self.ctx(th.cat([obs[:, self.job[0] : self.job[1]], obs[:, self.glob[0] : self.glob[1]]], dim=1))
-        rows = obs[:, self.rows_start : self.rows_start + self.rows * self.row_dim].reshape(B, self.rows, self.row_dim)
+        if layout is None:
+            job, glob, start, R = self.job, self.glob, self.rows_start, self.rows
+        else:
+            job, glob, start, R = layout["job"], layout["glob"], int(layout["rows_start"]), int(layout["rows"])
+        ctx = self.ctx(th.cat([obs[:, job[0] : job[1]], obs[:, glob[0] : glob[1]]], dim=1))
+        rows = obs[:, start : start + R * self.row_dim].reshape(B, R, self.row_dim)
         exists = (rows.abs().sum(dim=2, keepdim=True) > 0).to(obs.dtype)  # (B, N, 1): padding rows are zero
         if concat:  # the reference form: the context concatenated to every row
-            h = self.row_net(th.cat([rows, ctx.unsqueeze(1).expand(B, self.rows, ctx.shape[1])], dim=2))
+            h = self.row_net(th.cat([rows, ctx.unsqueeze(1).expand(B, R, ctx.shape[1])], dim=2))
         else:
             h = _apply(self.row_net, 1, _cat_linear(self.row_net[0], rows, ctx))  # row_net(row_i ‖ ctx), every row
         n = exists.sum(dim=1).clamp(min=1.0)
@@ -108,8 +116,10 @@ class SharedRowNet(nn.Module):
         pooled = th.cat([mean, mx, ctx], dim=1)  # (B, 3 hidden)
         return h, pooled, ctx
 
-    def forward_actor(self, obs: th.Tensor) -> th.Tensor:
-        h, pooled, _ = self._encode(obs)
+    def forward_actor(self, obs: th.Tensor, layout: dict | None = None) -> th.Tensor:
+        """Action logits (B, n_actions) of observations laid out as ``layout`` (default: the network's own); with
+        row actions, one logit per row of ``layout`` then the extra actions."""
+        h, pooled, _ = self._encode(obs, layout=layout)
         return self._logits(h, pooled)
 
     def _logits(self, h: th.Tensor, pooled: th.Tensor, concat: bool = False) -> th.Tensor:
@@ -142,6 +152,22 @@ class SharedRowNet(nn.Module):
         comparison of ``benchmarks/policy_network.py``."""
         h, pooled, _ = self._encode(obs, concat=True)
         return self._logits(h, pooled, concat=True), self.value(pooled)
+
+
+def layout_mismatch(net: SharedRowNet, layout: dict, n_actions: int) -> str | None:
+    """Why ``net`` cannot read observations laid out as ``layout`` with ``n_actions`` actions (None: it can).
+
+    The network reads any number of rows with the same weights; what must agree is the width of the job and
+    global blocks, the features per row, whether actions pick rows, and the number of other actions."""
+    rows = int(layout["rows"])
+    extra = int(n_actions) - (rows if layout.get("row_actions") else 0)
+    mine = {"job features": net.job[1] - net.job[0], "global features": net.glob[1] - net.glob[0],
+            "features per row": net.row_dim, "row actions": net.row_actions, "non-row actions": net.n_extra}
+    theirs = {"job features": layout["job"][1] - layout["job"][0],
+              "global features": layout["glob"][1] - layout["glob"][0], "features per row": int(layout["row_dim"]),
+              "row actions": bool(layout.get("row_actions")), "non-row actions": extra}
+    diff = [f"{k} {mine[k]} (model) vs {theirs[k]} (env)" for k in mine if mine[k] != theirs[k]]
+    return "; ".join(diff) or None
 
 
 class SharedRowPolicy(MaskableActorCriticPolicy):
