@@ -90,7 +90,6 @@ def cost_row(n: int, seed: int, reps: int, model) -> tuple[int, float | None, fl
     docstring); the trained-size path and the comparison are None above the trained size, where only the
     variable-row path runs."""
     import gymnasium as gym
-
     from edgegym.agents.rl.learned import LearnedPolicy
 
     env_id, cfg = size_env(n)
@@ -116,7 +115,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cost", action="store_true", help="only the objective table")
     args = ap.parse_args(argv)
     import torch
-
     from edgegym.agents.rl.learned import load_model
 
     torch.set_num_threads(1)
