@@ -13,7 +13,10 @@ Platform for Learning-Augmented Computer Systems", NeurIPS 2019):
 * the value is ``Linear(MLP_v(p ‖ c))``.
 
 Permuting the server rows of the observation permutes the row logits the same way and leaves the value and
-the other logits unchanged (tested). The observation layout comes from the env's ``obs_layout()``
+the other logits unchanged (tested). No weight depends on the number of rows, so a trained network reads an env
+with more or fewer rows (another cluster size) by the env's own layout (``forward_actor(obs, layout)``; a saved agent
+does so in :class:`edgegym.agents.rl.learned.LearnedPolicy`). The observation layout comes from the env's
+``obs_layout()``
 (``{"job": (a, b), "rows_start", "rows", "row_dim", "glob": (a, b), "row_actions", "extra_actions"}``), which
 :func:`edgegym.agents.rl.train.train` passes as ``policy_kwargs["layout"]`` when the hyperparameters say
 ``policy: SharedRowPolicy``.
