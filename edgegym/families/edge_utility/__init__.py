@@ -27,4 +27,5 @@ FAMILY = Family(
     v1_overrides=V1_OVERRIDES,
     # first_compile*: CPU seconds of the first use with an empty Numba cache (benchmarks/compile_time.py)
     extra={"time_unit": "second", "first_compile_s": 13.2},
+    bound="edgegym.families.edge_utility.bounds:offline_bound",
 )
