@@ -24,7 +24,6 @@ def evaluate_agent(name: str, env_id: str, seeds, env_config: dict | None = None
     import torch as th
 
     from ..runner import make_env
-    from .diagnostics import policy_entropy
 
     out = []
     for mode in modes:
@@ -48,7 +47,7 @@ def evaluate_agent(name: str, env_id: str, seeds, env_config: dict | None = None
                     done = term or trunc
                 wall = time.perf_counter() - t0
                 masks = np.stack(mask_l) if masked else None
-                ent = policy_entropy(pol.model, np.stack(obs_l), masks) if masked else np.array([np.nan])
+                ent = pol.entropy(np.stack(obs_l), masks) if masked else np.array([np.nan])
                 legal = np.log(np.maximum(masks.sum(axis=1), 1)) if masked else np.array([np.nan])
                 rec = {"env": env_id, "policy": name, "mode": mode, "seed": int(seed), "episode_return": ret,
                        "steps": steps, **info["episode_metrics"], "mean_entropy": float(ent.mean()),

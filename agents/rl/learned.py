@@ -313,6 +313,21 @@ class LearnedPolicy(Policy):
             logits = th.where(th.as_tensor(mask).reshape(logits.shape), logits, th.tensor(-1e8))
         return logits - logits.logsumexp(dim=-1, keepdim=True)
 
+    def entropy(self, observations, masks) -> np.ndarray:
+        """Entropy (nats) of the masked action distribution at each of ``observations`` (T, obs) with ``masks``
+        (T, n) or None: the model's own (``diagnostics.policy_entropy``) on the trained layout, the variable-row
+        path's logits otherwise."""
+        if self.layout is None:
+            from .diagnostics import policy_entropy
+
+            return policy_entropy(self.model, observations, masks)
+        import torch as th
+
+        with th.inference_mode():
+            return np.array([float(th.distributions.Categorical(logits=self._logits(o, None if masks is None
+                                                                                      else masks[i])).entropy()[0])
+                             for i, o in enumerate(observations)])
+
     def _sample(self, observation, mask) -> int:
         """A stochastic action of the variable-row path: a draw from the masked softmax with torch's generator, as
         SB3's ``predict(..., deterministic=False)`` draws."""

@@ -136,3 +136,20 @@ def test_shared_model_with_another_action_space_is_refused(model):
     env = gym.make("EdgeCloudML-testbed-v1", config={"env": {"action_mode": "cloud_split"}})
     with pytest.raises(LearnedPolicyError, match="non-row actions"):
         LearnedPolicy(env, model, masked=True)
+
+
+def test_evaluate_agent_on_another_size():
+    """The report's evaluation (argmax and sampled, with the entropy) runs at another size; at the trained size the
+    entropy is the model's own."""
+    from edgegym.agents.rl.diagnostics import policy_entropy
+    from edgegym.agents.rl.evaluate import evaluate_agent
+    from edgegym.agents.runner import make_env
+
+    recs = evaluate_agent(AGENT, "EdgeCloudML-testbed-v1", [100])
+    assert [r["mode"] for r in recs] == ["argmax", "sampled"]
+    assert all(r["steps"] == 30 and 0 <= r["mean_entropy"] <= r["mean_log_legal"] + 1e-6 for r in recs)
+    env, pol = make_env("EdgeCloudML-v1", AGENT, 0)
+    states = _states(env, pol, 100, steps=5)
+    obs, masks = np.stack([o for o, _ in states]), np.stack([m for _, m in states])
+    variable = LearnedPolicy(env, pol.model, masked=True, variable_rows=True)
+    assert np.allclose(variable.entropy(obs, masks), policy_entropy(pol.model, obs, masks), atol=1e-6)
