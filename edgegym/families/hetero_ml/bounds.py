@@ -163,6 +163,8 @@ def job_configurations(cluster: HeteroCluster, jobs: HeteroJobs, j: int, max_con
 
 #: capacity tolerance of "fits one server" (the simulator's ledger accepts 1e-9 over capacity)
 EPS_FIT = 1e-9
+#: the wall-clock limit of the HiGHS solve, in multiples of ``time_limit_s``
+WALL_FACTOR = 10.0
 
 
 def _progress_needed(work: np.ndarray, rho_max: np.ndarray) -> np.ndarray:
@@ -187,9 +189,10 @@ def pooled_lp_lower_bound(cluster: HeteroCluster, jobs: HeteroJobs, *, max_vars:
     last one unbounded and uncapacitated), and C_j. Constraints: Σ_k y[j, b, k] <= the bin's time after a_j;
     Σ_{b,k} ρ_jk y = P_j; Σ_{j,k} α_jk^r ρ_jk y[j, b, k] <= width Σ_h C^r_h per bin and resource; C_j >= a_j +
     Σ_{b,k} y[j, b, k]; C_j >= Σ_{b,k} s_jb ρ_jk y[j, b, k] / P_j + P_j / (2 max_k ρ_jk), s_jb = max(a_j, bin start).
-    ``width`` is the smallest power of two keeping the variables under ``max_vars``. Returns ``nan`` when HiGHS does
-    not reach the optimum within ``time_limit_s`` (the value is the LP optimum less 1e-6 of it, the solver's
-    tolerance). Raises ``ValueError`` for an instance without jobs."""
+    ``width`` is the smallest power of two keeping the variables under ``max_vars`` (the size, not a clock, bounds
+    the work: about 1 CPU second on HeteroML-v0). Returns ``nan`` when HiGHS does not reach the optimum within
+    ``WALL_FACTOR`` x ``time_limit_s`` wall-clock seconds (a safety net on a shared machine), else the LP optimum
+    less 1e-6 of it, the solver's tolerance. Raises ``ValueError`` for an instance without jobs."""
     from scipy.optimize import linprog
     from scipy.sparse import csr_matrix
 
@@ -275,7 +278,7 @@ def pooled_lp_lower_bound(cluster: HeteroCluster, jobs: HeteroJobs, *, max_vars:
     cost = np.zeros(nvar)
     cost[:J] = w
     res = linprog(cost, A_ub=A, b_ub=np.array(rhs), bounds=np.column_stack([np.zeros(nvar), ub]), method="highs",
-                  options={"time_limit": float(time_limit_s)})
+                  options={"time_limit": WALL_FACTOR * float(time_limit_s)})
     if res.status != 0:
         return math.nan
     return float(res.fun) * (1.0 - 1e-6)
@@ -283,7 +286,7 @@ def pooled_lp_lower_bound(cluster: HeteroCluster, jobs: HeteroJobs, *, max_vars:
 
 def offline_bound(env, *, time_limit_s: float = 10.0) -> Bound:
     """The HeteroML offline bound of the episode ``env`` (unwrapped, after ``reset``): the larger of
-    :func:`pooled_lp_lower_bound` (``nan`` when HiGHS does not finish within ``time_limit_s``) and
+    :func:`pooled_lp_lower_bound` (``nan`` when HiGHS does not finish, see there) and
     :func:`standalone_lower_bound`, a lower bound on Σ_j w_j c_j (the episode objective) of every legal schedule."""
     t0 = time.perf_counter()
     parts = {"standalone": standalone_lower_bound(env.cluster, env.jobs),
