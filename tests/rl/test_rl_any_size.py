@@ -153,3 +153,20 @@ def test_evaluate_agent_on_another_size():
     obs, masks = np.stack([o for o, _ in states]), np.stack([m for _, m in states])
     variable = LearnedPolicy(env, pol.model, masked=True, variable_rows=True)
     assert np.allclose(variable.entropy(obs, masks), policy_entropy(pol.model, obs, masks), atol=1e-6)
+
+
+def test_row_action_agent_on_another_size():
+    """A shared-row agent whose actions pick rows (EdgeUtility-v1's: one action per server row, then the others)
+    reads a smaller env too: one logit per row of the env, every action legal by the env's mask."""
+    from edgegym.agents.runner import make_env
+
+    name = f"maskable-ppo:{ROOT / 'docs/results/agents/models/EdgeUtility-v1/model.zip'}"
+    env, pol = make_env("EdgeUtility-tiny-v1", name, 0)
+    lay = env.unwrapped.obs_layout()
+    assert pol.layout == lay and lay["row_actions"] and lay["rows"] != pol.model.policy.mlp_extractor.rows
+    obs, _ = env.reset(seed=0)
+    mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+    with th.inference_mode():
+        assert pol._logits(obs, mask).shape == (1, env.action_space.n)
+    rec = run_episode("EdgeUtility-tiny-v1", name, 0)
+    assert rec["steps"] > 0 and np.isfinite(rec["objective"])
