@@ -42,7 +42,8 @@ __all__ = ["load_hyperparams", "resolve_hyperparams", "describe_hyperparams", "w
 #: keys of the hyperparameter YAML that edgegym consumes (everything else goes to the algorithm)
 EDGEGYM_KEYS = ("n_envs", "env_config", "eval_freq", "n_eval_episodes", "eval_seed", "checkpoint_freq",
                 "train_env_config", "bc_teacher", "bc_episodes", "bc_epochs", "bc_seed", "collapse_share",
-                "teacher", "dagger_rounds", "dagger_episodes", "dagger_beta", "dagger_epochs", "dagger_seed")
+                "teacher", "dagger_rounds", "dagger_episodes", "dagger_beta", "dagger_epochs", "dagger_seed",
+                "teacher_workers")
 _ALGO_KEYS = (
     "policy", "learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
     "clip_range_vf", "normalize_advantage", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
@@ -94,6 +95,39 @@ def _family(env_id: str) -> str:
     from ..runner import env_family as _env_family
 
     return _env_family(env_id)
+
+
+def _shipped_recipes() -> list[str]:
+    """File names of the hyperparameter YAMLs shipped in ``edgegym.agents.rl`` (the recipes)."""
+    return sorted(p.name for p in resources.files("edgegym.agents.rl").iterdir() if p.name.endswith(".yaml"))
+
+
+def shown_recipe(path) -> str:
+    """How a hyperparameter file is named in messages: a shipped recipe as ``agents/rl/<name>`` (never the install
+    folder's absolute path), any other file as given."""
+    p = Path(path)
+    try:
+        shipped = Path(str(resources.files("edgegym.agents.rl"))).resolve()
+        if p.resolve().parent == shipped and p.name in _shipped_recipes():
+            return f"agents/rl/{p.name}"
+    except (OSError, TypeError):
+        pass
+    return str(path)
+
+
+def shipped_recipe(value: str) -> str:
+    """``value`` itself when it is a file; else the shipped recipe it names, as a path (``expert-iteration``,
+    ``expert-iteration.yaml`` or the repository path ``agents/rl/expert-iteration.yaml`` all name the recipe
+    shipped with the package, so a command copied from the docs works from any folder); else ``value`` unchanged."""
+    if Path(value).is_file():
+        return value
+    name = Path(value).name
+    name = name if name.endswith(".yaml") else f"{name}.yaml"
+    if name in _shipped_recipes():
+        with resources.as_file(resources.files("edgegym.agents.rl").joinpath(name)) as path:
+            if Path(path).is_file():
+                return str(path)
+    return value
 
 
 def load_hyperparams(algo: str, env_id: str, path: str | Path | None = None) -> dict:
@@ -148,7 +182,8 @@ FLAG_KEYS = {
     "learning_rate": "--learning-rate", "n_steps": "--n-steps", "batch_size": "--batch-size",
     "n_epochs": "--n-epochs", "ent_coef": "--ent-coef", "gamma": "--gamma", "bc_episodes": "--bc-episodes",
     "bc_epochs": "--bc-epochs", "teacher": "--teacher", "dagger_rounds": "--dagger-rounds",
-    "dagger_episodes": "--dagger-episodes", "dagger_beta": "--dagger-beta", "n_envs": "--n-envs",
+    "dagger_episodes": "--dagger-episodes", "dagger_beta": "--dagger-beta", "teacher_workers": "--teacher-workers",
+    "n_envs": "--n-envs",
     "eval_freq": "--eval-freq", "checkpoint_freq": "--checkpoint-freq", "collapse_share": "--collapse-share",
 }
 
@@ -227,6 +262,7 @@ def describe_hyperparams(algo: str, env_id: str, path: str | Path | None, replac
             return f"{v:g}"
         return v if isinstance(v, str) else json.dumps(v)
 
+    path = shown_recipe(path) if path is not None else None
     base = (f"{path} alone (--replace-hyperparams: agents/rl/{algo}.yaml not read)" if replace and path is not None
             else f"agents/rl/{algo}.yaml")
     by_file = [c for c in changes if not c["by"].startswith("--")]
@@ -327,6 +363,7 @@ def train(
     dagger_rounds: int | None = None,
     dagger_episodes: int | None = None,
     dagger_beta: float | None = None,
+    teacher_workers: int | None = None,
     replace_hyperparams: bool = False,
     overrides: dict | None = None,
     log_every_s: float = 60.0,
@@ -335,7 +372,8 @@ def train(
 
     Phases: behaviour cloning (when a teacher is named: ``teacher``, or the YAML's ``teacher`` / ``bc_teacher``),
     expert iteration (``dagger_rounds`` > 0, :mod:`edgegym.agents.rl.dagger`: the teacher labels the states the
-    student visits, ``dagger_episodes`` per round, β-mixture ``dagger_beta``; the best round's model is kept), PPO
+    student visits, ``dagger_episodes`` per round, β-mixture ``dagger_beta``, on ``teacher_workers`` processes; the
+    best round's model is kept), PPO
     (none with ``timesteps=0``, which needs a teacher), and the evaluations of
     :class:`~edgegym.agents.rl.best.BestModelCallback` (the starting policy, every ``eval_freq`` env steps —
     ``auto``: about ten per run — and the final one) on seeds ``eval_seed, eval_seed + 1, …`` (10,000 by default,
@@ -379,7 +417,8 @@ def train(
     out.mkdir(parents=True, exist_ok=True)  # the Python API too (the CLI checks it is writable first)
     flags = {"n_envs": n_envs, "eval_freq": eval_freq, "checkpoint_freq": checkpoint_freq,
              "collapse_share": collapse_share, "teacher": teacher, "dagger_rounds": dagger_rounds,
-             "dagger_episodes": dagger_episodes, "dagger_beta": dagger_beta, **(overrides or {})}
+             "dagger_episodes": dagger_episodes, "dagger_beta": dagger_beta, "teacher_workers": teacher_workers,
+             **(overrides or {})}
     hp, hp_changes = resolve_hyperparams(algo, env_id, hyperparams, replace=replace_hyperparams, overrides=flags)
     cfg = merge_config(hp.pop("env_config", {}) or {}, env_config)
     n_envs = _int_setting("n_envs (--n-envs)", hp.pop("n_envs", 1), 1)
@@ -392,8 +431,8 @@ def train(
     # training-only overrides (e.g. shorter episodes): not in the sidecar, so evaluation runs the preset itself
     train_cfg = merge_config(cfg, hp.pop("train_env_config", None) or {})
     bc = {k: hp.pop(k) for k in ("bc_teacher", "bc_episodes", "bc_epochs", "bc_seed") if k in hp}
-    dg = {k: hp.pop(k) for k in ("dagger_rounds", "dagger_episodes", "dagger_beta", "dagger_epochs", "dagger_seed")
-          if k in hp}
+    dg = {k: hp.pop(k) for k in ("dagger_rounds", "dagger_episodes", "dagger_beta", "dagger_epochs", "dagger_seed",
+                                 "teacher_workers") if k in hp}
     yaml_teacher = hp.pop("teacher", None)
     bc["bc_teacher"] = yaml_teacher or bc.get("bc_teacher")
     if bc["bc_teacher"]:
@@ -631,6 +670,8 @@ def _cmd_train(args) -> int:
         _positive("--dagger-episodes", args.dagger_episodes)
     if args.dagger_beta is not None and not 0.0 <= args.dagger_beta <= 1.0:
         raise _cli_error(f"--dagger-beta must be in [0, 1], got {args.dagger_beta}")
+    if args.teacher_workers is not None:
+        _positive("--teacher-workers", args.teacher_workers)
     if args.n_envs is not None:
         _positive("--n-envs", args.n_envs)
     for flag, v in (("--seed", args.seed), ("--eval-freq", args.eval_freq),
@@ -641,8 +682,12 @@ def _cmd_train(args) -> int:
         _positive("--torch-threads", args.torch_threads)
     if args.collapse_share is not None and not 0.0 < args.collapse_share <= 1.0:
         raise _cli_error(f"--collapse-share must be in (0, 1], got {args.collapse_share}")
+    if args.hyperparams:
+        args.hyperparams = shipped_recipe(args.hyperparams)
     if args.hyperparams and not Path(args.hyperparams).is_file():
-        raise _cli_error(f"--hyperparams {args.hyperparams!r} does not exist")
+        shipped = ", ".join(sorted(n[:-5] for n in _shipped_recipes()))
+        raise _cli_error(f"--hyperparams {args.hyperparams!r} does not exist (neither a file nor a shipped recipe: "
+                         f"{shipped})")
     if args.replace_hyperparams and not args.hyperparams:
         raise _cli_error("--replace-hyperparams needs --hyperparams FILE (the file used instead of the recipe)")
     for key, flag, typ, low, high, _help in RECIPE_FLAGS:
@@ -763,7 +808,7 @@ def _notice_yaml_env_config(args, cfg: dict, hp: dict, changes: list[dict]) -> N
     if yaml_cfg:
         recipe = f"agents/rl/{args.algo}.yaml"
         by_file = args.replace_hyperparams or any(c["key"].startswith("env_config.") for c in changes)
-        src = (f"{args.hyperparams}" + ("" if args.replace_hyperparams else f" over {recipe}")) if by_file else recipe
+        src = (f"{shown_recipe(args.hyperparams)}" + ("" if args.replace_hyperparams else f" over {recipe}")) if by_file else recipe
         print(f"edgegym train: notice: {src} sets env config {json.dumps(yaml_cfg)} for {args.env}; "
               f"training (and later evaluation) uses {json.dumps(applied)} (change it with --env-config)",
               file=sys.stderr)
@@ -782,8 +827,8 @@ def add_train_parser(sub) -> None:
                    "behaviour-cloned / DAgger model is the result)")
     p.add_argument("--seed", type=int, default=0, help="seed of the algorithm and of env 0 (env i: seed+i)")
     p.add_argument("--out", required=True, help="output directory (model.zip, train.json, checkpoints, eval)")
-    p.add_argument("--hyperparams", metavar="FILE", help="YAML file of the same shape as agents/rl/<algo>.yaml "
-                   "(sections default, family, id) overlaid on it key by key (nested mappings merged); the keys it "
+    p.add_argument("--hyperparams", metavar="FILE", help="YAML file of the same shape as agents/rl/<algo>.yaml, "
+                   "or the name of a shipped recipe (e.g. expert-iteration) (sections default, family, id) overlaid on it key by key (nested mappings merged); the keys it "
                    "changes are printed on one line")
     p.add_argument("--replace-hyperparams", action="store_true", help="use the --hyperparams FILE alone instead "
                    "of overlaying it on agents/rl/<algo>.yaml")
@@ -808,6 +853,9 @@ def add_train_parser(sub) -> None:
                    "student runs, the teacher labels every state it visits, the student is refitted on all labels; "
                    "the best round is kept (default: the YAML's dagger_rounds, else 0)")
     p.add_argument("--dagger-episodes", type=int, help="student episodes per DAgger round (default 5)")
+    p.add_argument("--teacher-workers", type=int, help="processes the teacher labels on (behaviour-cloning episodes, "
+                   "DAgger states; with --address: Ray tasks on that cluster); the labels are those of one process "
+                   "(default: the YAML's teacher_workers, else 1)")
     p.add_argument("--dagger-beta", type=float, help="DAgger β: in round i the teacher's action is executed with "
                    "probability β^i (the label is always the teacher's; default 0: the pure student)")
     p.add_argument("--checkpoint-freq", type=int, help="checkpoint every N env steps (0: off, the default)")

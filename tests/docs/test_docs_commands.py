@@ -40,7 +40,9 @@ BUDGET = [
 #: commands that take minutes even with a small budget: marked slow (run in CI only when they fit)
 #: (a rollout policy on a default id decides about once per second: minutes per episode)
 #: (the leaderboard runs every policy of every default id: an hour or more)
-SLOW = [r"--backend ray", r"reproduce_\d+\.py", r"benchmarks/leaderboard\.py$",
+#: (the RLlib backend and the models it writes under runs/rllib*: ray[rllib] lives in a venv of its own, see .ci/run,
+#: where tests/rl/test_rl_rllib.py runs it)
+SLOW = [r"--backend ray", r"--backend rllib", r"runs/rllib", r"reproduce_\d+\.py", r"benchmarks/leaderboard\.py$",
         r"--env [A-Za-z]+-v\d+ --policy \"?rollout"]
 _PLACEHOLDER = re.compile(r"<[^>]+>|\bPATH\b|\bDIR\b|\.\.\.|\bID\b|\bFILE\b")
 
