@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Demonstrations", "agreement", "clone", "collect", "discrete_label", "label_episodes"]
+__all__ = ["Demonstrations", "agreement", "clone", "collect", "discrete_label", "label_episodes", "labels_per_state"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +65,20 @@ def discrete_label(env, action, teacher: str = "the teacher") -> int:
     raise ValueError(f"{teacher} returned {action!r}, not an action index of {env.action_space}: it cannot be cloned")
 
 
-def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None, on_episode=None) -> Demonstrations:
+def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None, on_episode=None, *, workers: int = 1,
+            address: str | None = None) -> Demonstrations:
     """Run ``teacher`` (a policy name) on ``env_id`` for each seed; record its decisions.
 
-    ``on_episode(k, n)``, when given, is called after the ``k``-th of ``n`` episodes (progress reporting)."""
-    return label_episodes(env_id, teacher, seeds, env_config, on_episode=on_episode)[0]
+    ``on_episode(k, n)``, when given, is called after the ``k``-th of ``n`` episodes (progress reporting).
+    ``workers`` > 1 runs the episodes on that many processes (on the Ray cluster at ``address`` when given), the
+    result identical to one process (:func:`label_episodes`)."""
+    return label_episodes(env_id, teacher, seeds, env_config, on_episode=on_episode, workers=workers,
+                          address=address)[0]
 
 
 def label_episodes(env_id: str, teacher: str, seeds, env_config: dict | None = None, *, student=None,
-                   beta: float = 1.0, rng_seed=0, on_episode=None, purpose: str = "behaviour cloning"):
+                   beta: float = 1.0, rng_seed=0, on_episode=None, purpose: str = "behaviour cloning",
+                   workers: int = 1, address: str | None = None):
     """One episode per seed, every decision labelled by ``teacher``: the loop of behaviour cloning and of DAgger.
 
     The env is built as :func:`edgegym.agents.runner.make_env` builds it for the teacher (its own preset overrides,
@@ -84,12 +89,20 @@ def label_episodes(env_id: str, teacher: str, seeds, env_config: dict | None = N
     its nearest grid action. Returns ``(demos, extras)``: ``demos.actions`` the teacher's labels; ``extras``:
     ``executed`` and ``student`` (arrays over decisions; ``student`` -1 without a student), ``label_s`` (seconds in
     the teacher's decisions) and ``teacher_steps`` (executed actions that were the teacher's). ``purpose`` names the
-    caller in errors."""
+    caller in errors.
+
+    ``workers`` > 1 labels on that many processes (local ones started with 'spawn', or Ray tasks on the cluster at
+    ``address``), with the labels, trajectories and β draws of one process (:func:`_label_parallel`)."""
     import inspect
     import time
 
     from ..runner import make_env
 
+    workers = _check_workers(workers)
+    if workers > 1:
+        return _label_parallel(env_id, teacher, [int(s) for s in seeds], env_config, student=student,
+                               beta=float(beta), rng_seed=rng_seed, on_episode=on_episode, purpose=purpose,
+                               workers=workers, address=address)
     rng = np.random.default_rng(rng_seed)
     masked = student is not None and "action_masks" in inspect.signature(student.predict).parameters
     seeds = [int(s) for s in seeds]
@@ -133,6 +146,231 @@ def label_episodes(env_id: str, teacher: str, seeds, env_config: dict | None = N
                            np.asarray(rew_l), np.asarray(start_l, dtype=bool), np.asarray(objs))
     extras = {"executed": np.asarray(exe_l, dtype=np.int64), "student": np.asarray(stu_l, dtype=np.int64),
               "label_s": label_s, "teacher_steps": teacher_steps}
+    return demos, extras
+
+
+def _check_workers(workers) -> int:
+    """``workers`` as an int >= 1, else a ``ValueError`` naming ``--teacher-workers``."""
+    if isinstance(workers, bool) or not isinstance(workers, int | np.integer) or int(workers) < 1:
+        raise ValueError(f"teacher_workers (--teacher-workers) must be an integer >= 1, got {workers!r}")
+    return int(workers)
+
+
+def labels_per_state(policy) -> bool:
+    """Whether ``policy`` (a bound teacher) can label states out of order: it decides from the env's current state
+    alone (``Policy.markov``) and holds no random stream of its own (a ``numpy`` ``Generator`` / ``RandomState`` or
+    a ``random.Random``, in itself or a policy it holds, e.g. a rollout's base), so its label on a state does not
+    depend on the states it was asked about before. A rollout policy qualifies: its futures are drawn from seeds of
+    the episode's seed, the same at every decision."""
+    import random
+
+    from ..policy import Policy
+
+    seen: set[int] = set()
+
+    def clean(p) -> bool:
+        if id(p) in seen:
+            return True
+        seen.add(id(p))
+        if not getattr(p, "markov", True):
+            return False
+        for v in getattr(p, "__dict__", {}).values():
+            if isinstance(v, np.random.Generator | np.random.RandomState | random.Random):
+                return False
+            if isinstance(v, Policy) and not clean(v):
+                return False
+        return True
+
+    return clean(policy)
+
+
+class _Pool:
+    """Where labelling tasks run: ``workers`` local processes (``concurrent.futures`` with the 'spawn' context: a
+    fresh interpreter per worker, nothing inherited from the parent's threads, torch or Ray state), or Ray tasks on
+    the cluster at ``address`` (connected here unless this process already is; disconnected at the end when
+    connected here). ``submit(fn, *args)`` returns a handle, ``result(handle)`` its value."""
+
+    def __init__(self, workers: int, address: str | None) -> None:
+        self.workers, self.address = int(workers), address
+        self._ex = self._ray = None
+        self._started_ray = False
+
+    def __enter__(self) -> _Pool:
+        if self.address:
+            import logging
+
+            import ray
+
+            if not ray.is_initialized():
+                try:
+                    ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
+                except (ConnectionError, RuntimeError, ValueError) as e:
+                    raise ValueError(f"--teacher-workers with --address {self.address}: cannot connect to a Ray "
+                                     f"cluster ({' '.join(str(e).split())})") from None
+                self._started_ray = True
+            self._ray = ray
+            self._task = ray.remote(num_cpus=1)(_call)
+        else:
+            import concurrent.futures
+            import multiprocessing
+
+            self._ex = concurrent.futures.ProcessPoolExecutor(self.workers,
+                                                              mp_context=multiprocessing.get_context("spawn"))
+        return self
+
+    def submit(self, fn, *args):
+        return self._task.remote(fn, *args) if self._ray is not None else self._ex.submit(fn, *args)
+
+    def result(self, handle):
+        return self._ray.get(handle) if self._ray is not None else handle.result()
+
+    def __exit__(self, *exc) -> None:
+        if self._ex is not None:
+            self._ex.shutdown(wait=True, cancel_futures=True)
+        if self._started_ray:
+            self._ray.shutdown()
+
+
+def _call(fn, *args):
+    """``fn(*args)``: the body of a Ray labelling task."""
+    return fn(*args)
+
+
+def _own_episode(env_id: str, teacher: str, seed: int, env_config: dict | None, purpose: str):
+    """One episode of the teacher's own decisions (behaviour cloning), in a worker: :func:`label_episodes`."""
+    return label_episodes(env_id, teacher, [seed], env_config, purpose=purpose)
+
+
+def _replay_labels(env_id: str, teacher: str, seed: int, env_config: dict | None, run: list, indices: list,
+                   purpose: str) -> tuple[list[int], float]:
+    """In a worker: rebuild the episode ``seed`` (env and teacher as :func:`label_episodes` builds them), replay the
+    executed actions ``run`` and return the teacher's labels on the states ``indices`` (ascending) and the seconds
+    its decisions took. The teacher is asked only on ``indices``: every state when it cannot label out of order."""
+    import time
+
+    from ..runner import make_env
+
+    env, pol = make_env(env_id, teacher, seed, env_config)
+    labels, secs = [], 0.0
+    try:
+        obs, _ = env.reset(seed=seed)
+        pol.reset(seed)
+        want, last = set(indices), max(indices)
+        for i in range(last + 1):
+            if i in want:
+                t = time.perf_counter()
+                own, _ = pol.predict(obs, deterministic=True)
+                secs += time.perf_counter() - t
+                labels.append(discrete_label(env, own, teacher))
+            if i < last:
+                obs, _r, term, trunc, _ = env.step(run[i])
+                if term or trunc:
+                    raise RuntimeError(f"{purpose}: the replay of episode {seed} ended at step {i + 1}, before "
+                                       f"state {last}: {env_id} is not deterministic for its seed")
+    finally:
+        env.close()
+    return labels, secs
+
+
+def _label_parallel(env_id: str, teacher: str, seeds: list[int], env_config: dict | None, *, student, beta: float,
+                    rng_seed, on_episode, purpose: str, workers: int, address: str | None):
+    """:func:`label_episodes` on ``workers`` processes, the result identical to one process.
+
+    Without a student (behaviour cloning) every episode is a task (the teacher's own run). With a student this
+    process runs the episodes (the student's argmax, the β draws from ``rng_seed`` in the same order); the states
+    whose executed action is the student's are labelled by tasks that rebuild the episode from its seed and replay
+    the executed actions: split into ``workers`` interleaved sets per episode when the teacher labels states out of
+    order (:func:`labels_per_state`; the teacher's executed decisions are then asked here), else one task per
+    episode that asks the teacher on every state in order, as one process does (only with ``beta`` 0: with β > 0
+    such a teacher's executed decisions depend on all its earlier ones, and the episodes are labelled here, in one
+    process). The tasks' results are gathered in input order."""
+    import inspect
+    import time
+
+    from ..runner import make_env
+
+    if student is None:
+        with _Pool(workers, address) as pool:
+            handles = [pool.submit(_own_episode, env_id, teacher, s, env_config, purpose) for s in seeds]
+            parts = []
+            for k, h in enumerate(handles, start=1):
+                parts.append(pool.result(h))
+                if on_episode is not None:
+                    on_episode(k, len(seeds))
+        return _merge(parts)
+    env, pol = make_env(env_id, teacher, seeds[0], env_config)
+    env.close()
+    per_state = labels_per_state(pol)
+    if not per_state and beta > 0.0:
+        return label_episodes(env_id, teacher, seeds, env_config, student=student, beta=beta, rng_seed=rng_seed,
+                              on_episode=on_episode, purpose=purpose)
+    rng = np.random.default_rng(rng_seed)
+    masked = "action_masks" in inspect.signature(student.predict).parameters
+    parts, jobs = [], []
+    with _Pool(workers, address) as pool:
+        for seed in seeds:
+            env, pol = make_env(env_id, teacher, seed, env_config)
+            obs_l, mask_l, lab_l, rew_l, exe_l, stu_l, run_l = [], [], [], [], [], [], []
+            label_s, teacher_steps = 0.0, 0
+            try:
+                if not hasattr(env.action_space, "n"):
+                    raise ValueError(f"{purpose} needs a Discrete action space; {env_id} has {env.action_space}")
+                obs, _ = env.reset(seed=seed)
+                pol.reset(seed)
+                done = False
+                while not done:
+                    mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+                    a_s = _argmax_action(student, obs, mask, masked)
+                    use_teacher = beta > 0.0 and rng.random() < beta
+                    run = a = a_s
+                    a_t = -1  # labelled by a task
+                    if use_teacher:  # only a teacher that labels out of order gets here
+                        t = time.perf_counter()
+                        own, _ = pol.predict(obs, deterministic=True)
+                        label_s += time.perf_counter() - t
+                        a_t = a = discrete_label(env, own, teacher)
+                        run = own if not isinstance(own, np.ndarray | np.generic | int) else a
+                    teacher_steps += int(use_teacher)
+                    obs_l.append(np.asarray(obs, dtype=np.float32))
+                    mask_l.append(mask)
+                    lab_l.append(a_t)
+                    stu_l.append(a_s)
+                    exe_l.append(a)
+                    run_l.append(run)
+                    obs, r, term, trunc, info = env.step(run)
+                    rew_l.append(float(r))
+                    done = term or trunc
+                objective = float(info["episode_metrics"]["objective"])
+            finally:
+                env.close()
+            todo = [i for i, lab in enumerate(lab_l) if lab < 0]
+            sets = [todo[j::workers] for j in range(workers)] if per_state else [todo]
+            handles = [(ix, pool.submit(_replay_labels, env_id, teacher, seed, env_config, run_l, ix, purpose))
+                       for ix in sets if ix]
+            starts = np.zeros(len(lab_l), dtype=bool)
+            starts[0] = True
+            parts.append((Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(lab_l, dtype=np.int64),
+                                         np.asarray(rew_l), starts, np.asarray([objective])),
+                          {"executed": np.asarray(exe_l, dtype=np.int64), "student": np.asarray(stu_l, dtype=np.int64),
+                           "label_s": label_s, "teacher_steps": teacher_steps}))
+            jobs.append(handles)
+        for k, (handles, (demos, extras)) in enumerate(zip(jobs, parts, strict=True), start=1):
+            for ix, h in handles:
+                labels, secs = pool.result(h)
+                demos.actions[ix] = labels
+                extras["label_s"] += secs
+            if on_episode is not None:
+                on_episode(k, len(seeds))
+    return _merge(parts)
+
+
+def _merge(parts):
+    """One ``(demos, extras)`` of :func:`label_episodes` from the per-episode ones, in order."""
+    demos = Demonstrations.concat([d for d, _ in parts])
+    extras = {"executed": np.concatenate([x["executed"] for _, x in parts]),
+              "student": np.concatenate([x["student"] for _, x in parts]),
+              "label_s": float(sum(x["label_s"] for _, x in parts)),
+              "teacher_steps": int(sum(x["teacher_steps"] for _, x in parts))}
     return demos, extras
 
 

@@ -136,7 +136,7 @@ USED_KEYS = ("learning_rate", "gamma", "gae_lambda", "clip_range", "ent_coef", "
              "n_epochs", "batch_size", "n_steps", "policy", "policy_kwargs", "env_config", "train_env_config",
              "n_eval_episodes", "eval_seed", "eval_freq", "collapse_share", "n_envs", "teacher", "bc_teacher",
              "bc_episodes", "bc_epochs", "bc_seed", "dagger_rounds", "dagger_episodes", "dagger_beta",
-             "dagger_epochs", "dagger_seed", "checkpoint_freq")
+             "dagger_epochs", "dagger_seed", "teacher_workers", "checkpoint_freq")
 
 
 def _get(d: dict, *path, default=None):
@@ -259,8 +259,8 @@ def _warm_start_settings(env_id: str, hp: dict, timesteps: int, eval_seed: int, 
     teacher = hp.get("teacher") or hp.get("bc_teacher")
     bc = {"bc_teacher": resolve_policy(teacher) if teacher else None,
           **{k: hp[k] for k in ("bc_episodes", "bc_epochs", "bc_seed") if k in hp}}
-    dg = {k: hp[k] for k in ("dagger_rounds", "dagger_episodes", "dagger_beta", "dagger_epochs", "dagger_seed")
-          if k in hp}
+    dg = {k: hp[k] for k in ("dagger_rounds", "dagger_episodes", "dagger_beta", "dagger_epochs", "dagger_seed",
+                             "teacher_workers") if k in hp}
     return bc, _check_dagger(env_id, bc, dg, timesteps, eval_seed, n_eval)
 
 
@@ -304,7 +304,8 @@ def train_rllib(
     ``collapse_share`` as on the SB3 backend); ``algo``: ``maskable-ppo`` (masked actions) or ``ppo`` (unmasked).
     ``timesteps=0`` (with a teacher): no Ray, the warm-started module is the result. ``torch_threads``: the
     learner's PyTorch threads (default 1). ``n_env_runners`` env runners (default 2), one env each, seeded from
-    ``seed``. ``address``: join that Ray cluster (else a local one, shut down at the end). ``keep_best``: save the
+    ``seed``. ``address``: join that Ray cluster (else a local one, shut down at the end); with ``teacher_workers``
+    > 1 the teacher's labels are Ray tasks on it too. ``keep_best``: save the
     best evaluated weights (else the final ones). ``verbose``: Ray's own log lines (default: ``$EDGEGYM_RAY_LOGS``).
 
     Returns the summary (also ``out/train.json``): ``iterations`` (one row per ``Algorithm.train()``: env steps,
@@ -419,7 +420,8 @@ def train_rllib(
             twin = _sb3_twin(env_id, train_cfg, policy, model_config, hp, seed)
             bc_summary, dagger_summary = warm_start(
                 twin, env_id, bc, dg, env_config=train_cfg, eval_seeds=range(eval_seed, eval_seed + n_eval),
-                seed=int(seed), keep_best=keep_best, progress=say if progress else None, phases=phases)
+                seed=int(seed), keep_best=keep_best, progress=say if progress else None, phases=phases,
+                address=address)
             sb3_weights_into(twin.policy, module)
             say(f"warm start: the {'DAgger' if dagger_summary else 'behaviour-cloned'} network loaded into the "
                 "RLlib module")

@@ -17,7 +17,8 @@ def int_setting(name: str, v, low: int) -> int:
 
 
 def check_dagger(env_id: str, bc: dict, dg: dict, timesteps: int, eval_seed: int, n_eval: int) -> dict:
-    """The validated expert-iteration settings (``rounds``, ``episodes``, ``beta``, ``epochs``, ``seed``).
+    """The validated expert-iteration settings (``rounds``, ``episodes``, ``beta``, ``epochs``, ``seed``,
+    ``workers``: the processes the teacher labels on, the YAML's ``teacher_workers`` / ``--teacher-workers``).
 
     The teacher must be a policy of ``env_id``'s family; rounds need a teacher; ``timesteps=0`` needs a teacher;
     the rounds' seeds must be disjoint from the evaluation seeds (100-104) and the best-model evaluation seeds."""
@@ -27,7 +28,8 @@ def check_dagger(env_id: str, bc: dict, dg: dict, timesteps: int, eval_seed: int
     out = {"rounds": int_setting("dagger_rounds (--dagger-rounds)", dg.get("dagger_rounds", 0), 0),
            "episodes": int_setting("dagger_episodes (--dagger-episodes)", dg.get("dagger_episodes", 5), 1),
            "epochs": int_setting("dagger_epochs", dg.get("dagger_epochs", bc.get("bc_epochs", 20)), 1),
-           "seed": int_setting("dagger_seed", dg.get("dagger_seed", 30_000), 0)}
+           "seed": int_setting("dagger_seed", dg.get("dagger_seed", 30_000), 0),
+           "workers": int_setting("teacher_workers (--teacher-workers)", dg.get("teacher_workers", 1), 1)}
     beta = dg.get("dagger_beta", 0.0)
     if isinstance(beta, bool) or not isinstance(beta, int | float) or not 0.0 <= float(beta) <= 1.0:
         raise ValueError(f"dagger_beta (--dagger-beta) must be a number in [0, 1], got {beta!r}")
