@@ -173,18 +173,137 @@ def _fill_cost(X, cumcap, cumcost, omo, H):
 
 
 @njit(cache=True)
+def _slot(cache, L, a, min_comp):
+    """Index (L, comp - min_comp - 1) of window [a, a + L) in the bound caches, or (-1, -1) outside them."""
+    k = a + L - min_comp  # comp = a + 1 + L
+    stt = cache[5]
+    if L < stt.shape[0] and 0 <= k < stt.shape[1]:
+        return L, k
+    return -1, -1
+
+
+@njit(cache=True)
+def _res_bounds(L, a, min_comp, H, R, st, logt, cache, stamp):
+    """maxw[r] = max_h of the window's residual of resource r (min over [a, a + L)), cached per call."""
+    lbr, stt = cache[2], cache[5]
+    i, k = _slot(cache, L, a, min_comp)
+    if i >= 0 and stt[i, k] == stamp:
+        return lbr[i, k]
+    maxw = lbr[i, k] if i >= 0 else np.empty(R)
+    for r in range(R):
+        mx = -1e300
+        for h in range(H):
+            w = _wmin(st, logt, h, r, a, L)
+            if w > mx:
+                mx = w
+        maxw[r] = mx
+    if i >= 0:
+        stt[i, k] = stamp
+    return maxw
+
+
+@njit(cache=True)
+def _count_ub(maxw, d, R):
+    """An upper bound on max_h min_r floor(wmin_hr / d_r) (the units of demand d that fit on the best server),
+    from the per-resource maxima: each term is computed as the search computes it, on a value >= its own."""
+    big = 1 << 40
+    q = big
+    for r in range(R):
+        if d[r] > 0:
+            x = int(math.floor(maxw[r] / d[r] + 1e-9))
+            if x < q:
+                q = x
+    return q
+
+
+@njit(cache=True)
+def _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp):
+    """(min_h Ω_h, Σ_h cap_h, max_h cap_h) of worker type m in window [a, a + L), cached per call; Ω_h and cap_h
+    computed with the same operations as the spread search."""
+    lbw, stw = cache[0], cache[3]
+    i, k = _slot(cache, L, a, min_comp)
+    if i >= 0 and stw[m, i, k] == stamp:
+        return lbw[m, i, k, 0], int(lbw[m, i, k, 1]), int(lbw[m, i, k, 2])
+    big = 1 << 40
+    om_min = 1e300
+    tot = 0
+    capmax = 0
+    for h in range(H):
+        om = Aw[m, h, a + L] - Aw[m, h, a]
+        if om < om_min:
+            om_min = om
+        cmin = big
+        for r in range(R):
+            if e[m, r] > 0:
+                q = int(math.floor(_wmin(st, logt, h, r, a, L) / e[m, r] + 1e-9))
+                if q < cmin:
+                    cmin = q
+        ch = max(0, cmin)
+        tot += ch
+        if ch > capmax:
+            capmax = ch
+    if i >= 0:
+        lbw[m, i, k, 0], lbw[m, i, k, 1], lbw[m, i, k, 2] = om_min, tot, capmax
+        stw[m, i, k] = stamp
+    return om_min, tot, capmax
+
+
+@njit(cache=True)
+def _ps_bounds(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp):
+    """(min_h Ψ_h, max_h s0_h) of PS type p in window [a, a + L) (s0_h: the PS that fit on server h), cached per
+    call; computed with the same operations as the spread search."""
+    lbp, stp = cache[1], cache[4]
+    i, k = _slot(cache, L, a, min_comp)
+    if i >= 0 and stp[p, i, k] == stamp:
+        return lbp[p, i, k, 0], int(lbp[p, i, k, 1])
+    big = 1 << 40
+    ps_min = 1e300
+    s0max = -big
+    for h in range(H):
+        ps = Ap[p, h, a + L] - Ap[p, h, a]
+        if ps < ps_min:
+            ps_min = ps
+        s0 = big
+        for r in range(R):
+            if z[p, r] > 0:
+                q = int(math.floor(_wmin(st, logt, h, r, a, L) / z[p, r] + 1e-9))
+                if q < s0:
+                    s0 = q
+        if s0 > s0max:
+            s0max = s0
+    if i >= 0:
+        lbp[p, i, k, 0], lbp[p, i, k, 1] = ps_min, s0max
+        stp[p, i, k] = stamp
+    return ps_min, s0max
+
+
+@njit(cache=True)
+def _fits_somewhere(N, em, zp, maxw, R):
+    """Whether N workers (demand em each) and one PS (zp) can fit within the per-resource maxima ``maxw`` (the
+    co-located test against the best residual of each resource: necessary for fitting on one server)."""
+    for r in range(R):
+        need = N * em[r] + zp[r]
+        if need > 0 and need > maxw[r] + 1e-9:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _kernel(
     arch_ps, mode, thr, H, R, M, P, tau, W, EK, D, v, U, comm, u_ra, e, z, e_hat, z_hat, b, B, st, logt, Aw, Ap,
-    out_y, out_s, allow_m, max_workers, min_comp,
+    out_y, out_s, allow_m, max_workers, min_comp, prune, cache, stamp,
 ):
     # returns (found, cost, coloc, m, p, L, N, a); writes y and s of the best into out_y / out_s; only candidates
-    # completing after relative slot min_comp (comp = a + 1 + L > min_comp) are enumerated
+    # completing after relative slot min_comp (comp = a + 1 + L > min_comp) are enumerated.
+    # prune: skip a (types, N, window) before its per-server loops when a bound of _window_bounds shows that no
+    # server can hold it (resources, PS bandwidth) or that its cost cannot pass (threshold, incumbent)
     best_c = thr
     best_comp = 1 << 60
     found = False
     bcol, bm, bp, bL, bN, ba = 0, -1, -1, 0, 0, 0
     Omega = np.zeros(H)
     Psi = np.zeros(H)
+    zero_r = np.zeros(R)
     cap = np.zeros(H, dtype=np.int64)
     omo = np.zeros(H)
     capo = np.zeros(H, dtype=np.int64)
@@ -216,6 +335,15 @@ def _kernel(
                         comp = a + 1 + L
                         if not _can_win(0.0, comp, best_c, best_comp, mode):
                             break
+                        if prune:
+                            if not _fits_somewhere(N, e[m], z[p], _res_bounds(L, a, min_comp, H, R, st, logt, cache,
+                                                                              stamp), R):
+                                continue
+                            om_min = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)[0]
+                            ps_min = _ps_bounds(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp)[0]
+                            lb = N * om_min + ps_min
+                            if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
+                                continue
                         for h in range(H):
                             ok = True
                             for r in range(R):
@@ -248,6 +376,13 @@ def _kernel(
                     comp = a + 1 + L
                     if not _can_win(0.0, comp, best_c, best_comp, mode):
                         break
+                    if prune:
+                        if not _fits_somewhere(N, e[m], zero_r, _res_bounds(L, a, min_comp, H, R, st, logt, cache,
+                                                                            stamp), R):
+                            continue
+                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)[0]
+                        if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
+                            continue
                     for h in range(H):
                         ok = True
                         for r in range(R):
@@ -304,6 +439,25 @@ def _kernel(
                     comp = a + 1 + L
                     if not _can_win(0.0, comp, best_c, best_comp, mode):
                         break
+                    if prune:
+                        # the PS server n needs s0_n >= 1 and s0_n B_p >= (N - g) b_m with g <= cap_n (the search's
+                        # own test, relaxed to the maxima over the servers: first from the per-resource residuals)
+                        ps_min = 0.0
+                        if arch_ps:
+                            maxw = _res_bounds(L, a, min_comp, H, R, st, logt, cache, stamp)
+                            s0ub = _count_ub(maxw, z[p], R)
+                            if s0ub < 1 or s0ub * B[p] < (N - max(0, _count_ub(maxw, e[m], R))) * b[m] - 1e-9:
+                                continue
+                        om_min, tot, capmax = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)
+                        if tot < N:
+                            continue
+                        if arch_ps:
+                            ps_min, s0max = _ps_bounds(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp)
+                            if s0max < 1 or s0max * B[p] < (N - capmax) * b[m] - 1e-9:
+                                continue
+                        lb = N * om_min + ps_min
+                        if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
+                            continue
                     tot = 0
                     om_min = 1e300
                     ps_min = 1e300
@@ -428,6 +582,38 @@ def _job_arrays(cluster, jobs, j):
     )
 
 
+class _BoundCache:
+    """Work arrays of :func:`_window_bounds`, kept across calls: a call stamps the entries it fills with its own
+    number, so nothing is cleared between calls. Windows beyond ``max_entries`` (L, completion) pairs run
+    uncached."""
+
+    max_entries = 1 << 16
+
+    def __init__(self) -> None:
+        self.stamp = 0
+        self.shape = (0, 0, 0, 0, 0)
+        self.arrays: tuple = ()
+
+    def get(self, M: int, P: int, R: int, tau: int, width: int) -> tuple:
+        """((lbw, lbp, lbr, stw, stp, stt), stamp) for windows of length < tau and ``width`` completion slots."""
+        nC = max(1, width)
+        while tau * nC > self.max_entries and nC > 1:
+            nC //= 2
+        nL = max(1, min(tau, self.max_entries // nC))
+        want = (M, P, R, nL, nC)
+        if not self.arrays or any(x < y for x, y in zip(self.shape, want)):
+            M2, P2, R2, L2, C2 = self.shape = tuple(max(x, y) for x, y in zip(self.shape, want))
+            self.arrays = (
+                np.zeros((M2, L2, C2, 3)), np.zeros((P2, L2, C2, 2)), np.zeros((L2, C2, R2)),
+                np.full((M2, L2, C2), -1, dtype=np.int64), np.full((P2, L2, C2), -1, dtype=np.int64),
+                np.full((L2, C2), -1, dtype=np.int64),
+            )
+        self.stamp += 1
+        return self.arrays, self.stamp
+
+
+_BOUNDS = _BoundCache()
+
 #: the ``better`` predicates: cost then completion (default), cost only in the paper's order, or
 #: completion then cost (``completion_first``: the practical variant ``aonline-hetero-now``, not the paper's)
 _MODES = {"earliest_completion": 0, "paper_order": 1, "completion_first": 2}
@@ -436,12 +622,14 @@ _MODES = {"earliest_completion": 0, "paper_order": 1, "completion_first": 2}
 def mincost(
     S: SubRound, jobs, j: int, threshold: float, tie_break: str = "earliest_completion",
     allow_types: np.ndarray | None = None, max_workers: int | None = None, min_completion: int = 0,
+    prune: bool = True,
 ) -> Candidate | None:
     """The best schedule of job j in sub-round S with cost < threshold (None if there is none).
 
     ``allow_types`` (bool per worker type) and ``max_workers`` restrict the enumeration (Figs. 9 and 10);
     ``min_completion`` skips the candidates completing at relative slot <= min_completion (the practical variant's
-    growing windows: those were enumerated, and rejected, in the previous window)."""
+    growing windows: those were enumerated, and rejected, in the previous window). ``prune=False`` runs the search
+    without the cached window bounds (the same result, slower: the differential tests' oracle)."""
     c = S.cluster
     H, R = c.capacity.shape
     M, P = c.num_worker_types, c.num_ps_types
@@ -453,6 +641,7 @@ def mincost(
         c.arch == "ps", _MODES[tie_break], float(threshold), H, R, M, P, S.tau, W, EK, D,
         v, U, comm, u_ra, c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw, S.st, S.logt, S.Aw, S.Ap,
         y, s, allow, int(max_workers) if max_workers is not None else 1 << 30, int(min_completion),
+        prune, *_BOUNDS.get(M, max(P, 1), R, S.tau, S.tau - int(min_completion)),
     )
     if not found:
         return None
