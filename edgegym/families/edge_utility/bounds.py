@@ -143,7 +143,8 @@ def burst_lp_upper_bound(env, *, min_group: int = 16, gap_s: float = 0.0, fine_s
                          time_limit_s: float = 10.0) -> float:
     """The ``burst LP`` bound (module docstring) of the episode ``env`` (unwrapped, after ``reset``): Σ over the
     groups of jobs released at one instant (``gap_s`` > 0: consecutive releases at most ``gap_s`` apart) of min(the
-    group's LP bound, its no-queue bound); groups of fewer than ``min_group`` jobs keep their no-queue bound.
+    group's LP bound, its no-queue bound); groups of fewer than ``min_group`` jobs, or no more jobs than the smallest
+    pool has processors, keep their no-queue bound.
     ``time_limit_s`` is a CPU-time budget (checked between groups; each HiGHS solve may take ``WALL_FACTOR`` times it
     in wall-clock time, a safety net): ``nan`` when it runs out or a solve does not reach the optimum."""
     jobs = env.jobs
@@ -159,7 +160,9 @@ def burst_lp_upper_bound(env, *, min_group: int = 16, gap_s: float = 0.0, fine_s
     deadline = time.process_time() + float(time_limit_s)  # CPU time: what other processes on the machine disturb least
     for idx in np.split(np.arange(jobs.num_jobs), cut):
         simple = float(noq[idx].sum())
-        if idx.size >= min_group:
+        # a group no larger than every pool: each job completing at its earliest fits the LP's capacity rows, so its
+        # LP bound is its no-queue bound (no solve needed)
+        if idx.size >= min_group and idx.size > min(sizes):
             if time.process_time() > deadline:
                 return math.nan
             lp = _group_lp(jobs, idx, pools, sizes, cloud, speed, latency, fine_s, WALL_FACTOR * float(time_limit_s))
