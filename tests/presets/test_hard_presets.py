@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: family -> (preset name, the paper's citation as the preset's head comment gives it)
 HARD = {
     "HeteroML": ("hard", "Online Scheduling Algorithm for Heterogeneous Distributed Machine Learning Jobs"),
+    "WirelessUDL": ("hard", "Online Scheduling Unbiased Distributed Learning over Wireless Edge Networks"),
 }
 
 
