@@ -353,6 +353,10 @@ class AOnlineNowCore:
     schedule, threshold s_w w_j, the ``params.tie_break`` predicate); the first window with an accepted candidate
     gives the placement."""
 
+    #: build one sub-round state per decision (grown when a window outgrows it) instead of one per window; False
+    #: rebuilds per window (the same decisions, slower: the tests' oracle)
+    share_windows = True
+
     def __init__(self, cluster: HeteroCluster, params: AOnlineParams) -> None:
         self.cluster, self.params = cluster, params
         self.lam = params.lam(cluster)
@@ -364,10 +368,16 @@ class AOnlineNowCore:
         it = float(np.min(jobs.v[j])) + (float(np.min(jobs.ps_update[j])) if self.cluster.arch == "ps" else 0.0)
         d_lb = int(np.ceil(float(jobs.epochs[j]) * float(jobs.batches[j]) * it - 1e-9))
         tau, seen = max(2, d_lb + 1), 0
+        nested = p.tie_break == "completion_first"
+        built = None
         while tau <= p.horizon_cap:
-            S = SubRound(self.cluster, tau, now, self.lam, init_used=self.ledger.window(now, now + tau))
+            if not self.share_windows or built is None or built.tau < tau:
+                # the windows of one decision are nested prefixes of [now, ...): one state serves all windows up to
+                # its length (prices, residuals, prefix sums and window minima of a prefix are the same numbers)
+                size = _grown(tau, p.horizon_cap, nested) if self.share_windows else tau
+                built = SubRound(self.cluster, size, now, self.lam, init_used=self.ledger.window(now, now + size))
+            S = built.prefix(tau)
             # completion first: a candidate of the previous (nested) window would have been taken there
-            nested = p.tie_break == "completion_first"
             got = a_maxweight(S, jobs, [j], p, min_completion=seen if nested else 0)
             seen = tau
             if got:
@@ -377,6 +387,16 @@ class AOnlineNowCore:
                 return pl
             tau = tau + max(2, tau // 4) if nested else tau * 2
         raise RuntimeError(f"job {j} unschedulable before horizon_cap {p.horizon_cap}")
+
+
+def _grown(tau: int, cap: int, nested: bool) -> int:
+    """The window length a shared sub-round state is built for: two growth steps past ``tau`` (within ``cap``)."""
+    for _ in range(2):
+        nxt = tau + max(2, tau // 4) if nested else tau * 2
+        if nxt > cap:
+            break
+        tau = nxt
+    return tau
 
 
 class AOnlineHeteroNow(Policy):

@@ -17,6 +17,7 @@ length can win). The spread greedy for every PS-server position uses cumulative 
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -79,6 +80,19 @@ class SubRound:
         self.st = np.zeros((K, H, R, n))
         self.touched = np.zeros(H, dtype=bool)
         self.refresh(np.arange(H))
+
+    def prefix(self, tau: int) -> SubRound:
+        """This state restricted to the window's first ``tau`` slots (tau <= self.tau), sharing its arrays.
+
+        The prices, residuals, prefix sums and window minima of a prefix are the same numbers, so a search in the
+        prefix equals one in a state built for length tau; committing into the prefix commits into this state."""
+        if not 1 <= tau <= self.tau:
+            raise ValueError(f"prefix length {tau} outside 1..{self.tau}")
+        if tau == self.tau:
+            return self
+        view = copy.copy(self)
+        view.tau = int(tau)
+        return view
 
     def refresh(self, servers) -> None:
         """Recompute prices, residuals, prefix sums and window-min tables of ``servers``."""
