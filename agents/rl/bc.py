@@ -10,11 +10,13 @@ head to the discounted returns of the demonstrations (so that PPO's first advant
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Demonstrations", "agreement", "clone", "collect", "discrete_label", "label_episodes", "labels_per_state"]
+__all__ = ["Demonstrations", "agreement", "clone", "collect", "discrete_label", "label_episodes", "labelling_pool",
+           "labels_per_state"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,19 +68,19 @@ def discrete_label(env, action, teacher: str = "the teacher") -> int:
 
 
 def collect(env_id: str, teacher: str, seeds, env_config: dict | None = None, on_episode=None, *, workers: int = 1,
-            address: str | None = None) -> Demonstrations:
+            address: str | None = None, pool=None) -> Demonstrations:
     """Run ``teacher`` (a policy name) on ``env_id`` for each seed; record its decisions.
 
     ``on_episode(k, n)``, when given, is called after the ``k``-th of ``n`` episodes (progress reporting).
     ``workers`` > 1 runs the episodes on that many processes (on the Ray cluster at ``address`` when given), the
-    result identical to one process (:func:`label_episodes`)."""
+    result identical to one process; ``pool``: an open :func:`labelling_pool` (:func:`label_episodes`)."""
     return label_episodes(env_id, teacher, seeds, env_config, on_episode=on_episode, workers=workers,
-                          address=address)[0]
+                          address=address, pool=pool)[0]
 
 
 def label_episodes(env_id: str, teacher: str, seeds, env_config: dict | None = None, *, student=None,
                    beta: float = 1.0, rng_seed=0, on_episode=None, purpose: str = "behaviour cloning",
-                   workers: int = 1, address: str | None = None):
+                   workers: int = 1, address: str | None = None, pool=None):
     """One episode per seed, every decision labelled by ``teacher``: the loop of behaviour cloning and of DAgger.
 
     The env is built as :func:`edgegym.agents.runner.make_env` builds it for the teacher (its own preset overrides,
@@ -92,61 +94,83 @@ def label_episodes(env_id: str, teacher: str, seeds, env_config: dict | None = N
     caller in errors.
 
     ``workers`` > 1 labels on that many processes (local ones started with 'spawn', or Ray tasks on the cluster at
-    ``address``), with the labels, trajectories and β draws of one process (:func:`_label_parallel`)."""
+    ``address``), with the labels, trajectories and β draws of one process (:func:`_label_parallel`); ``pool``, an
+    open :func:`labelling_pool`, is used instead of starting one (its workers already warm: several calls, one
+    start-up)."""
     import inspect
+
+    workers = _check_workers(workers)
+    seeds = [int(s) for s in seeds]
+    if pool is not None or workers > 1:
+        with (contextlib.nullcontext(pool) if pool is not None else
+              labelling_pool(workers, address, env_id, teacher, env_config)) as p:
+            return _label_parallel(env_id, teacher, seeds, env_config, student=student, beta=float(beta),
+                                   rng_seed=rng_seed, on_episode=on_episode, purpose=purpose, pool=p)
+    rng = np.random.default_rng(rng_seed)
+    masked = student is not None and "action_masks" in inspect.signature(student.predict).parameters
+    parts = []
+    for k, seed in enumerate(seeds, start=1):
+        parts.append(_episode(env_id, teacher, seed, env_config, student, masked, beta, rng, purpose)[0])
+        if on_episode is not None:
+            on_episode(k, len(seeds))
+    return _merge(parts)
+
+
+def _episode(env_id: str, teacher: str, seed: int, env_config: dict | None, student, masked: bool, beta: float, rng,
+             purpose: str, *, ask_all: bool = True):
+    """One episode of :func:`label_episodes`: ``((demos, extras), run)``, ``run`` the actions as executed (a
+    structured teacher action as itself). With ``ask_all`` false the teacher is asked only where its action is
+    executed, and the other states' labels are -1 (:func:`_label_parallel` has them labelled by tasks)."""
     import time
 
     from ..runner import make_env
 
-    workers = _check_workers(workers)
-    if workers > 1:
-        return _label_parallel(env_id, teacher, [int(s) for s in seeds], env_config, student=student,
-                               beta=float(beta), rng_seed=rng_seed, on_episode=on_episode, purpose=purpose,
-                               workers=workers, address=address)
-    rng = np.random.default_rng(rng_seed)
-    masked = student is not None and "action_masks" in inspect.signature(student.predict).parameters
-    seeds = [int(s) for s in seeds]
-    obs_l, mask_l, lab_l, rew_l, start_l, exe_l, stu_l, objs = [], [], [], [], [], [], [], []
+    env, pol = make_env(env_id, teacher, seed, env_config)
+    obs_l, mask_l, lab_l, rew_l, exe_l, stu_l, run_l = [], [], [], [], [], [], []
     label_s, teacher_steps = 0.0, 0
-    for k, seed in enumerate(seeds, start=1):
-        env, pol = make_env(env_id, teacher, seed, env_config)
-        try:
-            if not hasattr(env.action_space, "n"):
-                raise ValueError(f"{purpose} needs a Discrete action space; {env_id} has {env.action_space}")
-            obs, _ = env.reset(seed=seed)
-            pol.reset(seed)
-            done, first = False, True
-            while not done:
-                mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
-                t = time.perf_counter()
-                own, _ = pol.predict(obs, deterministic=True)  # the teacher reads the state before any step
-                label_s += time.perf_counter() - t
-                a_t = discrete_label(env, own, teacher)  # a structured action: its nearest grid action
-                a_s = -1 if student is None else _argmax_action(student, obs, mask, masked)
-                use_teacher = student is None or (beta > 0.0 and rng.random() < beta)
-                a = a_t if use_teacher else a_s
-                run = own if use_teacher and not isinstance(own, np.ndarray | np.generic | int) else a
-                teacher_steps += int(use_teacher)
-                obs_l.append(np.asarray(obs, dtype=np.float32))
-                mask_l.append(mask)
-                lab_l.append(a_t)
-                stu_l.append(a_s)
-                exe_l.append(a)
-                start_l.append(first)
-                first = False
-                obs, r, term, trunc, info = env.step(run)
-                rew_l.append(float(r))
-                done = term or trunc
-            objs.append(float(info["episode_metrics"]["objective"]))
-        finally:
-            env.close()
-        if on_episode is not None:
-            on_episode(k, len(seeds))
-    demos = Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(lab_l, dtype=np.int64),
-                           np.asarray(rew_l), np.asarray(start_l, dtype=bool), np.asarray(objs))
+
+    def ask(obs):
+        nonlocal label_s
+        t = time.perf_counter()
+        own, _ = pol.predict(obs, deterministic=True)  # the teacher reads the state before any step
+        label_s += time.perf_counter() - t
+        return own, discrete_label(env, own, teacher)  # a structured action: its nearest grid action
+
+    try:
+        if not hasattr(env.action_space, "n"):
+            raise ValueError(f"{purpose} needs a Discrete action space; {env_id} has {env.action_space}")
+        obs, _ = env.reset(seed=seed)
+        pol.reset(seed)
+        done = False
+        while not done:
+            mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+            own, a_t = ask(obs) if ask_all else (None, -1)
+            a_s = -1 if student is None else _argmax_action(student, obs, mask, masked)
+            use_teacher = student is None or (beta > 0.0 and rng.random() < beta)
+            if use_teacher and a_t < 0:
+                own, a_t = ask(obs)
+            a = a_t if use_teacher else a_s
+            run = own if use_teacher and not isinstance(own, np.ndarray | np.generic | int) else a
+            teacher_steps += int(use_teacher)
+            obs_l.append(np.asarray(obs, dtype=np.float32))
+            mask_l.append(mask)
+            lab_l.append(a_t)
+            stu_l.append(a_s)
+            exe_l.append(a)
+            run_l.append(run)
+            obs, r, term, trunc, info = env.step(run)
+            rew_l.append(float(r))
+            done = term or trunc
+        objective = float(info["episode_metrics"]["objective"])
+    finally:
+        env.close()
+    starts = np.zeros(len(lab_l), dtype=bool)
+    starts[0] = True
+    demos = Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(lab_l, dtype=np.int64), np.asarray(rew_l),
+                           starts, np.asarray([objective]))
     extras = {"executed": np.asarray(exe_l, dtype=np.int64), "student": np.asarray(stu_l, dtype=np.int64),
               "label_s": label_s, "teacher_steps": teacher_steps}
-    return demos, extras
+    return (demos, extras), run_l
 
 
 def _check_workers(workers) -> int:
@@ -184,14 +208,22 @@ def labels_per_state(policy) -> bool:
     return clean(policy)
 
 
-class _Pool:
-    """Where labelling tasks run: ``workers`` local processes (``concurrent.futures`` with the 'spawn' context: a
-    fresh interpreter per worker, nothing inherited from the parent's threads, torch or Ray state), or Ray tasks on
-    the cluster at ``address`` (connected here unless this process already is; disconnected at the end when
-    connected here). ``submit(fn, *args)`` returns a handle, ``result(handle)`` its value."""
+def labelling_pool(workers: int, address: str | None = None, env_id: str | None = None, teacher: str | None = None,
+                   env_config: dict | None = None) -> _Pool:
+    """Where the teacher's labelling tasks run, a context manager to pass to :func:`label_episodes` (``pool``):
+    ``workers`` local processes (``concurrent.futures`` with the 'spawn' context: a fresh interpreter per worker,
+    nothing inherited from the parent's threads, torch or Ray state; they are started at once and, given
+    ``env_id`` and ``teacher``, each builds the teacher's env and takes one decision first, so that imports and
+    compiled kernels are loaded while this process runs the student), or Ray tasks on the cluster at ``address``
+    (connected here unless this process already is, disconnected at the end when connected here)."""
+    return _Pool(_check_workers(workers), address, (env_id, teacher, env_config) if env_id and teacher else None)
 
-    def __init__(self, workers: int, address: str | None) -> None:
-        self.workers, self.address = int(workers), address
+
+class _Pool:
+    """:func:`labelling_pool`: ``submit(fn, *args)`` returns a handle, ``result(handle)`` its value."""
+
+    def __init__(self, workers: int, address: str | None, warm: tuple | None = None) -> None:
+        self.workers, self.address, self.warm = int(workers), address, warm
         self._ex = self._ray = None
         self._started_ray = False
 
@@ -214,8 +246,11 @@ class _Pool:
             import concurrent.futures
             import multiprocessing
 
-            self._ex = concurrent.futures.ProcessPoolExecutor(self.workers,
-                                                              mp_context=multiprocessing.get_context("spawn"))
+            self._ex = concurrent.futures.ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_warm_worker if self.warm else None, initargs=self.warm or ())
+            for _ in range(self.workers):  # start every worker now (they start on demand otherwise)
+                self._ex.submit(int)
         return self
 
     def submit(self, fn, *args):
@@ -229,6 +264,19 @@ class _Pool:
             self._ex.shutdown(wait=True, cancel_futures=True)
         if self._started_ray:
             self._ray.shutdown()
+
+
+def _warm_worker(env_id: str, teacher: str, env_config: dict | None) -> None:
+    """A new worker's first job: the teacher's env built and one decision taken (imports, compiled kernels)."""
+    from ..runner import make_env
+
+    env, pol = make_env(env_id, teacher, 0, env_config)
+    try:
+        obs, _ = env.reset(seed=0)
+        pol.reset(0)
+        pol.predict(obs, deterministic=True)
+    finally:
+        env.close()
 
 
 def _call(fn, *args):
@@ -273,8 +321,8 @@ def _replay_labels(env_id: str, teacher: str, seed: int, env_config: dict | None
 
 
 def _label_parallel(env_id: str, teacher: str, seeds: list[int], env_config: dict | None, *, student, beta: float,
-                    rng_seed, on_episode, purpose: str, workers: int, address: str | None):
-    """:func:`label_episodes` on ``workers`` processes, the result identical to one process.
+                    rng_seed, on_episode, purpose: str, pool: _Pool):
+    """:func:`label_episodes` on the ``pool``'s workers, the result identical to one process.
 
     Without a student (behaviour cloning) every episode is a task (the teacher's own run). With a student this
     process runs the episodes (the student's argmax, the β draws from ``rng_seed`` in the same order); the states
@@ -285,18 +333,16 @@ def _label_parallel(env_id: str, teacher: str, seeds: list[int], env_config: dic
     such a teacher's executed decisions depend on all its earlier ones, and the episodes are labelled here, in one
     process). The tasks' results are gathered in input order."""
     import inspect
-    import time
 
     from ..runner import make_env
 
     if student is None:
-        with _Pool(workers, address) as pool:
-            handles = [pool.submit(_own_episode, env_id, teacher, s, env_config, purpose) for s in seeds]
-            parts = []
-            for k, h in enumerate(handles, start=1):
-                parts.append(pool.result(h))
-                if on_episode is not None:
-                    on_episode(k, len(seeds))
+        handles = [pool.submit(_own_episode, env_id, teacher, s, env_config, purpose) for s in seeds]
+        parts = []
+        for k, h in enumerate(handles, start=1):
+            parts.append(pool.result(h))
+            if on_episode is not None:
+                on_episode(k, len(seeds))
         return _merge(parts)
     env, pol = make_env(env_id, teacher, seeds[0], env_config)
     env.close()
@@ -307,60 +353,20 @@ def _label_parallel(env_id: str, teacher: str, seeds: list[int], env_config: dic
     rng = np.random.default_rng(rng_seed)
     masked = "action_masks" in inspect.signature(student.predict).parameters
     parts, jobs = [], []
-    with _Pool(workers, address) as pool:
-        for seed in seeds:
-            env, pol = make_env(env_id, teacher, seed, env_config)
-            obs_l, mask_l, lab_l, rew_l, exe_l, stu_l, run_l = [], [], [], [], [], [], []
-            label_s, teacher_steps = 0.0, 0
-            try:
-                if not hasattr(env.action_space, "n"):
-                    raise ValueError(f"{purpose} needs a Discrete action space; {env_id} has {env.action_space}")
-                obs, _ = env.reset(seed=seed)
-                pol.reset(seed)
-                done = False
-                while not done:
-                    mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
-                    a_s = _argmax_action(student, obs, mask, masked)
-                    use_teacher = beta > 0.0 and rng.random() < beta
-                    run = a = a_s
-                    a_t = -1  # labelled by a task
-                    if use_teacher:  # only a teacher that labels out of order gets here
-                        t = time.perf_counter()
-                        own, _ = pol.predict(obs, deterministic=True)
-                        label_s += time.perf_counter() - t
-                        a_t = a = discrete_label(env, own, teacher)
-                        run = own if not isinstance(own, np.ndarray | np.generic | int) else a
-                    teacher_steps += int(use_teacher)
-                    obs_l.append(np.asarray(obs, dtype=np.float32))
-                    mask_l.append(mask)
-                    lab_l.append(a_t)
-                    stu_l.append(a_s)
-                    exe_l.append(a)
-                    run_l.append(run)
-                    obs, r, term, trunc, info = env.step(run)
-                    rew_l.append(float(r))
-                    done = term or trunc
-                objective = float(info["episode_metrics"]["objective"])
-            finally:
-                env.close()
-            todo = [i for i, lab in enumerate(lab_l) if lab < 0]
-            sets = [todo[j::workers] for j in range(workers)] if per_state else [todo]
-            handles = [(ix, pool.submit(_replay_labels, env_id, teacher, seed, env_config, run_l, ix, purpose))
-                       for ix in sets if ix]
-            starts = np.zeros(len(lab_l), dtype=bool)
-            starts[0] = True
-            parts.append((Demonstrations(np.stack(obs_l), np.stack(mask_l), np.asarray(lab_l, dtype=np.int64),
-                                         np.asarray(rew_l), starts, np.asarray([objective])),
-                          {"executed": np.asarray(exe_l, dtype=np.int64), "student": np.asarray(stu_l, dtype=np.int64),
-                           "label_s": label_s, "teacher_steps": teacher_steps}))
-            jobs.append(handles)
-        for k, (handles, (demos, extras)) in enumerate(zip(jobs, parts, strict=True), start=1):
-            for ix, h in handles:
-                labels, secs = pool.result(h)
-                demos.actions[ix] = labels
-                extras["label_s"] += secs
-            if on_episode is not None:
-                on_episode(k, len(seeds))
+    for seed in seeds:
+        part, run_l = _episode(env_id, teacher, seed, env_config, student, masked, beta, rng, purpose, ask_all=False)
+        todo = [int(i) for i in np.flatnonzero(part[0].actions < 0)]
+        sets = [todo[j :: pool.workers] for j in range(pool.workers)] if per_state else [todo]
+        jobs.append([(ix, pool.submit(_replay_labels, env_id, teacher, seed, env_config, run_l, ix, purpose))
+                     for ix in sets if ix])
+        parts.append(part)
+    for k, (handles, (demos, extras)) in enumerate(zip(jobs, parts, strict=True), start=1):
+        for ix, h in handles:
+            labels, secs = pool.result(h)
+            demos.actions[ix] = labels
+            extras["label_s"] += secs
+        if on_episode is not None:
+            on_episode(k, len(seeds))
     return _merge(parts)
 
 

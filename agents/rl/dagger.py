@@ -113,19 +113,20 @@ def check_seeds(first: int, count: int, flag: str, reserved: dict[str, range]) -
 
 def label_student_states(model, env_id: str, teacher: str, seeds, env_config: dict | None = None, *,
                          beta: float = 0.0, rng_seed=0, on_episode=None, workers: int = 1,
-                         address: str | None = None) -> DaggerRound:
+                         address: str | None = None, pool=None) -> DaggerRound:
     """Run the student ``model`` (argmax) on ``env_id`` for each seed and label every visited state by ``teacher``.
 
     The env is built as for behaviour cloning (the teacher's own preset overrides, then ``env_config``), the teacher
     is bound to it, and at every decision the teacher's action is asked for before the executed action (the
     student's, or with probability ``beta`` the teacher's) is applied (:func:`edgegym.agents.rl.bc.label_episodes`,
     the loop behaviour cloning runs with the teacher always executing). ``on_episode(k, n)`` reports progress.
-    ``workers`` > 1 labels on that many processes, or Ray tasks on the cluster at ``address``: the same labels as
-    one process."""
+    ``workers`` > 1 labels on that many processes, or Ray tasks on the cluster at ``address`` (``pool``: an open
+    :func:`~edgegym.agents.rl.bc.labelling_pool` instead): the same labels as one process."""
     if not 0.0 <= float(beta) <= 1.0:
         raise ValueError(f"beta must be in [0, 1], got {beta}")
     demos, x = label_episodes(env_id, teacher, seeds, env_config, student=model, beta=float(beta), rng_seed=rng_seed,
-                              on_episode=on_episode, purpose="expert iteration", workers=workers, address=address)
+                              on_episode=on_episode, purpose="expert iteration", workers=workers, address=address,
+                              pool=pool)
     return DaggerRound(demos, x["executed"], x["student"], tuple(int(s) for s in seeds), x["label_s"],
                        x["teacher_steps"])
 
@@ -133,15 +134,15 @@ def label_student_states(model, env_id: str, teacher: str, seeds, env_config: di
 def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, rounds: int, episodes: int,
                env_config: dict | None = None, eval_seeds=(), beta: float = 0.0, seed_start: int = 30_000,
                epochs: int = 20, seed: int = 0, keep_best: bool = True, progress=None, workers: int = 1,
-               address: str | None = None) -> dict:
+               address: str | None = None, pool=None) -> dict:
     """Rounds 1..``rounds`` of DAgger on ``model`` (already fitted to ``round0``, the teacher's own trajectories).
 
     Every round: label the student's states (:func:`label_student_states`, seeds ``seed_start + (i-1)·episodes``
     onwards, executed actions the teacher's with probability ``beta ** i``), aggregate, fit again on the aggregate
     (warm start, ``epochs`` passes), evaluate the student (argmax) on ``eval_seeds``. Round 0 (the behaviour-cloned
     model) is evaluated first. With ``keep_best`` the weights of the best evaluated round (highest mean return; the
-    earliest on ties) are loaded back at the end. ``workers`` (> 1) and ``address``: where the teacher labels
-    (:func:`label_student_states`).
+    earliest on ties) are loaded back at the end. ``workers`` (> 1), ``address`` and ``pool``: where the teacher
+    labels (:func:`label_student_states`).
 
     Returns ``{"teacher", "beta", "episodes", "epochs", "seed_start", "rounds": [...], "best_round",
     "restored_round", "wall_s", "label_s", "fit_s", "eval_s"}``; a round row holds ``round``, ``seeds``
@@ -211,7 +212,8 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
             "every state")
         t = time.perf_counter()
         rnd = label_student_states(model, env_id, teacher, range(first, first + int(episodes)), env_config, beta=b,
-                                   rng_seed=[int(seed), i], workers=workers, address=address)
+                                   rng_seed=[int(seed), i], workers=workers, address=address,
+                                   pool=pool)
         collect_s = time.perf_counter() - t
         totals["label_s"] += rnd.label_s
         data.append(rnd.demos)
@@ -241,7 +243,7 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
         say(f"DAgger: restored the best round's model (round {restored}: objective "
             f"{best['row']['eval_mean_objective']:.6g}; the last round's: {history[-1]['eval_mean_objective']:.6g})")
     return {"teacher": teacher, "beta": float(beta), "episodes": int(episodes), "epochs": int(epochs),
-            "teacher_workers": int(workers),
+            "teacher_workers": pool.workers if pool is not None else int(workers),
             "seed_start": int(seed_start), "eval_seeds": eval_seeds, "rounds": history,
             "best_round": best["row"]["round"] if best["row"] is not None else None,
             "best": best["row"], "restored_round": restored, "teacher_markov": markov, "warnings": warnings,
@@ -258,11 +260,24 @@ def warm_start(model, env_id: str, bc: dict, dagger: dict | None = None, *, env_
     ``bc_seed`` (20,000): the teacher's episodes on seeds ``bc_seed, bc_seed + 1, …`` are collected and
     ``model.policy`` is fitted to them (:func:`edgegym.agents.rl.bc.collect`, :func:`~edgegym.agents.rl.bc.clone`).
     ``dagger``: the validated settings ``rounds``, ``episodes``, ``beta``, ``epochs``, ``seed``, ``workers`` (the
-    teacher's processes, 1 by default, for the cloning episodes and the labels; Ray tasks on the cluster at
-    ``address`` when given); with ``rounds > 0`` :func:`run_dagger` follows, evaluating on ``eval_seeds``. ``progress(msg)`` gets a line per phase; ``phases``,
-    when given, gets ``behaviour_cloning_s`` and ``dagger_s``. Returns ``(behaviour_cloning, dagger)``: the cloning
-    summary (teacher, seeds, the fit's figures, the teacher's mean objective, collection and fitting seconds) and
-    :func:`run_dagger`'s summary (``None`` without rounds)."""
+    teacher's processes, 1 by default, for the cloning episodes and the labels, one
+    :func:`~edgegym.agents.rl.bc.labelling_pool` for all; Ray tasks on the cluster at ``address`` when given); with
+    ``rounds > 0`` :func:`run_dagger` follows, evaluating on ``eval_seeds``. ``progress(msg)`` gets a line per
+    phase; ``phases``, when given, gets ``behaviour_cloning_s`` and ``dagger_s``. Returns ``(behaviour_cloning,
+    dagger)``: the cloning summary (teacher, seeds, the fit's figures, the teacher's mean objective, collection and
+    fitting seconds) and :func:`run_dagger`'s summary (``None`` without rounds)."""
+    dg = dagger or {}
+    workers = int(dg.get("workers", 1))
+    if workers <= 1:
+        return _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, progress, phases, None)
+    from .bc import labelling_pool
+
+    with labelling_pool(workers, address, env_id, bc["bc_teacher"], env_config) as pool:  # one start-up for all
+        return _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, progress, phases, pool)
+
+
+def _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, progress, phases, pool):
+    """:func:`warm_start`'s phases, the teacher labelling in ``pool`` (``None``: in this process)."""
     from .bc import clone, collect
 
     say = progress or (lambda msg: None)
@@ -270,11 +285,9 @@ def warm_start(model, env_id: str, bc: dict, dagger: dict | None = None, *, env_
     t_bc = time.perf_counter()
     n_bc, bc_seed, epochs = int(bc.get("bc_episodes", 10)), int(bc.get("bc_seed", 20_000)), int(bc.get("bc_epochs", 20))
     say(f"behaviour cloning: collecting {n_bc} episodes of {teacher} (seeds {bc_seed}-{bc_seed + n_bc - 1})")
-    dg = dagger or {}
-    workers = int(dg.get("workers", 1))
     demos = collect(env_id, teacher, range(bc_seed, bc_seed + n_bc), env_config,
                     on_episode=(lambda k, n: say(f"behaviour cloning: episode {k}/{n} collected"))
-                    if progress else None, workers=workers, address=address)
+                    if progress else None, pool=pool)
     t_fit = time.perf_counter()
     say(f"behaviour cloning: fitting {len(demos)} decisions for {epochs} epochs")
     bc_summary = {"teacher": teacher, "seeds": [bc_seed, bc_seed + n_bc - 1],
@@ -290,11 +303,10 @@ def warm_start(model, env_id: str, bc: dict, dagger: dict | None = None, *, env_
         return bc_summary, None
     eval_seeds = [int(s) for s in eval_seeds]
     say(f"DAgger: {dg['rounds']} round(s) of {dg['episodes']} episode(s), teacher {teacher}"
-        + (f" on {workers} {'Ray tasks' if address else 'processes'}" if workers > 1 else "")
+        + (f", labelling on {pool.workers} {'Ray tasks' if pool.address else 'processes'}" if pool else "")
         + (f", student evaluated on seeds {eval_seeds[0]}-{eval_seeds[-1]}" if eval_seeds else ""))
     summary = run_dagger(model, env_id, teacher, demos, rounds=dg["rounds"], episodes=dg["episodes"],
                          env_config=env_config, eval_seeds=eval_seeds, beta=dg["beta"], seed_start=dg["seed"],
-                         epochs=dg["epochs"], seed=seed, keep_best=keep_best, progress=progress, workers=workers,
-                         address=address)
+                         epochs=dg["epochs"], seed=seed, keep_best=keep_best, progress=progress, pool=pool)
     phases["dagger_s"] = summary["wall_s"]
     return bc_summary, summary

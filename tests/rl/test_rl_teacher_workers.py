@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from edgegym.agents.cli import main  # noqa: E402
-from edgegym.agents.rl.bc import collect, labels_per_state  # noqa: E402
+from edgegym.agents.rl.bc import collect, labelling_pool, labels_per_state  # noqa: E402
 from edgegym.agents.rl.dagger import label_student_states  # noqa: E402
 from edgegym.agents.rl.settings import check_dagger  # noqa: E402
 from edgegym.agents.runner import make_env  # noqa: E402
@@ -54,9 +54,15 @@ def test_two_workers_label_as_one_process(teacher, beta):
         assert 0 < two.teacher_steps < len(two.demos)
 
 
-def test_behaviour_cloning_episodes_on_two_workers():
-    _same(collect(ENV, ROLLOUT, [20000, 20001, 20002], CFG), collect(ENV, ROLLOUT, [20000, 20001, 20002], CFG,
-                                                                     workers=2))
+def test_one_pool_serves_cloning_and_rounds():
+    model = _student()
+    bc_seeds = [20000, 20001, 20002]
+    with labelling_pool(2, None, ENV, ROLLOUT, CFG) as pool:  # warm workers, used by three calls
+        _same(collect(ENV, ROLLOUT, bc_seeds, CFG), collect(ENV, ROLLOUT, bc_seeds, CFG, pool=pool))
+        for rnd in (1, 2):
+            one = label_student_states(model, ENV, ROLLOUT, [30000 + rnd], CFG, rng_seed=[0, rnd])
+            _same(one.demos, label_student_states(model, ENV, ROLLOUT, [30000 + rnd], CFG, rng_seed=[0, rnd],
+                                                  pool=pool).demos)
 
 
 def test_which_teachers_label_out_of_order():
