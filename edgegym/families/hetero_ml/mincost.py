@@ -118,6 +118,14 @@ class SubRound:
             cur = prev.copy()
             cur[:, :, : n - w] = np.minimum(prev[:, :, : n - w], prev[:, :, w:])
             self.st[k, servers] = cur
+        # window minima of the best residual over all servers: max_h min_t omega <= min_t max_h omega, a bound the
+        # kernel tests before computing the exact maxima
+        self.cst = np.empty((self.st.shape[0], *self.omega.shape[1:]))
+        self.cst[0] = self.omega.max(axis=0)
+        for k in range(1, self.cst.shape[0]):
+            w = 1 << (k - 1)
+            self.cst[k] = self.cst[k - 1]
+            self.cst[k, :, : n - w] = np.minimum(self.cst[k - 1, :, : n - w], self.cst[k - 1, :, w:])
 
     def commit(self, cand: Candidate) -> None:
         """Allocate the candidate's resources in the window and update prices (Alg. 3 lines 10-11)."""
@@ -197,6 +205,17 @@ def _slot(cache, L, a, min_comp):
 
 
 @njit(cache=True)
+def _res_ub(cst, logt, a, L, out):
+    """out[r] = min over the window [a, a + L) of max_h omega[h, r, t] (>= the exact maxima of _res_bounds)."""
+    k = logt[L]
+    for r in range(out.shape[0]):
+        x = cst[k, r, a]
+        y = cst[k, r, a + L - (1 << k)]
+        out[r] = x if x < y else y
+    return out
+
+
+@njit(cache=True)
 def _res_bounds(L, a, min_comp, H, R, st, logt, cache, stamp):
     """maxw[r] = max_h of the window's residual of resource r (min over [a, a + L)), cached per call."""
     lbr, stt = cache[2], cache[5]
@@ -228,6 +247,14 @@ def _count_ub(maxw, d, R):
             if x < q:
                 q = x
     return q
+
+
+@njit(cache=True)
+def _ps_may_fit(N, maxw, em, zp, bm, Bp, R):
+    """The spread search's PS test (s0 >= 1 PS fit on the PS server, s0 B_p >= (N - g) b_m with g workers there)
+    against residual bounds ``maxw`` (>= every server's): False means no server passes it."""
+    s0ub = _count_ub(maxw, zp, R)
+    return not (s0ub < 1 or s0ub * Bp < (N - max(0, _count_ub(maxw, em, R))) * bm - 1e-9)
 
 
 @njit(cache=True)
@@ -305,7 +332,7 @@ def _fits_somewhere(N, em, zp, maxw, R):
 @njit(cache=True)
 def _kernel(
     arch_ps, mode, thr, H, R, M, P, tau, W, EK, D, v, U, comm, u_ra, e, z, e_hat, z_hat, b, B, st, logt, Aw, Ap,
-    out_y, out_s, allow_m, max_workers, min_comp, prune, cache, stamp,
+    out_y, out_s, allow_m, max_workers, min_comp, prune, cache, stamp, cst,
 ):
     # returns (found, cost, coloc, m, p, L, N, a); writes y and s of the best into out_y / out_s; only candidates
     # completing after relative slot min_comp (comp = a + 1 + L > min_comp) are enumerated.
@@ -318,6 +345,7 @@ def _kernel(
     Omega = np.zeros(H)
     Psi = np.zeros(H)
     zero_r = np.zeros(R)
+    ub = np.zeros(R)
     cap = np.zeros(H, dtype=np.int64)
     omo = np.zeros(H)
     capo = np.zeros(H, dtype=np.int64)
@@ -350,6 +378,8 @@ def _kernel(
                         if not _can_win(0.0, comp, best_c, best_comp, mode):
                             break
                         if prune:
+                            if not _fits_somewhere(N, e[m], z[p], _res_ub(cst, logt, a, L, ub), R):
+                                continue
                             if not _fits_somewhere(N, e[m], z[p], _res_bounds(L, a, min_comp, H, R, st, logt, cache,
                                                                               stamp), R):
                                 continue
@@ -391,6 +421,8 @@ def _kernel(
                     if not _can_win(0.0, comp, best_c, best_comp, mode):
                         break
                     if prune:
+                        if not _fits_somewhere(N, e[m], zero_r, _res_ub(cst, logt, a, L, ub), R):
+                            continue
                         if not _fits_somewhere(N, e[m], zero_r, _res_bounds(L, a, min_comp, H, R, st, logt, cache,
                                                                             stamp), R):
                             continue
@@ -458,9 +490,10 @@ def _kernel(
                         # own test, relaxed to the maxima over the servers: first from the per-resource residuals)
                         ps_min = 0.0
                         if arch_ps:
-                            maxw = _res_bounds(L, a, min_comp, H, R, st, logt, cache, stamp)
-                            s0ub = _count_ub(maxw, z[p], R)
-                            if s0ub < 1 or s0ub * B[p] < (N - max(0, _count_ub(maxw, e[m], R))) * b[m] - 1e-9:
+                            if not _ps_may_fit(N, _res_ub(cst, logt, a, L, ub), e[m], z[p], b[m], B[p], R):
+                                continue
+                            if not _ps_may_fit(N, _res_bounds(L, a, min_comp, H, R, st, logt, cache, stamp), e[m],
+                                               z[p], b[m], B[p], R):
                                 continue
                         om_min, tot, capmax = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)
                         if tot < N:
@@ -655,7 +688,7 @@ def mincost(
         c.arch == "ps", _MODES[tie_break], float(threshold), H, R, M, P, S.tau, W, EK, D,
         v, U, comm, u_ra, c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw, S.st, S.logt, S.Aw, S.Ap,
         y, s, allow, int(max_workers) if max_workers is not None else 1 << 30, int(min_completion),
-        prune, *_BOUNDS.get(M, max(P, 1), R, S.tau, S.tau - int(min_completion)),
+        prune, *_BOUNDS.get(M, max(P, 1), R, S.tau, S.tau - int(min_completion)), S.cst,
     )
     if not found:
         return None
