@@ -206,7 +206,7 @@ def _slot(cache, L, a, min_comp):
 
 @njit(cache=True)
 def _res_ub(cst, logt, a, L, out):
-    """out[r] = min over the window [a, a + L) of max_h omega[h, r, t] (>= the exact maxima of _res_bounds)."""
+    """out[r] = min over the window [a, a + L) of max_h omega[h, r, t] (>= the exact maxima of _res_passes)."""
     k = logt[L]
     for r in range(out.shape[0]):
         x = cst[k, r, a]
@@ -216,23 +216,42 @@ def _res_ub(cst, logt, a, L, out):
 
 
 @njit(cache=True)
-def _res_bounds(L, a, min_comp, H, R, st, logt, cache, stamp):
-    """maxw[r] = max_h of the window's residual of resource r (min over [a, a + L)), cached per call."""
+def _res_test(maxw, kind, N, em, zp, bm, Bp, R):
+    """kind 0: :func:`_fits_somewhere` (co-located), kind 1: :func:`_ps_may_fit` (spread, PS) on ``maxw``."""
+    if kind == 0:
+        return _fits_somewhere(N, em, zp, maxw, R)
+    return _ps_may_fit(N, maxw, em, zp, bm, Bp, R)
+
+
+@njit(cache=True)
+def _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, kind, N, em, zp, bm, Bp):
+    """Whether the residual test ``kind`` (:func:`_res_test`) passes on maxw[r] = max_h of the window's residual of
+    resource r (min over [a, a + L)). The tests only get more lenient as maxw grows, so the servers are scanned in
+    order until the partial maxima pass; the cache keeps the partial maxima and the scan's position per window
+    (the last entry of its row), so later questions resume where it stopped."""
     lbr, stt = cache[2], cache[5]
     i, k = _slot(cache, L, a, min_comp)
-    if i >= 0 and stt[i, k] == stamp:
-        return lbr[i, k]
-    maxw = lbr[i, k] if i >= 0 else np.empty(R)
-    for r in range(R):
-        mx = -1e300
-        for h in range(H):
-            w = _wmin(st, logt, h, r, a, L)
-            if w > mx:
-                mx = w
-        maxw[r] = mx
     if i >= 0:
-        stt[i, k] = stamp
-    return maxw
+        maxw = lbr[i, k]
+        if stt[i, k] != stamp:
+            maxw[:] = -1e300
+            maxw[maxw.shape[0] - 1] = 0.0
+            stt[i, k] = stamp
+    else:
+        maxw = np.full(R + 1, -1e300)
+        maxw[R] = 0.0
+    pos = maxw.shape[0] - 1
+    h = int(maxw[pos])
+    ok = _res_test(maxw, kind, N, em, zp, bm, Bp, R)
+    while not ok and h < H:
+        for r in range(R):
+            w = _wmin(st, logt, h, r, a, L)
+            if w > maxw[r]:
+                maxw[r] = w
+        h += 1
+        ok = _res_test(maxw, kind, N, em, zp, bm, Bp, R)
+    maxw[pos] = h
+    return ok
 
 
 @njit(cache=True)
@@ -290,32 +309,68 @@ def _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp):
 
 
 @njit(cache=True)
-def _ps_bounds(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp):
-    """(min_h Ψ_h, max_h s0_h) of PS type p in window [a, a + L) (s0_h: the PS that fit on server h), cached per
-    call; computed with the same operations as the spread search."""
+def _ps_entry(p, L, a, min_comp, H, Ap, cache, stamp):
+    """Index (i, k) of PS type p's cache entry for window [a, a + L), initialised on first use in this call with
+    min_h Ψ_h (computed as the spread search computes Ψ) and an empty scan of the servers' PS counts."""
     lbp, stp = cache[1], cache[4]
     i, k = _slot(cache, L, a, min_comp)
-    if i >= 0 and stp[p, i, k] == stamp:
-        return lbp[p, i, k, 0], int(lbp[p, i, k, 1])
-    big = 1 << 40
+    if i < 0 or stp[p, i, k] == stamp:
+        return i, k
     ps_min = 1e300
-    s0max = -big
     for h in range(H):
         ps = Ap[p, h, a + L] - Ap[p, h, a]
         if ps < ps_min:
             ps_min = ps
+    lbp[p, i, k, 0], lbp[p, i, k, 1], lbp[p, i, k, 2] = ps_min, -(1 << 40), 0
+    stp[p, i, k] = stamp
+    return i, k
+
+
+@njit(cache=True)
+def _ps_min(p, L, a, min_comp, H, Ap, cache, stamp):
+    """min_h Ψ_h of PS type p in window [a, a + L), cached per call."""
+    i, k = _ps_entry(p, L, a, min_comp, H, Ap, cache, stamp)
+    if i >= 0:
+        return cache[1][p, i, k, 0]
+    ps_min = 1e300
+    for h in range(H):
+        ps = Ap[p, h, a + L] - Ap[p, h, a]
+        if ps < ps_min:
+            ps_min = ps
+    return ps_min
+
+
+@njit(cache=True)
+def _ps_passes(s0, N, capmax, bm, Bp):
+    """The spread search's PS test (s0 >= 1, s0 B_p >= (N - g) b_m) at g = capmax, its most lenient value."""
+    return not (s0 < 1 or s0 * Bp < (N - capmax) * bm - 1e-9)
+
+
+@njit(cache=True)
+def _ps_server_exists(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp, N, capmax, bm, Bp):
+    """Whether some server's PS count s0_h (computed as the spread search computes it) passes :func:`_ps_passes`.
+
+    The servers are scanned in order until one passes; the cache keeps the scan's maximum and position per window
+    and PS type, so later questions (other N, other worker types) resume where it stopped."""
+    lbp = cache[1]
+    i, k = _ps_entry(p, L, a, min_comp, H, Ap, cache, stamp)
+    big = 1 << 40
+    best, h = (int(lbp[p, i, k, 1]), int(lbp[p, i, k, 2])) if i >= 0 else (-big, 0)
+    ok = _ps_passes(best, N, capmax, bm, Bp)
+    while not ok and h < H:
         s0 = big
         for r in range(R):
             if z[p, r] > 0:
                 q = int(math.floor(_wmin(st, logt, h, r, a, L) / z[p, r] + 1e-9))
                 if q < s0:
                     s0 = q
-        if s0 > s0max:
-            s0max = s0
+        if s0 > best:
+            best = s0
+            ok = _ps_passes(best, N, capmax, bm, Bp)
+        h += 1
     if i >= 0:
-        lbp[p, i, k, 0], lbp[p, i, k, 1] = ps_min, s0max
-        stp[p, i, k] = stamp
-    return ps_min, s0max
+        lbp[p, i, k, 1], lbp[p, i, k, 2] = best, h
+    return ok
 
 
 @njit(cache=True)
@@ -380,11 +435,11 @@ def _kernel(
                         if prune:
                             if not _fits_somewhere(N, e[m], z[p], _res_ub(cst, logt, a, L, ub), R):
                                 continue
-                            if not _fits_somewhere(N, e[m], z[p], _res_bounds(L, a, min_comp, H, R, st, logt, cache,
-                                                                              stamp), R):
+                            if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 0, N, e[m], z[p], 0.0,
+                                               1.0):
                                 continue
                             om_min = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)[0]
-                            ps_min = _ps_bounds(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp)[0]
+                            ps_min = _ps_min(p, L, a, min_comp, H, Ap, cache, stamp)
                             lb = N * om_min + ps_min
                             if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
                                 continue
@@ -423,8 +478,8 @@ def _kernel(
                     if prune:
                         if not _fits_somewhere(N, e[m], zero_r, _res_ub(cst, logt, a, L, ub), R):
                             continue
-                        if not _fits_somewhere(N, e[m], zero_r, _res_bounds(L, a, min_comp, H, R, st, logt, cache,
-                                                                            stamp), R):
+                        if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 0, N, e[m], zero_r, 0.0,
+                                           1.0):
                             continue
                         lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)[0]
                         if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
@@ -492,16 +547,17 @@ def _kernel(
                         if arch_ps:
                             if not _ps_may_fit(N, _res_ub(cst, logt, a, L, ub), e[m], z[p], b[m], B[p], R):
                                 continue
-                            if not _ps_may_fit(N, _res_bounds(L, a, min_comp, H, R, st, logt, cache, stamp), e[m],
-                                               z[p], b[m], B[p], R):
+                            if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 1, N, e[m], z[p], b[m],
+                                               B[p]):
                                 continue
                         om_min, tot, capmax = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)
                         if tot < N:
                             continue
                         if arch_ps:
-                            ps_min, s0max = _ps_bounds(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp)
-                            if s0max < 1 or s0max * B[p] < (N - capmax) * b[m] - 1e-9:
+                            if not _ps_server_exists(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp, N,
+                                                     capmax, b[m], B[p]):
                                 continue
+                            ps_min = _ps_min(p, L, a, min_comp, H, Ap, cache, stamp)
                         lb = N * om_min + ps_min
                         if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
                             continue
@@ -651,7 +707,7 @@ class _BoundCache:
         if not self.arrays or any(x < y for x, y in zip(self.shape, want)):
             M2, P2, R2, L2, C2 = self.shape = tuple(max(x, y) for x, y in zip(self.shape, want))
             self.arrays = (
-                np.zeros((M2, L2, C2, 3)), np.zeros((P2, L2, C2, 2)), np.zeros((L2, C2, R2)),
+                np.zeros((M2, L2, C2, 3)), np.zeros((P2, L2, C2, 3)), np.zeros((L2, C2, R2 + 1)),
                 np.full((M2, L2, C2), -1, dtype=np.int64), np.full((P2, L2, C2), -1, dtype=np.int64),
                 np.full((L2, C2), -1, dtype=np.int64),
             )
