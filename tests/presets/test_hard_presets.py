@@ -26,8 +26,8 @@ from edgegym.families import family
 ROOT = Path(__file__).resolve().parents[2]
 #: family -> (preset name, the paper's citation as the preset's head comment gives it)
 HARD = {
-    "HeteroML": ("hard", "Online Scheduling Algorithm for Heterogeneous Distributed Machine Learning Jobs"),
-    "WirelessUDL": ("hard", "Online Scheduling Unbiased Distributed Learning over Wireless Edge Networks"),
+    "HeteroML": ("rl-hard", "Online Scheduling Algorithm for Heterogeneous Distributed Machine Learning Jobs"),
+    "WirelessUDL": ("sim-hard", "Online Scheduling Unbiased Distributed Learning over Wireless Edge Networks"),
 }
 
 
