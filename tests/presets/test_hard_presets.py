@@ -98,3 +98,15 @@ def test_headroom_sweep_rejects_an_unknown_setting(capsys):
     with pytest.raises(SystemExit):
         _sweep().main(["--family", "HeteroML", "--settings", "no such setting"])
     assert "unknown HeteroML setting" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fam,short", [("HeteroML", {"workload": {"num_jobs": 15}}),
+                                       ("WirelessUDL", {"jobs": {"count": 15}})])
+def test_hard_preset_v1_return_equals_the_objective(fam, short):
+    """The -v1 reward credit holds on the hard presets too (a shorter episode of the same preset, random policy)."""
+    from edgegym.agents.runner import run_episode
+
+    rec = run_episode(f"{fam}-{HARD[fam][0]}-v1", "random", 3, short)
+    scaled = rec["episode_return"] * rec["reward_scale"] - rec.get("objective_offset", 0.0)
+    assert abs(scaled) == pytest.approx(abs(rec["objective"]), rel=1e-9, abs=1e-6)
+    assert rec["illegal_actions"] == 0
