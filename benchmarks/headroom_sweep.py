@@ -9,8 +9,8 @@ runs on ``--seeds``; the table gives per setting:
 * **best / bound**: the best heuristic's objective over the family's offline bound on the same seed (the bound the
   family declares, :func:`edgegym.core.bounds.family_bound`; mean over the seeds; ≥ 1 for a cost, ≤ 1 for a utility,
   1 = the bound), and the bound's name;
-* **rollout gain**: ``rollout(K=..,H=..):<best>`` against its base on the same seeds (``--rollout-seeds``, the first
-  seeds of ``--seeds``), in % of the base's objective, positive = rollout is better. Rollout refuses some bases (a
+* **rollout gain**: ``rollout(K=..,H=..):<best>`` against the best heuristic on the same seeds (``--rollout-seeds``,
+  the first seeds of ``--seeds``), in % of its objective, positive = rollout is better. Rollout refuses some bases (a
   base that is not Markov or that decides inside the simulator); the best heuristic it accepts is then the base,
   and the table names it.
 
@@ -19,7 +19,7 @@ utility) or rollout gains ≥ 3 % over it.
 
 One command per family (``--family all`` runs the four in turn)::
 
-    python benchmarks/headroom_sweep.py --family HeteroML --seeds 100-102 --rollout-seeds 100-101
+    python benchmarks/headroom_sweep.py --family WirelessUDL --seeds 100-102 --rollout-seeds 2   # rollout on 100-101
     python benchmarks/headroom_sweep.py --family WirelessUDL --quick        # smoke run: the tiny preset, 1 seed
 
 Episodes run through :func:`edgegym.agents.runner.run_episode` (the path of ``edgegym bench``) in ``--workers``
@@ -304,9 +304,9 @@ def main(argv=None) -> int:
         ap.error(f"--seeds {' '.join(args.seeds)}: expected integers, e.g. 100-102 or 100,101")
     if args.quick:
         seeds = seeds[:1]
+    if args.rollout_seeds is not None and args.rollout_seeds < 1:
+        ap.error(f"--rollout-seeds {args.rollout_seeds}: at least 1")
     rseeds = seeds[: args.rollout_seeds] if args.rollout_seeds else seeds
-    if not rseeds:
-        ap.error("--rollout-seeds: at least 1")
     fams = FAMILIES if args.family == "all" else (args.family,)
     for fam in fams:
         grid = GRIDS[fam]

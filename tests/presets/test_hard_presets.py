@@ -110,3 +110,9 @@ def test_hard_preset_v1_return_equals_the_objective(fam, short):
     scaled = rec["episode_return"] * rec["reward_scale"] - rec.get("objective_offset", 0.0)
     assert abs(scaled) == pytest.approx(abs(rec["objective"]), rel=1e-9, abs=1e-6)
     assert rec["illegal_actions"] == 0
+
+
+def test_headroom_sweep_rejects_zero_rollout_seeds(capsys):
+    with pytest.raises(SystemExit):
+        _sweep().main(["--family", "HeteroML", "--quick", "--rollout-seeds", "0"])
+    assert "--rollout-seeds 0: at least 1" in capsys.readouterr().err
