@@ -99,6 +99,8 @@ class SubRound:
         servers = np.asarray(servers, dtype=np.int64)
         if servers.size == 0:
             return
+        if servers.size == self.cap.shape[0] and np.array_equal(servers, np.arange(servers.size)):
+            servers = slice(None)  # every server: the same numbers without fancy-indexed copies
         cap = self.cap[servers][:, :, None]
         b = self.beta[servers]
         frac = np.divide(b, cap, out=np.zeros_like(b), where=cap > 0)
@@ -114,6 +116,11 @@ class SubRound:
         self.st[0, servers] = om
         for k in range(1, self.st.shape[0]):
             w = 1 << (k - 1)
+            if isinstance(servers, slice):
+                prev, cur = self.st[k - 1], self.st[k]
+                np.minimum(prev[:, :, : n - w], prev[:, :, w:], out=cur[:, :, : n - w])
+                cur[:, :, n - w :] = prev[:, :, n - w :]
+                continue
             prev = self.st[k - 1, servers]
             cur = prev.copy()
             cur[:, :, : n - w] = np.minimum(prev[:, :, : n - w], prev[:, :, w:])
