@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import edgegym.agents.reference.hetero_ml as ref  # noqa: E402
 from edgegym.agents.runner import make_env  # noqa: E402
+
 from edgegym.families.hetero_ml.mincost import mincost  # noqa: E402
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 
+import edgegym.agents.reference.hetero_ml as ref
 import numpy as np
 import pytest
-
-import edgegym.agents.reference.hetero_ml as ref
 from edgegym.agents.runner import make_env
+
 from edgegym.families.hetero_ml.instance import build_instance
 from edgegym.families.hetero_ml.mincost import SubRound, mincost, price_base
 from edgegym.families.hetero_ml.presets import load_preset

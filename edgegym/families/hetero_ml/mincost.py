@@ -284,31 +284,34 @@ def _ps_may_fit(N, maxw, em, zp, bm, Bp, R):
 
 
 @njit(cache=True)
-def _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp):
+def _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, counts):
     """(min_h Ω_h, Σ_h cap_h, max_h cap_h) of worker type m in window [a, a + L), cached per call; Ω_h and cap_h
-    computed with the same operations as the spread search."""
+    computed with the same operations as the spread search. ``counts=False`` computes only min_h Ω_h (the two
+    counts come back as -1 unless an earlier call of this window computed them)."""
     lbw, stw = cache[0], cache[3]
     i, k = _slot(cache, L, a, min_comp)
     if i >= 0 and stw[m, i, k] == stamp:
-        return lbw[m, i, k, 0], int(lbw[m, i, k, 1]), int(lbw[m, i, k, 2])
-    big = 1 << 40
-    om_min = 1e300
-    tot = 0
-    capmax = 0
-    for h in range(H):
-        om = Aw[m, h, a + L] - Aw[m, h, a]
-        if om < om_min:
-            om_min = om
-        cmin = big
-        for r in range(R):
-            if e[m, r] > 0:
-                q = int(math.floor(_wmin(st, logt, h, r, a, L) / e[m, r] + 1e-9))
-                if q < cmin:
-                    cmin = q
-        ch = max(0, cmin)
-        tot += ch
-        if ch > capmax:
-            capmax = ch
+        om_min, tot, capmax = lbw[m, i, k, 0], int(lbw[m, i, k, 1]), int(lbw[m, i, k, 2])
+    else:
+        om_min, tot, capmax = 1e300, -1, -1
+        for h in range(H):
+            om = Aw[m, h, a + L] - Aw[m, h, a]
+            if om < om_min:
+                om_min = om
+    if counts and tot < 0:
+        big = 1 << 40
+        tot, capmax = 0, 0
+        for h in range(H):
+            cmin = big
+            for r in range(R):
+                if e[m, r] > 0:
+                    q = int(math.floor(_wmin(st, logt, h, r, a, L) / e[m, r] + 1e-9))
+                    if q < cmin:
+                        cmin = q
+            ch = max(0, cmin)
+            tot += ch
+            if ch > capmax:
+                capmax = ch
     if i >= 0:
         lbw[m, i, k, 0], lbw[m, i, k, 1], lbw[m, i, k, 2] = om_min, tot, capmax
         stw[m, i, k] = stamp
@@ -445,7 +448,8 @@ def _kernel(
                             if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 0, N, e[m], z[p], 0.0,
                                                1.0):
                                 continue
-                            om_min = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)[0]
+                            om_min = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp,
+                                                    False)[0]
                             ps_min = _ps_min(p, L, a, min_comp, H, Ap, cache, stamp)
                             lb = N * om_min + ps_min
                             if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
@@ -488,7 +492,7 @@ def _kernel(
                         if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 0, N, e[m], zero_r, 0.0,
                                            1.0):
                             continue
-                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)[0]
+                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, False)[0]
                         if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
                             continue
                     for h in range(H):
@@ -557,7 +561,8 @@ def _kernel(
                             if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 1, N, e[m], z[p], b[m],
                                                B[p]):
                                 continue
-                        om_min, tot, capmax = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp)
+                        om_min, tot, capmax = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp,
+                                                             True)
                         if tot < N:
                             continue
                         if arch_ps:
@@ -711,8 +716,8 @@ class _BoundCache:
             nC //= 2
         nL = max(1, min(tau, self.max_entries // nC))
         want = (M, P, R, nL, nC)
-        if not self.arrays or any(x < y for x, y in zip(self.shape, want)):
-            M2, P2, R2, L2, C2 = self.shape = tuple(max(x, y) for x, y in zip(self.shape, want))
+        if not self.arrays or any(x < y for x, y in zip(self.shape, want, strict=True)):
+            M2, P2, R2, L2, C2 = self.shape = tuple(max(x, y) for x, y in zip(self.shape, want, strict=True))
             self.arrays = (
                 np.zeros((M2, L2, C2, 3)), np.zeros((P2, L2, C2, 3)), np.zeros((L2, C2, R2 + 1)),
                 np.full((M2, L2, C2), -1, dtype=np.int64), np.full((P2, L2, C2), -1, dtype=np.int64),
