@@ -27,8 +27,16 @@ def _cmd_run(args) -> int:
         args.policy = resolve_policy(args.policy)
     fill_env_policy_defaults(args)
     check_env_policy(args.env, args.policy)
+    from .validate import split_env_config
+
+    cfg = split_env_config(args, args.env, trace_env_config(args, parse_env_config(args.env_config)))
     seeds = seeds_from(args)
-    run_episodes(args, args.env, args.policy, seeds, trace_env_config(args, parse_env_config(args.env_config)))
+    recs = run_episodes(args, args.env, args.policy, seeds, cfg)
+    if getattr(args, "results_out", None):
+        from .validate import results_entry, write_results
+
+        p = write_results(args.results_out, results_entry(args.env, args.split, cfg, [(args.policy, recs)]))
+        print(f"edgegym run: results written to {p} (replay: edgegym validate {p})", file=sys.stderr)
     return 0
 
 
@@ -61,8 +69,12 @@ def _listing() -> dict:
              "objective": f.objective, "paper": f.paper} for f in families().values()]
     policies = [{"name": s.name, "families": list(s.families), "description": s.description} for s in POLICIES.values()]
     traces = [{"name": n, "description": getattr(v, "description", str(v))} for n, v in TRACE_LOADERS.items()]
+    from .protocol import family_splits
+
+    splits = [{"family": f.name, "name": sp.name, "description": sp.description, "trace": sp.trace}
+              for f in families().values() for sp in family_splits(f.name).values()]
     return {"families": fams, "envs": envs, "policies": policies, "policy_forms": policy_name_forms(),
-            "trace_loaders": traces}
+            "trace_loaders": traces, "splits": splits}
 
 
 def _cmd_list(args) -> int:
@@ -86,6 +98,9 @@ def _cmd_list(args) -> int:
     print("Trace loaders:")
     for t in data["trace_loaders"]:
         print(f"  {t['name']:<12} {t['description']}")
+    print("Test splits (edgegym eval/run --split NAME; overlays of the preset, envs_config/splits/):")
+    for sp in data["splits"]:
+        print(f"  {sp['family']:<12} {sp['name']:<22} {sp['description']}")
     return 0
 
 
@@ -103,6 +118,9 @@ def _add_run(sub):
                    "the same as --env-config '{\"workload\": {\"source\": ...}}')")
     p.add_argument("--window", type=int, help="trace window start index")
     add_env_config_flag(p)
+    p.add_argument("--split", help="a named test split of the env's family (see `edgegym list`); default seeds: "
+                   "the protocol's test seeds 20000-20019")
+    p.add_argument("--results-out", metavar="FILE", help="write a results file (JSON) that `edgegym validate` replays")
     p.add_argument("--json", action="store_true", help="one JSON object per episode on stdout (summary on stderr)")
     p.add_argument("--no-progress", action="store_true", help="no step counter on stderr during long episodes")
     p.set_defaults(func=_cmd_run)
@@ -132,11 +150,20 @@ def _add_train(sub):
 
 def _add_eval(sub):
     from .rl.train import add_eval_parser
+    from .validate import add_protocol_flags
 
     add_eval_parser(sub)
+    add_protocol_flags(sub.choices["eval"])
 
 
-SUBCOMMANDS = {"run": _add_run, "list": _add_list, "bench": _add_bench, "train": _add_train, "eval": _add_eval}
+def _add_validate(sub):
+    from .validate import add_validate_parser
+
+    add_validate_parser(sub)
+
+
+SUBCOMMANDS = {"run": _add_run, "list": _add_list, "bench": _add_bench, "train": _add_train, "eval": _add_eval,
+               "validate": _add_validate}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -253,6 +253,8 @@ def run_episodes(args, env_id: str, policy: str, seeds: list[int], env_config: d
             )
     if len(recs) > 1 or not args.json:
         print_summary(recs, file=sys.stderr if args.json else sys.stdout)
+    if isinstance(getattr(args, "records_sink", None), list):  # eval's protocol figures read them
+        args.records_sink.extend(recs)
     return recs
 
 
