@@ -102,3 +102,38 @@ def test_ray_tasks_label_as_one_process():
     one = label_student_states(model, ENV, ROLLOUT, SEEDS[:1], CFG)
     ray = label_student_states(model, ENV, ROLLOUT, SEEDS[:1], CFG, workers=2, address="local")
     _same(one.demos, ray.demos)
+
+
+def test_flag_is_reported_as_a_recipe_change():
+    from edgegym.agents.rl.train import resolve_hyperparams
+
+    _, changes = resolve_hyperparams("maskable-ppo", ENV, overrides={"teacher_workers": 3})
+    assert {"key": "teacher_workers", "from": None, "to": 3, "by": "--teacher-workers"} in changes
+
+
+HP = ("default:\n  n_envs: 1\n  eval_freq: 0\n  n_eval_episodes: 1\n  policy: SharedRowPolicy\n  bc_episodes: 2\n"
+      "  bc_epochs: 2\n  dagger_epochs: 2\n  train_env_config: {workload: {num_jobs: 12}}\n")
+
+
+def test_train_with_yaml_teacher_workers_saves_the_one_process_model(tmp_path):
+    import io
+    import json
+    import zipfile
+
+    import torch as th
+
+    runs = {}
+    for w in (1, 2):
+        hp = tmp_path / f"hp{w}.yaml"
+        hp.write_text(HP + f"  teacher_workers: {w}\n")
+        out = tmp_path / f"w{w}"
+        assert main(["train", "--env", ENV, "--algo", "maskable-ppo", "--teacher", ROLLOUT, "--dagger-rounds", "1",
+                     "--dagger-episodes", "2", "--timesteps", "0", "--out", str(out), "--hyperparams", str(hp),
+                     "--replace-hyperparams", "--no-progress"]) == 0
+        with zipfile.ZipFile(out / "model.zip") as z:
+            weights = th.load(io.BytesIO(z.read("policy.pth")), map_location="cpu")
+        runs[w] = (json.loads((out / "train.json").read_text())["dagger"], weights)
+    assert runs[2][0]["teacher_workers"] == 2 and runs[1][0]["teacher_workers"] == 1
+    assert [r["agreement"] for r in runs[1][0]["rounds"]] == [r["agreement"] for r in runs[2][0]["rounds"]]
+    a, b = runs[1][1], runs[2][1]  # the same labels: the same fitted weights, bit for bit
+    assert a.keys() == b.keys() and all(th.equal(a[k], b[k]) for k in a)
