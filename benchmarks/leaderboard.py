@@ -392,6 +392,7 @@ def build_rows(results: list[dict], env_id: str) -> tuple[list[dict], dict]:
         b = best["objective_mean"] if best else math.nan
         r["vs_best_pct"] = improvement_pct(r["objective_mean"], b, hib)
         r["gap_closed"] = gap_closed(r["objective_mean"], b, r["bound_mean"])
+    add_protocol_figures(rows, eps, best, hib)
     bm, bs = _mean_std(list(per_seed_bound.values()))
     na = sorted({b["na"] for b in bounds.values() if b.get("na")})
     kinds = sorted({b.get("bound_kind") for b in bounds.values() if b.get("bound_kind")})
@@ -406,6 +407,35 @@ def build_rows(results: list[dict], env_id: str) -> tuple[list[dict], dict]:
             "declared": bool(senses), "parts": parts, "best": best["policy"] if best else None,
             "best_mean": best["objective_mean"] if best else math.nan}
     return rows, info
+
+
+def add_protocol_figures(rows: list[dict], eps: list[dict], best: dict | None, hib: bool) -> None:
+    """Per row: the IQM of its objectives with the 95 % stratified-bootstrap CI (one training seed: the seeds are
+    resampled; bootstrap seed 0) and the probability of improvement over the best heuristic on the seeds both ran
+    (:mod:`edgegym.agents.stats`)."""
+    from edgegym.agents.stats import iqm as _iqm
+    from edgegym.agents.stats import iqm_ci, prob_improvement
+
+    per = {}
+    for r in eps:
+        per.setdefault(r["policy"], {})[int(r["seed"])] = float(r["objective"])
+    ref = per.get(best["policy"], {}) if best else {}
+    for row in rows:
+        mine = per.get(row["policy"], {})
+        vals = [mine[k] for k in sorted(mine) if math.isfinite(mine[k])]
+        row["iqm"], row["iqm_ci"] = (_iqm(vals), iqm_ci(vals, seed=0)) if vals else (math.nan, (math.nan, math.nan))
+        common = sorted(set(mine) & set(ref))
+        row["p_improvement"] = (prob_improvement([mine[k] for k in common], [ref[k] for k in common],
+                                                 lower_is_better=not hib) if common else math.nan)
+
+
+def _fmt_iqm(r: dict) -> str:
+    from edgegym.agents.options import fmt_num
+
+    if not math.isfinite(r.get("iqm", math.nan)):
+        return "n/a"
+    lo, hi = r["iqm_ci"]
+    return f"{fmt_num(r['iqm'])} [{fmt_num(lo)}, {fmt_num(hi)}]"
 
 
 def _fmt_pct(x: float) -> str:
@@ -467,7 +497,11 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
         "of its mean objective (positive = better); **gap closed** = (best heuristic − entry) / (best heuristic − "
         "bound) on the means over the seeds, the share of the room the bound leaves that an entry takes (0 = the "
         "best heuristic, 1 = the bound); **decisions/s** = arrival steps (decisions) per CPU second of the episode, env and policy "
-        "together, from the second decision on, one episode per process. Rows are sorted best first; the best row "
+        "together, from the second decision on, one episode per process; **IQM [95 % CI]** = the interquartile mean "
+        "of the objectives with its 95 % stratified-bootstrap interval and **P(improvement)** = the probability that "
+        "the entry beats the best heuristic on a seed (ties count one half; 0.5 = no difference), as Agarwal et "
+        "al., \"Deep Reinforcement Learning at the Edge of the Statistical Precipice\" (NeurIPS 2021) define them "
+        "(`edgegym eval` reports the same over several training seeds and the protocol's test seeds). Rows are sorted best first; the best row "
         "is marked ★. Kinds: *reference* (a paper's algorithm), *variant* (a change to a paper's algorithm, shipped "
         "under its own name), *baseline*, *trivial*, *rollout* (the rollout policy on the best non-learned policy, "
         "or on the base the command names), *agent* (a shipped learned agent, argmax). The `-v1` ids carry the "
@@ -483,7 +517,7 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
         better = "higher is better" if info["higher_is_better"] else "lower is better"
         lines += [f"## {env_id}", "", f"Objective: {obj} — **{better}**.", ""]
         head = ["rank", "policy", "kind", "objective", "objective / bound", "vs best heuristic", "gap closed",
-                "decisions/s"]
+                "decisions/s", "IQM [95 % CI]", "P(improvement)"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         na_text = f"n/a ({'; '.join(info['na'])})" if info["na"] else "n/a"
         for k, r in enumerate(rows, start=1):
@@ -493,17 +527,19 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
             if r["n"] != len(seeds):
                 obj += f" ({r['n']} of {len(seeds)} seeds)"
             lines.append(f"| {k} | {name} | {r['kind']} | {obj} | {ratio} | {_fmt_pct(r['vs_best_pct'])} | "
-                         f"{_fmt_share(r['gap_closed'])} | {_fmt_rate(r['decisions_per_cpu_s'])} |")
+                         f"{_fmt_share(r['gap_closed'])} | {_fmt_rate(r['decisions_per_cpu_s'])} | {_fmt_iqm(r)} | "
+                         f"{_fmt_share(r['p_improvement'])} |")
         if info["has_bound"]:  # the bound itself, as a row (not ranked)
             name = " / ".join(info["kinds"]) or "bound"
             vs = improvement_pct(info["bound_mean"], info["best_mean"], info["higher_is_better"])
             lines.append(f"| – | bound: {name} | bound | {_fmt(info['bound_mean'], info['bound_std'])} | 1 | "
-                         f"{_fmt_pct(vs)} | 1 | – |")
+                         f"{_fmt_pct(vs)} | 1 | – | – | – |")
         lines += ["", bound_line(info), ""]
         if info["best"]:
             lines += [f"Best heuristic (the best shipped non-learned, non-rollout policy): `{info['best']}`.", ""]
         lines += identical_notes(results, env_id, rows)
         lines += rollout_notes(results, env_id, rows, info["higher_is_better"])
+        lines += agent_notes(rows)
         failed = [r for r in results if r["env"] == env_id and "error" in r]
         if failed:
             lines += ["Runs that failed:", ""]
@@ -512,6 +548,29 @@ def render(results: list[dict], ids, seeds, command: str, workers: int, backend:
                 lines.append(f"* {what}: {r['error']}")
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+#: what a shipped agent folder is, for agents the page would otherwise list without a word (folder -> sentence)
+AGENT_NOTES = {
+    "eu_v0_n400": "a MaskablePPO agent trained for 80,000 steps on 400-job `EdgeUtility-v0` episodes (the raw `-v0` "
+                  "observation and reward): the early negative result of the agents page, shipped to reproduce it, "
+                  "not a candidate; it runs here on the preset's own workload and is far below `random`.",
+    "ecml_v0": "a MaskablePPO agent trained on `EdgeCloudML-v0` (the raw `-v0` observation and reward): the early "
+               "result of the agents page, shipped to reproduce it.",
+}
+
+
+def agent_notes(rows: list[dict]) -> list[str]:
+    """One line per agent row whose folder :data:`AGENT_NOTES` explains."""
+    from edgegym.agents.rl.learned import is_learned
+
+    out = []
+    for r in rows:
+        if is_learned(r["policy"]):
+            folder = Path(r["policy"].split(":", 1)[1]).parent.name
+            if folder in AGENT_NOTES:
+                out.append(f"Agent `{folder}`: {AGENT_NOTES[folder]}")
+    return out + [""] if out else []
 
 
 def identical_notes(results: list[dict], env_id: str, rows: list[dict]) -> list[str]:
