@@ -5,7 +5,7 @@ Hyperparameters live in ``agents/rl/<algo>.yaml``; a saved model ``DIR/model.zip
 ``DIR/model.edgegym.json`` with the env id and the env config it was trained with, so that evaluation
 rebuilds the same observation and action spaces.
 
-Learning aids (issue 11): :mod:`.shared` (per-server shared-scorer policy, ``policy: SharedRowPolicy``),
+Learning aids: :mod:`.shared` (per-server shared-scorer policy, ``policy: SharedRowPolicy``),
 :mod:`.bc` (behaviour cloning warm start, ``bc_teacher``), :mod:`.diagnostics` (value loss / KL / entropy per
 update, warnings), :mod:`.evaluate` (argmax and sampled episodes with entropy), :mod:`.report` (an agent beside
 every policy), :mod:`.versions` (the ``-v1`` presets).

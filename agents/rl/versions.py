@@ -1,4 +1,4 @@
-"""The ``-v1`` presets of the learned-agent issue: the same dynamics as ``-v0``, a reward and observation made
+"""The ``-v1`` presets made for learned agents: the same dynamics as ``-v0``, a reward and observation made
 for learning (version history in each family's ``env.py``).
 
 ``python -m edgegym.agents.rl.versions`` writes ``envs_config/<key>/<name>-v1.yaml`` for every ``-v0`` preset of the

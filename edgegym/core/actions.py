@@ -47,7 +47,7 @@ def check_discrete_action(space, action) -> int:
 
 
 def _real_array(space, action, what: str) -> np.ndarray:
-    def head() -> str:  # built only on failure: repr of a large array costs ~1 ms (issue 10)
+    def head() -> str:  # built only on failure: repr of a large array costs ~1 ms
         return f"action {_short(action)} is not in the action space {space}"
 
     try:

@@ -587,7 +587,7 @@ def greedy_placement(
 
 # ------------------------------------------------------------------------------------------ env oracles
 # The EdgeCloudML env's observation and ``server_proportions`` decoding as they were written before they moved
-# into compiled kernels (issue 10): numpy over the env's state. ``tests/speed/test_speed_edge_cloud_env.py``
+# into compiled kernels: numpy over the env's state. ``tests/speed/test_speed_edge_cloud_env.py``
 # requires the compiled versions to give identical observations and placements.
 
 

@@ -575,7 +575,7 @@ class EdgeCloudMLEnv(gym.Env):
         ``copy=True`` (default): every array is a fresh, writable copy. ``copy=False``: the arrays are read-only
         (``writeable=False``) views of the decision point's candidate table, valid until the next ``step`` or
         ``reset``, and the same object is returned by every call at this decision point (no copies: the fast
-        path of reference policies, issue 10)."""
+        path of reference policies)."""
         if self.sim is None or self._k >= self._J:
             raise RuntimeError("view() needs a pending job: call reset() and do not step past the last job")
         c = self._cand
