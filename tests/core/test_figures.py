@@ -148,12 +148,12 @@ def _script(name: str):
     return mod
 
 
-def test_reproduce_000_figures_pass_the_check(tmp_path):
+def test_reproduce_edge_cloud_figures_pass_the_check(tmp_path):
     """Every figure of the EdgeCloudML reproduction, drawn from the tracked records (utilisation synthetic)."""
     import numpy as np
     import pandas as pd
 
-    r0 = _script("reproduce_000")
+    r0 = _script("reproduce_edge_cloud")
     df = pd.read_csv(ROOT / "docs" / "results" / "reproduce_edge_cloud" / "episodes.csv")
     cr = pd.read_csv(ROOT / "docs" / "results" / "reproduce_edge_cloud" / "competitive_ratio.csv")
     t = np.arange(0.0, 100.0, 10.0)
@@ -167,10 +167,10 @@ def test_reproduce_000_figures_pass_the_check(tmp_path):
     assert r0.XLABELS["J"] == "number of jobs J (count)"  # was a bare "J"
 
 
-def test_reproduce_003_and_scaling_figures_pass_the_check(tmp_path):
+def test_reproduce_edge_utility_and_scaling_figures_pass_the_check(tmp_path):
     import pandas as pd
 
-    r3 = _script("reproduce_003")
+    r3 = _script("reproduce_edge_utility")
     g = pd.DataFrame({"o4a": [59.0, 58.9], "random": [58.4, 57.8]}, index=[0.2, 2.0])
     r3._plot(g, "utilisation (ratio; workload.load)", "average utility per job [-]", tmp_path / "a.png", title="t")
     assert (tmp_path / "a.png").is_file()

@@ -32,7 +32,7 @@ BUDGET = [
     (r"--timesteps \d+", "--timesteps 256"),
     (r"--episodes [2-9]\d*", "--episodes 1"),
     (r"(edgegym bench .*--seeds) \d+-\d+", r"\1 0"),
-    (r"(python benchmarks/reproduce_\d+\.py)(?! --quick)", r"\1 --quick"),
+    (r"(python benchmarks/reproduce_[a-z_]+\.py)(?! --quick)", r"\1 --quick"),
     (r"(python benchmarks/steps_per_second\.py)", r"\1 --seconds 0.2 --no-episodes --env EdgeCloudML-tiny-v0"),
     (r"(python benchmarks/decisions_per_second\.py)", r"\1 --episodes 1"),
     (r"(python benchmarks/wireless_udl_tradeoff\.py)(?! --quick)", r"\1 --quick"),
@@ -42,7 +42,7 @@ BUDGET = [
 #: (the leaderboard runs every policy of every default id: an hour or more)
 #: (the RLlib backend and the models it writes under runs/rllib*: ray[rllib] lives in a venv of its own, see .ci/run,
 #: where tests/rl/test_rl_rllib.py runs it)
-SLOW = [r"--backend ray", r"--backend rllib", r"runs/rllib", r"reproduce_\d+\.py", r"benchmarks/leaderboard\.py$",
+SLOW = [r"--backend ray", r"--backend rllib", r"runs/rllib", r"reproduce_[a-z_]+\.py", r"benchmarks/leaderboard\.py$",
         r"--env [A-Za-z]+-v\d+ --policy \"?rollout"]
 _PLACEHOLDER = re.compile(r"<[^>]+>|\bPATH\b|\bDIR\b|\.\.\.|\bID\b|\bFILE\b")
 

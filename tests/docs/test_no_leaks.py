@@ -195,7 +195,7 @@ def test_the_python_pattern_tells_labels_from_paths():
         assert PY_LEAK.search(bad), bad
     for good in ('w("![load sweep](reproduce_edge_cloud/load_sweep.png)")', "docs/results/reproduce_edge_utility.md",
                  "Wang et al. (JSAC 2022), §IV-C", "the paper's Alg. 2",
-                 "specification", "PolicySpec(", "spec = PolicySpec", "reproduce_000.py"):
+                 "specification", "PolicySpec(", "spec = PolicySpec", "reproduce_edge_cloud.py"):
         assert not PY_LEAK.search(good), good
 
 

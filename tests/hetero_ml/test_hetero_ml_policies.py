@@ -90,7 +90,7 @@ def test_fifo_head_of_line_blocking():
 
 def test_maxweight_weight_non_increasing_in_F_and_jain_feasible():
     """Fig. 11's trend (smaller F, larger scheduled weight) on fixed traces; Jain et al.'s greedy returns a feasible
-    batch schedule (the comparison itself is reported by benchmarks/reproduce_004.py, not asserted)."""
+    batch schedule (the comparison itself is reported by benchmarks/reproduce_hetero_ml.py, not asserted)."""
     # the paper-literal reading at the RL size (the first release's `rl`: kappa 0.35, v_jm independent of the type)
     p = load_preset("rl").replace(cluster={"kappa": 0.35}, workload={"minibatch_model": "independent"})
     for seed in range(3):

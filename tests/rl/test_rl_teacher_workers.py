@@ -137,3 +137,19 @@ def test_train_with_yaml_teacher_workers_saves_the_one_process_model(tmp_path):
     assert [r["agreement"] for r in runs[1][0]["rounds"]] == [r["agreement"] for r in runs[2][0]["rounds"]]
     a, b = runs[1][1], runs[2][1]  # the same labels: the same fitted weights, bit for bit
     assert a.keys() == b.keys() and all(th.equal(a[k], b[k]) for k in a)
+
+
+def test_rllib_backend_labels_on_ray_tasks_at_its_address(tmp_path):
+    """The rllib backend passes ``--address`` to the labelling: Ray tasks there (``local``: a new local Ray)."""
+    pytest.importorskip("ray.rllib")
+    from edgegym.agents.rl.rllib import train_rllib
+
+    hp = {"policy": "SharedRowPolicy", "teacher": ROLLOUT, "bc_episodes": 1, "bc_epochs": 2, "dagger_rounds": 1,
+          "dagger_episodes": 2, "dagger_epochs": 2, "n_eval_episodes": 1, "eval_freq": 0,
+          "train_env_config": CFG}
+    one = train_rllib(ENV, "maskable-ppo", 0, 0, tmp_path / "one", hp, progress=False)
+    ray = train_rllib(ENV, "maskable-ppo", 0, 0, tmp_path / "ray", {**hp, "teacher_workers": 2}, address="local",
+                      progress=False)
+    assert ray["dagger"]["teacher_workers"] == 2
+    assert [r["agreement"] for r in one["dagger"]["rounds"]] == [r["agreement"] for r in ray["dagger"]["rounds"]]
+    assert one["saved_eval"]["mean_return"] == ray["saved_eval"]["mean_return"]

@@ -221,7 +221,7 @@ def small_lp_instance(
     ``num_servers`` × ``workers_per_server`` edge workers of ``num_types`` types (+ the cloud); jobs with
     D_j ≤ 4 chunks, whole-slot chunk times p1 ∈ {1..6} (p0 = p1 or p1 + 1: the edge's communication term),
     arrivals in [0, J), Δ_edge ∈ {1, 2}, Δ_cloud ∈ {4, 5, 6}. Used by the competitive-ratio experiment
-    (``benchmarks/reproduce_000.py``) and the tests.
+    (``benchmarks/reproduce_edge_cloud.py``) and the tests.
     """
     W = num_servers * workers_per_server
     cl = Cluster(

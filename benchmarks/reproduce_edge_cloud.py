@@ -2,12 +2,12 @@
 
 One command regenerates everything::
 
-    python benchmarks/reproduce_000.py --update-docs   # full run into docs/results (5 seeds side by side)
-    python benchmarks/reproduce_000.py --quick         # smaller sweep for a smoke test (~1 min)
-    python benchmarks/reproduce_000.py --update-docs --replot   # only redraw the figures from the tracked records
+    python benchmarks/reproduce_edge_cloud.py --update-docs   # full run into docs/results (5 seeds side by side)
+    python benchmarks/reproduce_edge_cloud.py --quick         # smaller sweep for a smoke test (~1 min)
+    python benchmarks/reproduce_edge_cloud.py --update-docs --replot   # only redraw the figures from the tracked records
 
 Writes ``reproduce_edge_cloud.md`` and PNG plots under ``reproduce_edge_cloud/``, plus the raw per-episode records as
-``reproduce_edge_cloud/episodes.csv``, into ``--out`` (default: a fresh folder ``runs/reproduce_000-<time>``; the tracked
+``reproduce_edge_cloud/episodes.csv``, into ``--out`` (default: a fresh folder ``runs/reproduce_edge_cloud-<time>``; the tracked
 report ``docs/results/`` only with ``--update-docs``). Every number in the report is measured by
 this script; the paper's claims are quoted next to them, each marked reproduced / not
 reproduced / not attributable to the implementation.
@@ -228,8 +228,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer points and seeds (smoke test)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds of the side-by-side tables (sweeps use 3)")
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
-    ap.add_argument("--out", type=Path, default=ROOT / "runs" / time.strftime("reproduce_000-%Y%m%d-%H%M%S"),
-                    help="output folder (default: a fresh runs/reproduce_000-<time>)")
+    ap.add_argument("--out", type=Path, default=ROOT / "runs" / time.strftime("reproduce_edge_cloud-%Y%m%d-%H%M%S"),
+                    help="output folder (default: a fresh runs/reproduce_edge_cloud-<time>)")
     ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/reproduce_edge_cloud.md")
     ap.add_argument("--replot", action="store_true",
                     help="only redraw the figures from the records of an earlier run under --out (episodes.csv, "
@@ -245,7 +245,7 @@ def main() -> None:
             ap.error(f"--replot needs the records of an earlier run under --out: missing {', '.join(missing)}")
         t = time.perf_counter()
         plot_figures(pd.read_csv(need[0]), pd.read_csv(need[1]), utilisation_runs(0, None, 10.0), out_dir)
-        print(f"[reproduce_000] figures redrawn in {time.perf_counter() - t:.0f} s -> {out_dir.name}/*.png")
+        print(f"[reproduce_edge_cloud] figures redrawn in {time.perf_counter() - t:.0f} s -> {out_dir.name}/*.png")
         return
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = list(range(2 if args.quick else args.seeds))
@@ -278,7 +278,7 @@ def main() -> None:
     for s in sw_seeds:  # the literal gang size on the calibrated preset
         for p in ["srtf", "tiresias-l"]:
             grid.append((ENV, p, s, {"baselines": {"gang_size": "trace_gpus"}}, {"sweep": "gang"}))
-    print(f"[reproduce_000] {len(grid)} episodes on {args.workers} workers", flush=True)
+    print(f"[reproduce_edge_cloud] {len(grid)} episodes on {args.workers} workers", flush=True)
     df = pd.DataFrame(sweep(grid, args.workers))
     df.to_csv(out_dir / "episodes.csv", index=False)
 
@@ -286,7 +286,7 @@ def main() -> None:
 
     eps_list = [0.1, 0.2, 0.3, 0.4, 0.5]
     cr_J = [5, 10] if args.quick else [5, 10, 15, 20, 25]
-    print(f"[reproduce_000] competitive ratio: {len(cr_J) * len(sw_seeds)} LP instances", flush=True)
+    print(f"[reproduce_edge_cloud] competitive ratio: {len(cr_J) * len(sw_seeds)} LP instances", flush=True)
     with ProcessPoolExecutor(max_workers=max(1, args.workers)) as ex:
         cr_rows = [r for rows in ex.map(cr_point, [(J, s, eps_list) for J in cr_J for s in sw_seeds]) for r in rows]
     cr = pd.DataFrame(cr_rows)
@@ -296,7 +296,7 @@ def main() -> None:
 
     elapsed = time.perf_counter() - t_start
     write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_seeds)
-    print(f"[reproduce_000] done in {elapsed:.0f} s -> {args.out / 'reproduce_edge_cloud.md'}")
+    print(f"[reproduce_edge_cloud] done in {elapsed:.0f} s -> {args.out / 'reproduce_edge_cloud.md'}")
 
 
 def _plot_util(util, path):
@@ -416,7 +416,7 @@ def write_report(args, df, gJ, gS, gL, util, cr, elapsed, out_dir, seeds, sw_see
       "edge-cloud networks\n")
     w("Paper: N. Wang et al., \"Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud "
       "Networks\", IEEE JSAC 40(8), 2022.\n")
-    w(f"Regenerate: `python benchmarks/reproduce_000.py{' --quick' if args.quick else ''} --update-docs` ({len(df)} simulated "
+    w(f"Regenerate: `python benchmarks/reproduce_edge_cloud.py{' --quick' if args.quick else ''} --update-docs` ({len(df)} simulated "
       f"episodes + {len(cr) // 6} LP bounds; {elapsed:.0f} s wall on this machine (2 shared cores), "
       f"{args.workers} worker processes). Raw records: `reproduce_edge_cloud/episodes.csv`, `reproduce_edge_cloud/competitive_ratio.csv`.\n")
     w("**Two readings of the paper.** `*-paper-literal` presets follow the text word for word "

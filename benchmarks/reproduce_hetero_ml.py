@@ -3,8 +3,8 @@ Learning Jobs" (IEEE TCC 2023): A_online vs FIFO, DRF, AntMan, Tiresias (Sec. 7,
 
 One command regenerates ``docs/results/reproduce_hetero_ml.md`` and the plots / CSV under ``docs/results/reproduce_hetero_ml/``::
 
-    python benchmarks/reproduce_004.py --out docs/results     # full run (writes the tracked report)
-    python benchmarks/reproduce_004.py --quick                # fewer sweep points (closing tables: --seeds 5)
+    python benchmarks/reproduce_hetero_ml.py --out docs/results     # full run (writes the tracked report)
+    python benchmarks/reproduce_hetero_ml.py --quick                # fewer sweep points (closing tables: --seeds 5)
 
 Experiments:
 
@@ -288,7 +288,7 @@ def report(df: pd.DataFrame, out: Path, quick: bool, wall: float) -> str:
         "gives no figure values (its plots are images without readable ticks): every target below is one of its "
         "textual claims (Sec. 7).\n"
     )
-    L.append(f"Regenerate: `python benchmarks/reproduce_004.py --out docs/results{' --quick' if quick else ''}`; "
+    L.append(f"Regenerate: `python benchmarks/reproduce_hetero_ml.py --out docs/results{' --quick' if quick else ''}`; "
              + (f"{len(df)} runs, {wall / 60:.1f} min on 2 shared cores. " if wall > 0 else
                 f"{len(df)} runs (this report was rebuilt with `--from-csv` from the runs' results). ")
              + "Objective = Σ_j w_j c_j (total weighted "
@@ -529,7 +529,7 @@ def _num(v):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=None, help="output folder (default: runs/reproduce_004-<time>)")
+    ap.add_argument("--out", default=None, help="output folder (default: runs/reproduce_hetero_ml-<time>)")
     ap.add_argument("--quick", action="store_true", help="fewer sweep points")
     ap.add_argument("--seeds", type=int, default=5, help="seeds 0..K-1 of the closing tables (default 5)")
     ap.add_argument("--no-sweeps", action="store_true", help="the closing tables only")
@@ -540,7 +540,7 @@ def main(argv=None):
     ap.add_argument("--policies", help="comma-separated subset of the closing tables' policies")
     ap.add_argument("--envs", help="comma-separated subset of the closing tables' env ids")
     a = ap.parse_args(argv)
-    out = Path(a.out) if a.out else ROOT / "runs" / f"reproduce_004-{time.strftime('%Y%m%d-%H%M%S')}"
+    out = Path(a.out) if a.out else ROOT / "runs" / f"reproduce_hetero_ml-{time.strftime('%Y%m%d-%H%M%S')}"
     out.mkdir(parents=True, exist_ok=True)
     if a.from_csv:
         df = pd.read_json(a.from_csv, lines=True) if a.from_csv.endswith(".jsonl") else pd.read_csv(a.from_csv)

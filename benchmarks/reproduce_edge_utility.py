@@ -3,10 +3,10 @@ readings of its presets.
 
 One command regenerates ``docs/results/reproduce_edge_utility.md`` and the plots under ``docs/results/reproduce_edge_utility/``::
 
-    python benchmarks/reproduce_003.py --update-docs   # full run (5 seeds on the testbed presets)
-    python benchmarks/reproduce_003.py --quick         # smoke run (fewer seeds, loads and jobs)
+    python benchmarks/reproduce_edge_utility.py --update-docs   # full run (5 seeds on the testbed presets)
+    python benchmarks/reproduce_edge_utility.py --quick         # smoke run (fewer seeds, loads and jobs)
 
-Without ``--update-docs`` the report goes to ``--out`` (default: a fresh folder ``runs/reproduce_003-<time>``),
+Without ``--update-docs`` the report goes to ``--out`` (default: a fresh folder ``runs/reproduce_edge_utility-<time>``),
 never over the tracked one.
 
 Experiments (the paper's Sec. V-B to V-D):
@@ -333,8 +333,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer seeds, loads and jobs (smoke run)")
     ap.add_argument("--seeds", type=int, default=5, help="seeds of the testbed side-by-side table")
     ap.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
-    ap.add_argument("--out", default=str(ROOT / "runs" / time.strftime("reproduce_003-%Y%m%d-%H%M%S")),
-                    help="output folder (default: a fresh runs/reproduce_003-<time>)")
+    ap.add_argument("--out", default=str(ROOT / "runs" / time.strftime("reproduce_edge_utility-%Y%m%d-%H%M%S")),
+                    help="output folder (default: a fresh runs/reproduce_edge_utility-<time>)")
     ap.add_argument("--update-docs", action="store_true", help="write the tracked report docs/results/reproduce_edge_utility.md")
     ap.add_argument("--report-only", type=float, metavar="WALL_S",
                     help="re-render the report from the saved results.csv (WALL_S: the run's wall time)")
@@ -342,13 +342,13 @@ def main(argv=None) -> int:
     out = ROOT / "docs" / "results" if args.update_docs else Path(args.out)
     fig_dir = out / "reproduce_edge_utility"
     fig_dir.mkdir(parents=True, exist_ok=True)
-    cmd = "python benchmarks/reproduce_003.py" + (" --quick" if args.quick else "") + " --update-docs"
+    cmd = "python benchmarks/reproduce_edge_utility.py" + (" --quick" if args.quick else "") + " --update-docs"
     if args.report_only is not None:
         df = pd.read_csv(fig_dir / "results.csv")
         report(df, out / "reproduce_edge_utility.md", fig_dir, cmd, args.report_only, args.workers)
         return 0
     tasks = _tasks(args.quick, args.seeds)
-    print(f"[reproduce_003] {len(tasks)} episodes on {args.workers} workers", flush=True)
+    print(f"[reproduce_edge_utility] {len(tasks)} episodes on {args.workers} workers", flush=True)
     t0 = time.perf_counter()
     if args.workers <= 1:
         recs = [run_one(t) for t in tasks]
@@ -359,7 +359,7 @@ def main(argv=None) -> int:
     df = pd.DataFrame(recs)
     df.to_csv(fig_dir / "results.csv", index=False)
     report(df, out / "reproduce_edge_utility.md", fig_dir, cmd, wall, args.workers)
-    print(f"[reproduce_003] done in {wall:.0f} s -> {out / 'reproduce_edge_utility.md'}")
+    print(f"[reproduce_edge_utility] done in {wall:.0f} s -> {out / 'reproduce_edge_utility.md'}")
     return 0
 
 
