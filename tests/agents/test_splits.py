@@ -69,3 +69,20 @@ def test_split_files_are_validated(monkeypatch, tmp_path):
             protocol.family_splits("EdgeCloudML")
     finally:
         protocol.family_splits.cache_clear()
+
+
+def test_list_shows_the_splits_and_run_uses_the_test_seeds(capsys):
+    import json
+
+    from edgegym.agents.cli import main
+
+    assert main(["list", "--json"]) == 0
+    splits = json.loads(capsys.readouterr().out)["splits"]
+    assert {"family": "EdgeCloudML", "name": "trace-philly"}.items() <= next(
+        s for s in splits if s["name"] == "trace-philly").items()
+    assert main(["list"]) == 0
+    assert "HeteroML     size-x2" in capsys.readouterr().out
+    assert main(["run", "--env", "WirelessUDL-tiny-v1", "--policy", "okita", "--split", "in-distribution",
+                 "--json", "--no-progress"]) == 0
+    seeds = [json.loads(ln)["seed"] for ln in capsys.readouterr().out.splitlines()]
+    assert seeds == protocol.test_seeds()
