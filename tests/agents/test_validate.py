@@ -117,3 +117,13 @@ def test_bad_results_files(capsys, tmp_path):
 def test_unknown_split_is_a_user_error(capsys):
     rc, _, err = _cli(capsys, "run", "--env", "EdgeCloudML-tiny-v1", "--split", "nope")
     assert rc == 2 and "unknown split 'nope'" in err
+
+
+def test_validate_bad_seeds_name_the_flag(capsys, tmp_path):
+    f = tmp_path / "r.json"
+    assert _cli(capsys, "run", "--env", "EdgeCloudML-tiny-v1", "--policy", "aonline", "--seeds", 20000,
+                "--results-out", f)[0] == 0
+    rc, _, err = _cli(capsys, "validate", f, "--seeds", "x")
+    assert rc == 2 and "--seeds: bad seed 'x'" in err
+    rc, _, err = _cli(capsys, "validate", f, "--seeds", 5)
+    assert rc == 2 and "--seeds: none of [5] is in" in err
