@@ -20,7 +20,7 @@ A failure names every offending file and line.
 The Python source of ``edgegym/`` and ``agents/`` is scanned too (its docstrings are rendered by the API docs, its
 comments ship and its strings are printed), one test per file, for the labels and paths (not the prose words, which
 its comments may still use): ``spec §5.4``, ``spec E4``, ``spec A18``, ``spec Rec``, ``spec 000 §2.3``,
-``paper 000``, ``paper-000``, ``paper000``, ``paper_000``, ``/tmp/``, ``/work/``.
+``paper 000``, ``paper-000``, ``paper000``, ``paper_000``, ``/tmp/``, ``/work/``, ``issue 10``.
 """
 
 from __future__ import annotations
@@ -96,8 +96,9 @@ GROUPS = {
 }
 
 
-#: Labels (and absolute paths) in Python source: the first three rows of :data:`INTERNAL`.
-PY_LEAK = re.compile("|".join(f"(?:{rx})" for rx, _ in INTERNAL[:3]), re.IGNORECASE)
+#: Labels (and absolute paths) in Python source: the first four rows of :data:`INTERNAL` (paths, spec and paper
+#: labels, issue numbers).
+PY_LEAK = re.compile("|".join(f"(?:{rx})" for rx, _ in INTERNAL[:4]), re.IGNORECASE)
 PY_ROOTS = ("edgegym", "agents")
 
 
