@@ -321,18 +321,11 @@ def _cmd_eval_protocol(args, base) -> int:
     reference = None
     if ref_name != "none":
         reference = (ref_name, [run_episode(env_id, ref_name, s, full or None) for s in seeds])
-    fig = None
-    try:
-        import scipy.stats  # noqa: F401  (the bootstrap; the lp or dev extra)
-    except ImportError:
-        print("edgegym eval: notice: IQM, confidence interval and probability of improvement need SciPy "
-              "(pip install scipy); not shown", file=sys.stderr)
+    fig = protocol_figures(env_id, runs, reference)  # SciPy (a core dependency): the bootstrap
+    if args.json:
+        print(json.dumps({"protocol": {"env": env_id, "split": args.split, **fig}}), file=sys.stderr)
     else:
-        fig = protocol_figures(env_id, runs, reference)
-        if args.json:
-            print(json.dumps({"protocol": {"env": env_id, "split": args.split, **fig}}), file=sys.stderr)
-        else:
-            print_figures(fig, env_id, args.split)
+        print_figures(fig, env_id, args.split)
     if args.results_out:
         p = write_results(args.results_out, results_entry(env_id, args.split, full, runs, summary=fig))
         print(f"edgegym eval: results written to {p} (replay: edgegym validate {p})", file=sys.stderr)
