@@ -57,7 +57,9 @@ def test_quick_leaderboard_structure(tmp_path, agent, capsys):
             "--agents", str(agent), "--rollout", "rollout(K=1,H=3):{base}"]
     assert lb.main(argv) == 0
     page = page_path.read_text()
-    assert "`python benchmarks/leaderboard.py --quick --workers 1`" in page
+    # the page names the command that made it, with every setting that changes what it runs (not the output paths)
+    assert (f"`python benchmarks/leaderboard.py --quick --envs {' '.join(IDS)} --no-v1 --seeds 100 --workers 1 "
+            "--rollout 'rollout(K=1,H=3):{base}'`") in page
     assert "/tmp/" not in page and str(ROOT) not in page
     assert re.search(r"on \d{4}-\d\d-\d\d \d\d:\d\d UTC; machine: .+CPU core", page)
     assert "**lower is better**" in page and "**higher is better**" in page

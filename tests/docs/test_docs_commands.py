@@ -36,6 +36,7 @@ BUDGET = [
     (r"(python benchmarks/steps_per_second\.py)", r"\1 --seconds 0.2 --no-episodes --env EdgeCloudML-tiny-v0"),
     (r"(python benchmarks/decisions_per_second\.py)", r"\1 --episodes 1"),
     (r"(python benchmarks/wireless_udl_tradeoff\.py)(?! --quick)", r"\1 --quick"),
+    (r"(python benchmarks/headroom_sweep\.py [^`]*?)(?: --quick)?$", r"\1 --quick"),
 ]
 #: commands that take minutes even with a small budget: marked slow (run in CI only when they fit)
 #: (a rollout policy on a default id decides about once per second: minutes per episode)
