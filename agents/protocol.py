@@ -3,12 +3,12 @@
 **Seed ranges** (one place; a test checks that no two meet):
 
 * :data:`TRAINING_SEEDS` — episodes a learner trains on: the algorithm seed ``s`` seeds its env ``i`` with ``s + i``
-  (``edgegym train --seed``, ``0-99`` here) and DAgger / behaviour-cloning episodes start at 30,000;
+  (the ``--seed`` of ``edgegym train``, 0-99 here) and DAgger / behaviour-cloning episodes start at 30,000;
 * :data:`SELECTION_SEEDS` — the best-model evaluations during training (``eval_seed``, 10,000 by default);
 * :data:`DEV_SEEDS` — 100-104, the seeds of the reports and ``edgegym eval``'s default before the protocol
   (kept: shipped figures quote them);
-* :data:`TEST_SEEDS` — 20,000-20,019, never used by training or model selection: the seeds ``edgegym eval
-  --split NAME`` and the leaderboard's protocol columns use.
+* :data:`TEST_SEEDS` — 20,000-20,019, never used by training or model selection: the seeds ``edgegym eval``
+  runs with ``--split`` when no seeds are given (the leaderboard still runs the report seeds, 100-104).
 
 **Splits** — a split is a named overlay of a family's preset, defined relative to the preset's own values in
 ``envs_config/splits/<family key>.yaml`` so that it applies to every id of the family: ``scale`` multiplies numeric
