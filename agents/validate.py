@@ -276,13 +276,17 @@ def split_env_config(args, env_id: str, cfg: dict) -> dict:
 
 
 def _model_env(args, model: str) -> str:
-    from .rl.learned import sidecar_path
+    from .rl.learned import LearnedPolicyError, learned_env_config, sidecar_path
     from .rl.train import _model_name
 
-    if args.env:
-        return args.env
     args.model = model
     name = _model_name(args)
+    try:
+        learned_env_config(name)  # validates the model file before anything else (as a single --model does)
+    except LearnedPolicyError as e:
+        raise UserError(str(e)) from None
+    if args.env:
+        return args.env
     try:
         return json.loads(sidecar_path(Path(name.split(":", 1)[1])).read_text())["env_id"]
     except (OSError, ValueError, KeyError):
