@@ -272,16 +272,9 @@ def _seeds_txt(seeds) -> str:
         else ", ".join(map(str, seeds))
 
 
-def _parse_seeds(items) -> list[int]:
-    out: list[int] = []
-    for it in items:
-        for part in str(it).split(","):
-            lo, sep, hi = part.partition("-")
-            out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
-    return out
-
-
 def main(argv=None) -> int:
+    from edgegym.agents.options import parse_seeds  # one seed grammar for the CLI and the scripts
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--family", required=True, choices=(*FAMILIES, "all"), help="the family to sweep (or all)")
@@ -299,7 +292,7 @@ def main(argv=None) -> int:
     import edgegym  # noqa: F401
 
     try:
-        seeds = _parse_seeds(args.seeds)
+        seeds = parse_seeds(args.seeds)
     except ValueError:
         ap.error(f"--seeds {' '.join(args.seeds)}: expected integers, e.g. 100-102 or 100,101")
     if args.quick:

@@ -127,16 +127,9 @@ def render(title: str, rows: list[dict], check: dict, n_seeds: int) -> str:
     return "\n".join(out)
 
 
-def _seeds(items) -> list[int]:
-    out: list[int] = []
-    for it in items:
-        for part in str(it).split(","):
-            lo, sep, hi = part.partition("-")
-            out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
-    return out
-
-
 def main(argv=None) -> int:
+    from edgegym.agents.options import parse_seeds  # one seed grammar for the CLI and the scripts
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--env", default="WirelessUDL-v0", help="a WirelessUDL env id (default: WirelessUDL-v0)")
@@ -170,7 +163,7 @@ def main(argv=None) -> int:
         if p not in known and ":" not in p:
             ap.error(f"--policies: unknown WirelessUDL policy {p!r} (valid: {', '.join(known)}, rollout:<base>, "
                      f"a saved agent <algo>:PATH)")
-    seeds = _seeds(args.seeds)
+    seeds = parse_seeds(args.seeds)
     if args.quick:
         seeds = seeds[:1]
         base = {**base, "jobs": {**base.get("jobs", {}), **QUICK_JOBS}}
