@@ -164,6 +164,19 @@ def _wmin(st, logt, h, r, a, L):
 
 
 @njit(cache=True)
+def _units_fit(st, logt, h, d, i, a, L, R, big):
+    """How many units of demand row ``d[i]`` server ``h`` holds over the whole window ``[a, a + L)``: the least,
+    over the resources the row uses, of the window's minimum free amount over the demand (``big`` when it uses none)."""
+    c = big
+    for r in range(R):
+        if d[i, r] > 0:
+            q = int(math.floor(_wmin(st, logt, h, r, a, L) / d[i, r] + 1e-9))
+            if q < c:
+                c = q
+    return c
+
+
+@njit(cache=True)
 def _better(c, comp, bc, bcomp, mode):
     if mode == 1:
         return c < bc
@@ -302,13 +315,7 @@ def _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, count
         big = 1 << 40
         tot, capmax = 0, 0
         for h in range(H):
-            cmin = big
-            for r in range(R):
-                if e[m, r] > 0:
-                    q = int(math.floor(_wmin(st, logt, h, r, a, L) / e[m, r] + 1e-9))
-                    if q < cmin:
-                        cmin = q
-            ch = max(0, cmin)
+            ch = max(0, _units_fit(st, logt, h, e, m, a, L, R, big))
             tot += ch
             if ch > capmax:
                 capmax = ch
@@ -368,12 +375,7 @@ def _ps_server_exists(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp, N,
     best, h = (int(lbp[p, i, k, 1]), int(lbp[p, i, k, 2])) if i >= 0 else (-big, 0)
     ok = _ps_passes(best, N, capmax, bm, Bp)
     while not ok and h < H:
-        s0 = big
-        for r in range(R):
-            if z[p, r] > 0:
-                q = int(math.floor(_wmin(st, logt, h, r, a, L) / z[p, r] + 1e-9))
-                if q < s0:
-                    s0 = q
+        s0 = _units_fit(st, logt, h, z, p, a, L, R, big)
         if s0 > best:
             best = s0
             ok = _ps_passes(best, N, capmax, bm, Bp)
@@ -584,13 +586,7 @@ def _kernel(
                             Psi[h] = Ap[p, h, a + L] - Ap[p, h, a]
                             if Psi[h] < ps_min:
                                 ps_min = Psi[h]
-                        cmin = big
-                        for r in range(R):
-                            if e[m, r] > 0:
-                                q = int(math.floor(_wmin(st, logt, h, r, a, L) / e[m, r] + 1e-9))
-                                if q < cmin:
-                                    cmin = q
-                        cap[h] = max(0, cmin)
+                        cap[h] = max(0, _units_fit(st, logt, h, e, m, a, L, R, big))
                         tot += cap[h]
                     if tot < N:
                         continue
