@@ -58,6 +58,14 @@ class Policy:
         """SB3-compatible: returns ``(action, state)``."""
         return self.act(observation), state
 
+    def advance(self, steps: int | None, total: float):
+        """Take up to ``steps`` (``None``: as many as there are) of this policy's own steps on its env in one go,
+        where the policy has a faster path than :meth:`predict` + ``env.step`` with the same result (the same
+        actions, env state and rewards, bit for bit). Returns ``(observation, steps taken, total + their rewards
+        added in order)``, or ``None`` where the policy has no such path (the default). It never takes the step that
+        ends the episode. Rollout (``rollout:<base>``) uses it for its base's continuations."""
+        return None
+
     #: whether the decision depends on the env's current state (and the policy's own random stream) alone, not on a
     #: record of the policy's own past decisions: rollout (``rollout:<base>``) needs this of its base
     markov: bool = True

@@ -3,11 +3,14 @@
 Usage::
 
     python benchmarks/replay_philly.py [--jobs N] [--cluster VC] [--servers 100] [--load 1.0] [--seed 0]
-                                       [--keep-schedule]
+                                       [--path both|compiled|env] [--keep-schedule]
 
 Every job of the trace (all virtual clusters merged, or one with ``--cluster``; the first ``--jobs`` with ``--jobs``)
 arrives in trace order at one env step, and ``A_online`` (``A_greedy`` + ``A_ps``) places it through the env's action
-space, exactly as ``edgegym run`` would; the episode then drains. The cluster is the ``sim100`` cluster of Wang et al.,
+space, exactly as ``edgegym run`` would (``--path env``), or is placed by A_greedy in the simulator's compiled loop
+(``--path compiled``: ``PaperSimulator.place_greedy``, the same placements, completions and objective, tested);
+the episode then drains (A_ps included). The default runs both, the env loop in a second process so that each
+path's peak memory is its own. The cluster is the ``sim100`` cluster of Wang et al.,
 "Preemptive Scheduling for Distributed Machine Learning Jobs in Edge-Cloud Networks", IEEE JSAC 2022 (§V-A)
 (``--preset``: another EdgeCloudML preset's cluster and job model) (``--servers`` edge servers, Philly-like GPU counts,
 8-10 worker types, a cloud); fields the trace lacks are sampled from the paper's ranges as in the shipped presets. The
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -68,13 +72,21 @@ def build(num_jobs: int | None, servers: int, load: float, cluster: str | None, 
 
 
 def replay(num_jobs: int | None = None, servers: int = 100, load: float = 1.0, cluster: str | None = None,
-           seed: int = 0, policy: str = "aonline", preset: str = "sim100", keep_schedule: bool = False) -> dict:
+           seed: int = 0, policy: str = "aonline", preset: str = "sim100", keep_schedule: bool = False,
+           path: str = "env") -> dict:
     """Build and replay; returns timings (s), counts and the episode metrics. ``keep_schedule``: keep the executed
-    schedule whole (the env's default; memory then grows with the history) instead of what the metrics need."""
+    schedule whole (the env's default; memory then grows with the history) instead of what the metrics need.
+    ``path="env"``: ``policy`` through the env's action space, one ``step`` per job; ``"compiled"``: A_online's
+    placements in the simulator's compiled loop (``policy`` must be ``aonline``; the env is built and reset the same
+    way, then its simulator places every job and drains)."""
     from edgegym.agents.registry import make_policy
 
     from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
 
+    if path not in ("env", "compiled"):
+        raise ValueError(f"path must be 'env' or 'compiled', got {path!r}")
+    if path == "compiled" and policy != "aonline":
+        raise ValueError(f"the compiled path runs A_online only, got policy {policy!r}")
     t0 = time.perf_counter()
     preset, cl, jobs = build(num_jobs, servers, load, cluster, seed, preset)
     env = EdgeCloudMLEnv(preset, instance=(cl, jobs), keep_schedule=keep_schedule)
@@ -86,13 +98,19 @@ def replay(num_jobs: int | None = None, servers: int = 100, load: float = 1.0, c
     done = False
     steps = 0
     info: dict = {}
-    while not done:
+    if path == "compiled":
+        env.sim.place_greedy(order=env._order, cloud=env.use_cloud)
+        outcome = env.sim.drain()
+        m = {"objective": float(np.sum(outcome.completion_slots - jobs.arrival_slots))}
+        m["avg_jct"] = m["objective"] / max(jobs.num_jobs, 1)
+    while path == "env" and not done:
         action, _ = pol.predict(obs, deterministic=True)
         obs, _, done, _, info = env.step(action)
         steps += 1
     t2 = time.perf_counter()
     c2 = time.process_time()
-    m = info["episode_metrics"]
+    if path == "env":
+        m = info["episode_metrics"]
     return {
         "jobs": jobs.num_jobs, "servers": servers, "workers": cl.num_workers, "chunks": int(jobs.num_chunks.sum()),
         "build_s": t1 - t0, "replay_s": t2 - t1, "replay_cpu_s": c2 - c1, "steps": steps, "objective": m["objective"],
@@ -111,17 +129,28 @@ def main() -> None:
     ap.add_argument("--preset", default="sim100", help="EdgeCloudML preset of the cluster and job model (sim100)")
     ap.add_argument("--keep-schedule", action="store_true",
                     help="keep the whole executed schedule (the env's default; memory grows with the history)")
+    ap.add_argument("--path", choices=("both", "compiled", "env"), default="both",
+                    help="compiled: A_online in the simulator's compiled loop; env: one env step per job; both "
+                         "(default): compiled here, then env in a second process")
     args = ap.parse_args()
-    r = replay(args.jobs, args.servers, args.load, args.cluster, args.seed, preset=args.preset,
-               keep_schedule=args.keep_schedule)
-    print(f"Philly replay under A_online: {r['jobs']} jobs ({r['chunks']} chunks), {r['servers']} edge servers "
-          f"({r['workers']} workers) + cloud, offered edge load {args.load}, arrivals over {r['horizon_slots']:.0f} "
-          f"slots; {'whole schedule kept' if args.keep_schedule else 'history not kept (keep_schedule=False)'}")
-    print(f"build {r['build_s']:.1f} s | replay {r['replay_s']:.1f} s wall, {r['replay_cpu_s']:.1f} s CPU "
-          f"({r['steps']} steps + drain) | "
-          f"{r['jobs'] / r['replay_s']:.0f} jobs/s | {1e6 * r['replay_s'] / r['jobs']:.0f} us/job | "
-          f"peak RSS {r['peak_rss_mb']:.0f} MB")
-    print(f"objective (total JCT, slots) {r['objective']:.6g} | avg JCT {r['avg_jct']:.4g} slots")
+    for path in ("compiled", "env") if args.path == "both" else (args.path,):
+        if args.path == "both" and path == "env":  # its own process: its own peak memory
+            sys.stdout.flush()
+            cmd = [sys.executable, __file__, *sys.argv[1:], "--path", "env"]
+            raise SystemExit(subprocess.call(cmd))
+        r = replay(args.jobs, args.servers, args.load, args.cluster, args.seed, preset=args.preset,
+                   keep_schedule=args.keep_schedule, path=path)
+        what = ("A_online in the simulator's compiled loop" if path == "compiled"
+                else "A_online through the env, one step per job")
+        print(f"Philly replay, {what}: {r['jobs']} jobs ({r['chunks']} chunks), {r['servers']} edge servers "
+              f"({r['workers']} workers) + cloud, offered edge load {args.load}, arrivals over "
+              f"{r['horizon_slots']:.0f} slots; "
+              f"{'whole schedule kept' if args.keep_schedule else 'history not kept (keep_schedule=False)'}")
+        print(f"  build {r['build_s']:.1f} s | replay {r['replay_s']:.1f} s wall, {r['replay_cpu_s']:.1f} s CPU "
+              f"({r['steps'] or r['jobs']} {'steps' if r['steps'] else 'jobs'} + drain) | "
+              f"{r['jobs'] / r['replay_s']:.0f} jobs/s | {1e6 * r['replay_s'] / r['jobs']:.0f} us/job | "
+              f"peak RSS {r['peak_rss_mb']:.0f} MB")
+        print(f"  objective (total JCT, slots) {r['objective']:.6g} | avg JCT {r['avg_jct']:.4g} slots", flush=True)
 
 
 if __name__ == "__main__":

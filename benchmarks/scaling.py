@@ -4,12 +4,15 @@ edge servers at fixed jobs and load. Prints two tables and draws a PNG.
 Usage::
 
     python benchmarks/scaling.py [--jobs 1000 5000 20000 80000] [--servers 25 50 100 200 400]
-                                 [--servers-jobs 5000] [--load 1.0] [--png docs/results/performance/scaling.png]
+                                 [--servers-jobs 5000] [--load 1.0] [--path compiled|env]
+                                 [--png docs/results/performance/scaling.png]
     python benchmarks/scaling.py --quick     # 1k/5k jobs, 25/100 servers (a smoke run)
     python benchmarks/scaling.py --replot docs/results/performance/scaling.csv   # redraw the PNG only
 
 Each point is one replay of the first N Philly jobs (``benchmarks/replay_philly.py``: the sim100 cluster, the
-trace's arrival pattern stretched to the offered edge load ``--load``, the env's ``keep_schedule=False``), timed
+trace's arrival pattern stretched to the offered edge load ``--load``, the env's ``keep_schedule=False``; with
+``--path compiled``, the default, A_online's placements in the simulator's compiled loop, with ``--path env`` one
+env step per job through the action space: the same placements and objective), timed
 from the first step to the end of the drain (the build is excluded), in wall and in CPU time of the process (they
 differ on a shared machine); the peak resident memory is the process's, the build included.
 "Time per job flat" means the per-job time does not grow with the number of jobs that came before. The measured
@@ -36,6 +39,8 @@ def main() -> None:
     ap.add_argument("--load", type=float, default=1.0)
     ap.add_argument("--png", default="docs/results/performance/scaling.png", help="'' to skip the plot")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--path", choices=("compiled", "env"), default="compiled",
+                    help="compiled: A_online in the simulator's compiled loop (default); env: one env step per job")
     ap.add_argument("--replot", metavar="CSV", help="only redraw the PNG from the rows CSV of an earlier run "
                     "(written beside the PNG, e.g. docs/results/performance/scaling.csv)")
     args = ap.parse_args()
@@ -48,20 +53,20 @@ def main() -> None:
     if args.quick:
         args.jobs, args.servers, args.servers_jobs = [1000, 5000], [25, 100], 1000
     by_jobs = []
-    print(f"time vs jobs (100 edge servers, offered edge load {args.load})")
+    print(f"time vs jobs (100 edge servers, offered edge load {args.load}, {args.path} path)")
     print(f"{'jobs':>7} {'chunks':>9} {'replay s':>9} {'CPU s':>7} {'us/job':>8} {'CPU us/job':>10} {'jobs/s':>8} "
           f"{'peak RSS MB':>12}")
     for n in args.jobs:
-        r = replay(n, 100, args.load)
+        r = replay(n, 100, args.load, path=args.path)
         by_jobs.append(r)
         print(f"{r['jobs']:>7} {r['chunks']:>9} {r['replay_s']:>9.2f} {r['replay_cpu_s']:>7.2f} "
               f"{1e6 * r['replay_s'] / r['jobs']:>8.0f} {1e6 * r['replay_cpu_s'] / r['jobs']:>10.0f} "
               f"{r['jobs'] / r['replay_s']:>8.0f} {r['peak_rss_mb']:>12.0f}", flush=True)
     by_srv = []
-    print(f"\ntime vs edge servers ({args.servers_jobs} jobs, offered edge load {args.load})")
+    print(f"\ntime vs edge servers ({args.servers_jobs} jobs, offered edge load {args.load}, {args.path} path)")
     print(f"{'servers':>7} {'workers':>8} {'replay s':>9} {'CPU s':>7} {'us/job':>8} {'CPU us/job':>10} {'jobs/s':>8}")
     for s in args.servers:
-        r = replay(args.servers_jobs, s, args.load)
+        r = replay(args.servers_jobs, s, args.load, path=args.path)
         by_srv.append(r)
         print(f"{s:>7} {r['workers']:>8} {r['replay_s']:>9.2f} {r['replay_cpu_s']:>7.2f} "
               f"{1e6 * r['replay_s'] / r['jobs']:>8.0f} {1e6 * r['replay_cpu_s'] / r['jobs']:>10.0f} "

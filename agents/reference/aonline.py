@@ -87,6 +87,15 @@ class AOnline(Policy):
         counts, n_cloud = a_greedy(view, self.edge_only)
         return encode_action(view, counts, n_cloud)
 
+    def advance(self, steps: int | None, total: float):
+        """The env's compiled A_greedy loop (``EdgeCloudMLEnv.advance_aonline``): the same placements, state and
+        rewards as stepping with :meth:`act`'s actions (tested in every action mode); ``None`` on a wrapped env (a
+        wrapper may change what a step returns) or another discipline."""
+        env = self.unwrapped
+        if self.env is not env or getattr(env, "discipline", None) != "paper":
+            return None
+        return env.advance_aonline(steps, edge_only=self.edge_only, total=total)
+
 
 POLICY_SPECS = (
     PolicySpec("aonline", lambda env, seed: AOnline(env), ("EdgeCloudML",),

@@ -111,6 +111,33 @@ def msum_add(partials, n, x):
     return i + 1
 
 
+@njit
+def msum_total(partials, n):
+    """``math.fsum(partials[:n])`` of a non-overlapping expansion (:func:`msum_add`'s): its correctly rounded
+    total, with CPython's final rounding (round-half-even on the dropped part)."""
+    if n == 0:
+        return 0.0
+    n -= 1
+    hi = partials[n]
+    lo = 0.0
+    while n > 0:
+        x = hi
+        n -= 1
+        y = partials[n]
+        hi = x + y
+        yr = hi - x
+        lo = y - yr
+        if lo != 0.0:
+            break
+    if n > 0 and ((lo < 0.0 and partials[n - 1] < 0.0) or (lo > 0.0 and partials[n - 1] > 0.0)):
+        y = lo * 2.0
+        x = hi + y
+        yr = x - hi
+        if y == yr:
+            hi = x
+    return hi
+
+
 # ------------------------------------------------------------------------------------------ workers
 @njit_inline
 def _set_head(w, ps, pe, phead, plen, hstart, hend):
@@ -1164,3 +1191,165 @@ def ps_sweep(ev_t, ev_kind, ev_job, zeta, job_ps_type, ps_type, pool_ptr, pool, 
         held_s[j] = tt
         switches += 1
     return rows, switches, fallbacks
+
+
+# ------------------------------------------------------------------------------------------ fused A_greedy
+# what stopped greedy_run before a job: the Python-side work it needs first
+NEED_NONE, NEED_LOG, NEED_WINDOW, NEED_QUEUE, NEED_HEAP, NEED_LOG_ROW, NEED_ORDINARY = 0, 1, 2, 3, 4, 5, 6
+
+
+@njit
+def greedy_run(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_base, clock, nparts, track, acc,
+               D_arr, r_arr, p0_arr, p1_arr, dc_arr, wt_arr, keys, offsets, delay_edge, qual_ptr, qual_idx,
+               worker_server, worker_type, order,
+               qbuf, qlen, rem, key, inv_d, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast,
+               cnt, served, worker, rho, seq, alpha, chunk_job, mark, touched, si, sf, ran,
+               job_end, job_zeta, job_edge, job_cloud, end_part, arr_part, hk, hs, hi, used, rho_used):
+    """A_greedy (the paper's Alg. 2) placing jobs ``j0 .. j1-1`` in one compiled loop: per job, exactly what
+    :meth:`~.simulator.PaperSimulator.advance_to`, :meth:`~.simulator.PaperSimulator.candidates`,
+    :func:`greedy` and :meth:`~.simulator.PaperSimulator.place` do, in the same order, on the same state.
+
+    ``clock`` is ``[now, time of the last advance]`` and ``nparts`` ``[end partials, arrival partials]`` (read and
+    written). ``track``: also keep the env's rewards in ``acc = [Φ, total, return, reward scale]``: per job, Φ as
+    the simulator computes it (``math.fsum`` of the partials), the reward ``-(ΔΦ) / scale`` as the env's ``step``
+    does, added in order to ``total`` and to ``return``. Returns ``(j, fallbacks, need, amount)``: ``j`` the first job not placed (``j1`` when all were),
+    ``fallbacks`` the placed jobs with no qualified edge worker (sent whole to the cloud), and what stopped the loop
+    before job ``j``: ``need`` is one of the ``NEED_*`` codes (Python-side work of the simulator: a buffer grown,
+    the bounded history maintained; ``NEED_NONE`` when all were placed) and ``amount`` its size. The caller does it
+    and calls again. Stopping never leaves a job half placed (at most the clock advanced to its arrival, as the
+    ordinary path does first)."""
+    W = qlen.size
+    q = np.empty(W)
+    t_star = np.empty(W)
+    wait = np.empty(W)
+    a2w = np.empty(W)
+    a2n = np.empty(W, dtype=np.int64)
+    backlog = np.empty(W)
+    counts = np.zeros(W, dtype=np.int64)
+    fallbacks = 0
+    npart = nparts[0]
+    narr = nparts[1]
+    j = j0
+    need = NEED_NONE
+    amount = 0
+    while j < j1:
+        r = r_arr[j]
+        D = D_arr[j]
+        # advance_to(r)
+        if r != clock[1]:
+            if log_need(cnt, plen, phead) > lw.size:
+                need = NEED_LOG
+                break
+            now = clock[0] if clock[0] > r else r
+            clock[0] = now
+            advance(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast,
+                    cnt)
+            clock[1] = now
+        # the bounded history's upkeep is Python-side
+        if bounded and (cnt[LOG_N] > flush_at or offsets[j + 1] - chunk_base > win_cap):
+            need = NEED_WINDOW
+            break
+        # CALCULATEQ
+        p0 = p0_arr[j]
+        wt = wt_arr[j]
+        if wt < qual_ptr.size - 1:
+            qual = qual_idx[qual_ptr[wt]:qual_ptr[wt + 1]]
+        else:
+            qual = qual_idx[0:0]
+        candidates(qual, delay_edge[j], worker_server, r, keys[j], float(D), p0, qbuf, qlen, rem, key, inv_d, end,
+                   ps, pe, pc, phead, plen, served, q, t_star, wait, a2w, a2n, backlog)
+        if has_cloud:
+            dc = dc_arr[j]
+            qc0 = (dc + p0) / D
+            qc1 = (dc + p1_arr[j]) / D
+        else:
+            dc = 0.0
+            qc0 = INF
+            qc1 = INF
+        # A_greedy
+        if cloud_on:
+            n_cloud = greedy(q, order, D, p0, qc0, qc1, counts)
+        else:
+            n_cloud = greedy(q, order, D, p0, INF, INF, counts)
+        no_edge = True  # no finite Q: no qualified edge worker can take the job
+        for i in range(qual.size):
+            if math.isfinite(q[qual[i]]):
+                no_edge = False
+                break
+        if n_cloud < 0:
+            n_cloud = D
+        if n_cloud and not has_cloud:  # the ordinary path raises its error
+            for w in range(W):
+                counts[w] = 0
+            need = NEED_ORDINARY
+            break
+        # the placement's checks (check_counts) and the room it needs
+        n_edge, n_used, c_min, c_max, bad_type, q_max = check_counts(
+            counts, worker_type, wt, delay_edge[j], worker_server, r, used, rho_used, qlen)
+        bound_nt = 1  # jobs place_edge can touch: at most those queued on the used workers, and j
+        for ii in range(n_used):
+            w = used[ii]
+            bound_nt += qlen[w] + counts[w]
+        if n_used and q_max + c_max > qbuf.shape[1]:
+            need = NEED_QUEUE
+            amount = c_max
+        elif cnt[HEAP_N] + bound_nt > hk.size:
+            need = NEED_HEAP
+            amount = bound_nt
+        elif bounded and n_cloud and log_need(cnt, plen, phead) + 1 > lw.size:
+            need = NEED_LOG_ROW
+        if need != NEED_NONE:
+            for ii in range(n_used):
+                counts[used[ii]] = 0
+            break
+        # place
+        zeta = n_cloud == D
+        job_zeta[j] = zeta
+        if bounded:
+            c = offsets[j] - chunk_base
+            init_slots(j, c, D, 1.0 / D, chunk_job, inv_d, worker, end, rem, key, seq, ran)
+        else:
+            c = offsets[j]
+        if n_cloud:
+            p = p1_arr[j] if zeta else p0
+            start = r + dc
+            al = qc1 if zeta else qc0
+            for cc in range(c, c + n_cloud):
+                worker[cc] = -1
+                rho[cc] = start
+                end[cc] = start + p
+                alpha[cc] = al
+            if bounded:
+                n = cnt[LOG_N]
+                lw[n] = -1
+                ls[n] = start
+                le[n] = start + p
+                lc[n] = c
+                cnt[LOG_N] = n + 1
+            c += n_cloud
+        if n_used:
+            clock[1] = -INF
+            nt = place_edge(j, used[:n_used], counts, r, rho_used[:n_used], keys[j], p0, float(D), q, a2n, c,
+                            worker, rho, key, seq, rem, end, alpha, qbuf, qlen, wsync, ps, pe, pc, phead, plen, hstart,
+                            hend, lw, ls, le, lc, llast, cnt, chunk_job, mark, touched, si, sf)
+        else:
+            touched[0] = j
+            nt = 1
+        job_edge[j] = n_edge
+        job_cloud[j] = n_cloud
+        npart = update_jobs(touched, nt, offsets, chunk_base, end, job_end, end_part, npart, hk, hs, hi, cnt)
+        narr = msum_add(arr_part, narr, r)
+        for ii in range(n_used):
+            counts[used[ii]] = 0
+        if no_edge:
+            fallbacks += 1
+        if track:
+            phi = msum_total(end_part, npart) - msum_total(arr_part, narr)
+            reward = -(phi - acc[0]) / acc[3]
+            acc[0] = phi
+            acc[1] += reward
+            acc[2] += reward
+        j += 1
+    nparts[0] = npart
+    nparts[1] = narr
+    return j, fallbacks, need, amount

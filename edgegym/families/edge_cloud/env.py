@@ -394,6 +394,36 @@ class EdgeCloudMLEnv(gym.Env):
         info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
         return obs, float(reward), terminated, False, info
 
+    def advance_aonline(self, steps: int | None = None, *, edge_only: bool = False,
+                        total: float = 0.0) -> tuple[np.ndarray, int, float]:
+        """Take up to ``steps`` steps (default: as many as there are) with ``A_online``'s actions (``A_online-E``'s
+        with ``edge_only``), placed by the simulator's compiled A_greedy loop
+        (:meth:`~.simulator.PaperSimulator.place_greedy`) instead of one ``step`` call each.
+
+        The env is then exactly where those ``step`` calls would leave it (placements, clock, Φ, the return,
+        ``fallbacks``); the rewards are computed as ``step`` computes them. It never takes the episode's last step
+        (that one drains the episode and returns its metrics: call :meth:`step` for it). Needs the ``paper``
+        discipline. Returns ``(observation, steps taken, total + their rewards added in order)``: the
+        observation of the decision point it stops at (as the last ``step`` would have returned it)."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before advance_aonline()")
+        if self.discipline != "paper":
+            raise ValueError(f"advance_aonline() needs the 'paper' discipline (this env: {self.discipline!r})")
+        if steps is not None and int(steps) < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        n = max(0, self._J - 1 - self._k)
+        n = n if steps is None else min(n, int(steps))
+        if n == 0:
+            return self._observation() if self._k < self._J else np.zeros(self.observation_space.shape, np.float32), \
+                0, float(total)
+        acc = np.array([float(total), self._return, self.reward_scale])
+        self._fallbacks += self.sim.place_greedy(self._k + n, cloud=self.use_cloud and not edge_only,
+                                                 order=self._order, rewards=acc)
+        self._return = float(acc[1])
+        self._k += n
+        self._prepare_step()
+        return self._observation(), n, float(acc[0])
+
     def _integral_reward(self, j: int) -> float:
         """∫ over [r_j, r_{j+1}) (or [r_J, ∞) at the last job) of the number of jobs in the system."""
         r = self.jobs.arrival_slots
@@ -694,7 +724,8 @@ class EdgeCloudMLEnv(gym.Env):
         "sim.cluster", "sim.jobs", "sim.p_edge", "sim.p_cloud", "sim.offsets", "sim.chunk_job", "sim._inv_d",
         "sim._worker_server", "sim._delay_edge", "sim._qualified", "sim._arrival", "sim._worker_type",
         "sim._job_type", "sim._D_list", "sim._r_list", "sim._p0_list", "sim._p1_list", "sim._dc_list",
-        "sim._wt_list", "sim._off_list", "sim._no_workers",
+        "sim._wt_list", "sim._off_list", "sim._no_workers", "sim._dc_arr", "sim._D_arr", "sim._p0_arr", "sim._p1_arr",
+        "sim._qual_ptr", "sim._qual_idx",
     )
     #: the same without the per-chunk tables that are per-slot state with ``keep_schedule=False``
     _FORK_SHARED_BOUNDED = tuple(a for a in _FORK_SHARED if a not in ("sim.chunk_job", "sim._inv_d"))
@@ -704,6 +735,7 @@ class EdgeCloudMLEnv(gym.Env):
     _SIM_FROM_JOBS = frozenset({
         "jobs", "p_edge", "p_cloud", "offsets", "chunk_job", "_inv_d", "_delay_edge", "_arrival", "_job_type",
         "_D_list", "_r_list", "_p0_list", "_p1_list", "_dc_list", "_wt_list", "_off_list", "_served",
+        "_dc_arr", "_D_arr", "_p0_arr", "_p1_arr",
     })
     #: simulator arrays with one entry per chunk (the chunks of the jobs placed so far are kept)
     _SIM_PER_CHUNK = frozenset(PaperSimulator.PER_CHUNK)

@@ -170,6 +170,10 @@ class PaperSimulator:
         for wt in range(cluster.num_worker_types):
             idx = np.flatnonzero(cluster.worker_type == wt)
             self._qualified[wt] = idx[np.lexsort((idx, cluster.worker_server[idx]))].astype(np.int64)
+        # the same as one CSR table (types beyond the cluster's have none), for the compiled A_greedy loop
+        lists = [self._qualified[wt] for wt in range(cluster.num_worker_types)]
+        self._qual_ptr = np.concatenate([[0], np.cumsum([a.size for a in lists])]).astype(np.int64)
+        self._qual_idx = np.concatenate([np.zeros(0, dtype=np.int64), *lists]).astype(np.int64)
         # per-worker queues and plans (grown on demand)
         self._qcap = 8
         self._qbuf = np.zeros((W, self._qcap), dtype=np.int64)
@@ -269,7 +273,11 @@ class PaperSimulator:
         self._r_list = self._arrival.tolist()
         self._p0_list = np.asarray(self.p_edge, dtype=np.float64).tolist()
         self._p1_list = np.asarray(self.p_cloud, dtype=np.float64).tolist()
-        self._dc_list = np.asarray(jobs.upload_delay_cloud_slots, dtype=np.float64).tolist()
+        self._dc_arr = np.ascontiguousarray(jobs.upload_delay_cloud_slots, dtype=np.float64)
+        self._D_arr = D
+        self._p0_arr = np.ascontiguousarray(self.p_edge, dtype=np.float64)
+        self._p1_arr = np.ascontiguousarray(self.p_cloud, dtype=np.float64)
+        self._dc_list = self._dc_arr.tolist()
         self._wt_list = self._job_type.tolist()
         self._off_list = self.offsets.tolist()
 
@@ -497,6 +505,84 @@ class PaperSimulator:
         else:
             qc0 = qc1 = _INF
         return Candidates(j, p0, p1, q, t_star, wait, a2w, a2n, backlog, qc0, qc1)
+
+    def worker_order(self) -> np.ndarray:
+        """Each edge worker's tie-break rank: its position in (server, index) order (A_greedy's ``order``)."""
+        cl = self.cluster
+        order = np.empty(cl.num_workers, dtype=np.int64)
+        order[np.lexsort((np.arange(cl.num_workers), cl.worker_server))] = np.arange(cl.num_workers)
+        return order
+
+    def place_greedy(self, stop: int | None = None, *, cloud: bool = True, order: np.ndarray | None = None,
+                     rewards: np.ndarray | None = None) -> int:
+        """Place jobs ``num_placed .. stop-1`` (default: every job left) as A_greedy (the paper's Alg. 2) does, in
+        one compiled loop (``_kernels.greedy_run``).
+
+        The same placements, state and Φ as, per job, :meth:`candidates`, :func:`greedy_placement` and
+        :meth:`place` (and so as stepping the env with ``A_online``); the loop hands a job back to that ordinary
+        path whenever it needs a buffer grown or the bounded history maintained. ``cloud=False``: the cloud's
+        options are off, as ``A_online-E`` (a job with no qualified edge worker still goes to the cloud).
+        ``order``: the workers' tie-break rank (default :meth:`worker_order`). ``rewards``: a float array
+        ``[total, return, reward scale]`` to which each placed job's reward ``-ΔΦ / scale`` is added, in order (as the
+        env's ``step`` computes it). Returns how many of the placed jobs had no qualified edge worker (sent whole to
+        the cloud: the env's ``fallbacks``)."""
+        if self._drained:
+            raise RuntimeError("the simulator has drained; no more placements")
+        J = self.jobs.num_jobs
+        stop = J if stop is None else int(stop)
+        if not self.num_placed <= stop <= J:
+            raise ValueError(f"stop must lie in [{self.num_placed}, {J}] (jobs placed so far .. jobs), got {stop}")
+        order = self.worker_order() if order is None else np.ascontiguousarray(order, dtype=np.int64)
+        K = self._k
+        keys = self._keys
+        for j in np.flatnonzero(np.isnan(keys[self.num_placed : stop])).tolist():
+            self._key(self.num_placed + j)
+        clock = np.array([self.now, self._advanced])
+        track = rewards is not None
+        acc = np.array([self._phi, *rewards]) if track else np.zeros(4)
+        nparts = np.array([self._end_np, self._arr_np], dtype=np.int64)
+        bounded = not self.keep_schedule
+        no_ran = np.zeros(0, dtype=np.bool_)
+        fallbacks = 0
+        while self.num_placed < stop:
+            j, fb, need, amount = K.greedy_run(
+                self.num_placed, stop, bounded, self._has_cloud, self._has_cloud and cloud,
+                self._flush_at if bounded else 0, self._win_cap, self.chunk_base, clock, nparts, track, acc,
+                self._D_arr, self._arrival, self._p0_arr, self._p1_arr,
+                self._dc_arr, self._job_type, keys, self.offsets, self._delay_edge, self._qual_ptr, self._qual_idx,
+                self._worker_server, self._worker_type, order, self._qbuf, self._qlen, self._rem, self.chunk_key,
+                self._inv_d, self.chunk_end, self.worker_sync, self._ps, self._pe, self._pc, self._phead, self._plen,
+                self._head_start, self._head_end, self._lw, self._ls, self._le, self._lc, self._llast, self._cnt,
+                self._served, self.chunk_worker, self.chunk_rho, self.chunk_seq, self.chunk_alpha, self.chunk_job,
+                self._mark, self._touched, self._si, self._sf, self._ran if bounded else no_ran, self.job_end, self.job_zeta,
+                self.job_edge_chunks, self.job_cloud_chunks, self._end_part, self._arr_part, self._hk, self._hs,
+                self._hi, self._used, self._rho_used,
+            )
+            fallbacks += int(fb)
+            self.now, self._advanced = float(clock[0]), float(clock[1])
+            self._end_np, self._arr_np = int(nparts[0]), int(nparts[1])
+            self.num_placed = j = int(j)
+            # what place() (or advance_to) would do at this point, then on with the loop
+            if need == K.NEED_LOG:
+                self._ensure_log()
+            elif need == K.NEED_LOG_ROW:
+                self._ensure_log(1)
+            elif need == K.NEED_QUEUE:
+                self._ensure_queue(int(amount))
+            elif need == K.NEED_HEAP:
+                self._ensure_heap(int(amount))
+            elif need == K.NEED_WINDOW:
+                if self._cnt[0] > self._flush_at:
+                    self._flush()
+                if self._off_list[j + 1] - self.chunk_base > self._win_cap:
+                    self._shift_window(j)
+            elif need == K.NEED_ORDINARY:  # no cloud for a job that needs one: place() says so
+                self.place(j, np.zeros(self._W, dtype=np.int64), self._D_list[j])
+        ends, arrs = self._end_part[: self._end_np].tolist(), self._arr_part[: self._arr_np].tolist()
+        self._phi = math.fsum(ends) - math.fsum(arrs)
+        if track:
+            rewards[:] = acc[1:]
+        return fallbacks
 
     def place(self, j: int, worker_counts: np.ndarray, num_cloud: int, cand: Candidates | None = None) -> dict:
         """Dispatch job ``j``'s chunks once and for all: ``worker_counts[w]`` chunks on edge worker ``w`` and
