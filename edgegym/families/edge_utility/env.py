@@ -152,21 +152,33 @@ class UtilityView:
     dispatch_latency_s: float
 
 
-def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator) -> np.ndarray | None:
-    """Task-level release times of a random window of the Google 2011 trace, or None if absent."""
-    from ...workloads import load_google2011
+def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator,
+                         cache: dict | None = None) -> np.ndarray | None:
+    """Task-level release times of a random window of the Google 2011 trace, or None if absent.
 
-    try:
-        table = load_google2011(table=cfg.google_table, trace_dir=cfg.trace_dir)
-    except FileNotFoundError:
-        if cfg.trace_dir:  # an explicit folder without the table: an error, never a silent fallback
-            raise
-        return None
-    submit = table["submit_time_s"].to_numpy(dtype=float)
-    tasks = np.minimum(table["num_gpus"].to_numpy(dtype=np.int64), cfg.max_burst)
-    order = np.argsort(submit, kind="stable")
-    submit, tasks = submit[order], tasks[order]
-    cum = np.cumsum(tasks)
+    ``cache``: a dict that keeps the table's sorted submit times and task counts between calls, keyed by the
+    table, the folder and ``max_burst`` (an env's: its resets read and parse the file once; the draws are the
+    same)."""
+    key = (cfg.google_table, cfg.trace_dir, cfg.max_burst)
+    sorted_table = cache.get(key) if cache is not None else None
+    if sorted_table is None:
+        from ...workloads import load_google2011
+
+        try:
+            table = load_google2011(table=cfg.google_table, trace_dir=cfg.trace_dir)
+        except FileNotFoundError:
+            if cfg.trace_dir:  # an explicit folder without the table: an error, never a silent fallback
+                raise
+            return None
+        submit = table["submit_time_s"].to_numpy(dtype=float)
+        tasks = np.minimum(table["num_gpus"].to_numpy(dtype=np.int64), cfg.max_burst)
+        order = np.argsort(submit, kind="stable")
+        sorted_table = (submit[order], tasks[order], np.cumsum(tasks[order]))
+        for arr in sorted_table:
+            arr.setflags(write=False)
+        if cache is not None:
+            cache[key] = sorted_table
+    submit, tasks, cum = sorted_table
     n = cfg.num_jobs
     ok = np.flatnonzero(cum[-1] - np.concatenate([[0], cum[:-1]]) >= n)
     if cfg.window == "random" and tuple(cfg.window_part) != (0.0, 1.0):
@@ -355,6 +367,8 @@ class EdgeUtilityEnv(gym.Env):
         self.sim: UtilitySimulator | None = None
         self.jobs: UtilityJobs | None = None
         self._job_features: _JobFeatures | None = None  # the job-only observation features of self.jobs
+        #: the Google 2011 table sorted by submit time (``_trace_release_times``' cache; shared with forks)
+        self._trace_cache: dict = {}
         self._k = 0
         self._return = 0.0
 
@@ -374,7 +388,7 @@ class EdgeUtilityEnv(gym.Env):
         rate = release_rate_per_s(self.preset)  # rate_per_s × load_scale, or load × capacity
         self._workload_source = w.source
         if w.source == "google2011":
-            t = _trace_release_times(w, rng)
+            t = _trace_release_times(w, rng, self._trace_cache)
             if t is None:
                 if w.offline_fallback == "none":
                     raise FileNotFoundError("the Google 2011 trace is absent and workload.offline_fallback is 'none'")

@@ -11,7 +11,7 @@ from ...core.forking import cached_draw, fork_env, shifted_arrivals, splice_jobs
 __all__ = ["FORK_SHARED", "fork", "resample_future"]
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
-FORK_SHARED = ("_fork_draws",
+FORK_SHARED = ("_fork_draws", "_trace_cache",
                "preset", "features", "observation_space", "action_space", "metadata", "spec", "_instance", "jobs",
                "server_type", "sim.jobs", "sim._scale_p", "sim._scale_up", "sim._scale_down")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .simulator import UtilityJobs
-from .utility_fn import FAMILIES, UtilityFn, aon, linear, sigmoid
+from .utility_fn import FAMILIES, UtilityFn
 
 __all__ = [
     "DEVICE_TYPES",
@@ -26,6 +26,7 @@ __all__ = [
     "build_utility_jobs",
     "bursty_release_times",
     "rescale_release_times",
+    "sample_utilities",
     "sample_utility",
 ]
 
@@ -57,15 +58,48 @@ GOOGLE_BURST_QUANTILES = np.array(
 )
 
 
+#: the parameters each sampled utility family draws, in draw order: (field, low, high) of a uniform draw (§V-A.3)
+UTILITY_DRAWS = {
+    "linear": (("a", 10.0, 20.0), ("b", 20.0, 100.0)),
+    "aon": (("a", 1.0, 100.0), ("c", 0.5, 5.0)),
+    "sigmoid": (("a", 1.0, 10.0), ("b", 50.0, 100.0), ("c", 0.5, 5.0)),
+}
+
+
+def _check_family(family: str) -> tuple:
+    draws = UTILITY_DRAWS.get(family)
+    if draws is None:
+        raise ValueError(f"cannot sample utility family {family!r} (valid: linear, aon, sigmoid)")
+    return draws
+
+
 def sample_utility(rng: np.random.Generator, family: str, aon_inclusive: bool = False) -> UtilityFn:
     """One utility function with the paper's experiment parameters (§V-A.3; uniform draws)."""
-    if family == "linear":
-        return linear(rng.uniform(10, 20), rng.uniform(20, 100))
-    if family == "aon":
-        return aon(rng.uniform(1, 100), rng.uniform(0.5, 5), inclusive=aon_inclusive)
-    if family == "sigmoid":
-        return sigmoid(rng.uniform(1, 10), rng.uniform(50, 100), rng.uniform(0.5, 5))
-    raise ValueError(f"cannot sample utility family {family!r} (valid: linear, aon, sigmoid)")
+    draws = _check_family(family)
+    params = {name: rng.uniform(lo, hi) for name, lo, hi in draws}
+    return UtilityFn(family, **params, inclusive=bool(aon_inclusive) and family == "aon")
+
+
+def sample_utilities(rng: np.random.Generator, families, aon_inclusive: bool = False) -> tuple[UtilityFn, ...]:
+    """``tuple(sample_utility(rng, f, aon_inclusive) for f in families)`` with every parameter drawn in one call:
+    the same uniform draws in the same order (numpy's array-parameter ``uniform`` draws one value per element with
+    the scalar call's arithmetic), so the same functions, at a fraction of the Python calls. ``ValueError`` for a
+    family that cannot be sampled (before any draw)."""
+    families = list(families)
+    spec = [_check_family(f) for f in families]
+    lo = [x[1] for draws in spec for x in draws]
+    hi = [x[2] for draws in spec for x in draws]
+    values = iter(rng.uniform(np.array(lo, dtype=float), np.array(hi, dtype=float)).tolist() if lo else ())
+    inc = bool(aon_inclusive)
+    out = []
+    for f in families:  # UtilityFn(family, a, b, c, inclusive): the fields UTILITY_DRAWS names, in its order
+        if f == "linear":
+            out.append(UtilityFn(f, next(values), next(values)))
+        elif f == "aon":
+            out.append(UtilityFn(f, next(values), 0.0, next(values), inc))
+        else:
+            out.append(UtilityFn(f, next(values), next(values), next(values)))
+    return tuple(out)
 
 
 def rescale_release_times(times_s: np.ndarray, rate_per_s: float) -> np.ndarray:
@@ -144,7 +178,7 @@ def build_utility_jobs(
             raise ValueError(f"utility family {f!r} cannot be sampled (valid: linear, aon, sigmoid)")
     model = rng.integers(0, TABLE_I_MODELS.__len__(), size=J)
     fam_idx = rng.integers(0, len(fams), size=J)
-    utilities = tuple(sample_utility(rng, fams[k], aon_inclusive) for k in fam_idx)
+    utilities = sample_utilities(rng, [fams[k] for k in fam_idx.tolist()], aon_inclusive)
     mean = TABLE_I_MEAN_MS[model][:, st] / 1000.0  # (J, S)
     std = TABLE_I_STD_MS[model][:, st] / 1000.0
     p = np.maximum(rng.normal(mean, std), min_fraction * mean) * time_scale

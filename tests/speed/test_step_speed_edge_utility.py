@@ -1,0 +1,82 @@
+"""Differential tests of the EdgeUtility stepping fast paths: each against the slower computation it replaces, with
+``==`` on every value (no timing here; ``benchmarks/steps_per_second.py`` measures the speed)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import edgegym.workloads as workloads
+from edgegym.families.edge_utility import env as env_mod
+from edgegym.families.edge_utility.env import EdgeUtilityEnv
+from edgegym.families.edge_utility.instance import UTILITY_DRAWS, sample_utilities, sample_utility
+
+
+@pytest.mark.parametrize("inclusive", [False, True])
+def test_sample_utilities_draws_what_sample_utility_draws(inclusive):
+    """One array draw gives the functions (and leaves the generator where) one call per job would, on 300 random
+    family sequences (empty ones included)."""
+    names = list(UTILITY_DRAWS)
+    for seed in range(300):
+        pick = np.random.default_rng(seed)
+        fams = [names[k] for k in pick.integers(0, len(names), size=int(pick.integers(0, 60)))]
+        one, many = np.random.default_rng(seed + 10_000), np.random.default_rng(seed + 10_000)
+        expected = tuple(sample_utility(one, f, inclusive) for f in fams)
+        got = sample_utilities(many, fams, inclusive)
+        assert got == expected, seed
+        assert [type(x.a) for x in got] == [float] * len(got)
+        assert one.random() == many.random(), seed  # the same number of draws
+
+
+def test_sample_utilities_refuses_a_family_it_cannot_draw():
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="'step'"):
+        sample_utilities(rng, ["linear", "step"])
+    assert rng.bit_generator.state == state  # refused before any draw
+
+
+def test_trace_table_is_read_once_per_env_and_gives_the_same_jobs(monkeypatch):
+    """An env's resets parse the Google 2011 table once (its cache, shared with its forks) and draw the jobs a fresh
+    env draws with the same seed."""
+    calls = []
+    load = workloads.load_google2011
+
+    def counting(*a, **k):
+        calls.append(1)
+        return load(*a, **k)
+
+    monkeypatch.setattr(workloads, "load_google2011", counting)
+    config = {"workload": {"num_jobs": 120}}
+    env = EdgeUtilityEnv("testbed", config=config)
+    if env.preset.workload.source != "google2011":
+        pytest.skip("the default preset does not sample the trace")
+    for seed in range(3):
+        env.reset(seed=seed)
+        if env._workload_source != "google2011":
+            pytest.skip("the Google 2011 table is absent")
+        fresh = EdgeUtilityEnv("testbed", config=config)
+        fresh.reset(seed=seed)
+        assert np.array_equal(env.jobs.release_s, fresh.jobs.release_s)
+        assert env.jobs.utilities == fresh.jobs.utilities
+    assert len(calls) == 1 + 3  # the env once, each fresh env once
+    fork = env.fork(seed=5)
+    assert fork._trace_cache is env._trace_cache
+    assert not any(a.flags.writeable for table in env._trace_cache.values() for a in table)
+
+
+def test_trace_release_times_with_and_without_a_cache():
+    """The cached table gives the draws of a fresh read, for random and fixed windows and held-out parts."""
+    cache: dict = {}
+    base = EdgeUtilityEnv("testbed").preset.workload
+    for k, (window, part) in enumerate([("random", (0.0, 1.0)), ("random", (0.5, 1.0)), (100, (0.0, 1.0))]):
+        w = dataclasses.replace(base, num_jobs=200, window=window, window_part=part)
+        for seed in range(4):
+            a = env_mod._trace_release_times(w, np.random.default_rng(seed))
+            if a is None:
+                pytest.skip("the Google 2011 table is absent")
+            b = env_mod._trace_release_times(w, np.random.default_rng(seed), cache)
+            assert np.array_equal(a, b), (k, seed)
+    assert len(cache) == 1
