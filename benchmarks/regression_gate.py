@@ -14,7 +14,8 @@ machine), with the functions of the other benchmark scripts:
   same point, in decisions/s;
 * ``fork/<id>``: ``fork(seed, "resample")`` mid-episode of each family's default id, the memoised future of a
   rollout policy (``fork_speed.py``), in forks/s;
-* ``philly/5000``: jobs/s of the first 5,000 Philly jobs replayed under A_online (``replay_philly.py``); skipped
+* ``philly/5000``, ``philly-compiled/5000``: jobs/s of the first 5,000 Philly jobs replayed under A_online
+  (``replay_philly.py``), one env step per job, and in the simulator's compiled A_greedy loop; skipped
   with a notice when the trace is not found (``$EDGEGYM_TRACE_DIR`` or the shared traces folder).
 
 Each rate is divided by the **reference**: the geometric mean of Gymnasium's ``CartPole-v1`` steps per CPU second
@@ -178,7 +179,7 @@ def _per_cpu_second(fn: Callable[[int], object], target_s: float = 0.1) -> Calla
 def path_names() -> list[str]:
     """The names of the measured paths, in the order they run (and the baseline lists them)."""
     return ([f"steps/{e}" for e in STEP_IDS] + ["decide/aonline", "decide/rollout"]
-            + [f"fork/{e}" for e in fork_speed.DEFAULT_IDS] + [f"philly/{PHILLY_JOBS}"])
+            + [f"fork/{e}" for e in fork_speed.DEFAULT_IDS] + [f"philly/{PHILLY_JOBS}", f"philly-compiled/{PHILLY_JOBS}"])
 
 
 def workloads(seconds: float) -> dict[str, Callable[[], float | None]]:
@@ -194,12 +195,13 @@ def workloads(seconds: float) -> dict[str, Callable[[], float | None]]:
     for env_id in fork_speed.DEFAULT_IDS:
         u = fork_speed._mid_episode(env_id, SEED)
         out[f"fork/{env_id}"] = _per_cpu_second(lambda i, u=u: u.fork(seed=7, future="resample"))
-    out[f"philly/{PHILLY_JOBS}"] = _philly()
+    out[f"philly/{PHILLY_JOBS}"] = _philly("env")
+    out[f"philly-compiled/{PHILLY_JOBS}"] = _philly("compiled")
     assert list(out) == path_names()
     return out
 
 
-def _philly() -> Callable[[], float | None]:
+def _philly(path: str) -> Callable[[], float | None]:
     import replay_philly
 
     from edgegym.workloads import load_philly
@@ -207,12 +209,12 @@ def _philly() -> Callable[[], float | None]:
     try:
         load_philly()
     except FileNotFoundError:
-        print(f"notice: philly/{PHILLY_JOBS} skipped: the Philly trace is not found (set EDGEGYM_TRACE_DIR to the "
-              "trace folder)")
+        name = f"philly{'' if path == 'env' else '-' + path}/{PHILLY_JOBS}"
+        print(f"notice: {name} skipped: the Philly trace is not found (set EDGEGYM_TRACE_DIR to the trace folder)")
         return lambda: None
 
     def rate() -> float:
-        r = replay_philly.replay(PHILLY_JOBS)
+        r = replay_philly.replay(PHILLY_JOBS, path=path)
         return r["jobs"] / max(r["replay_cpu_s"], 1e-9)
 
     return rate

@@ -11,10 +11,10 @@ import math
 import gymnasium as gym
 import numpy as np
 import pytest
+from edgegym.agents.registry import make_policy
 
 import edgegym  # noqa: F401  (registers the ids)
 import edgegym.families.edge_cloud.simulator as simmod
-from edgegym.agents.registry import make_policy
 from edgegym.families.edge_cloud import _kernels
 from edgegym.families.edge_cloud.simulator import PaperSimulator
 from edgegym.families.edge_cloud.testing import random_instance
@@ -203,8 +203,8 @@ def test_advance_aonline_needs_the_paper_discipline():
 
 
 def test_rollout_decisions_unchanged_by_the_fast_continuation(monkeypatch):
-    from edgegym.agents.runner import make_env
     import edgegym.agents.reference.aonline as ao
+    from edgegym.agents.runner import make_env
 
     def actions():
         env, pol = make_env("EdgeCloudML-testbed-v1", "rollout(K=2,H=6,k=4):aonline", 0)

@@ -554,9 +554,9 @@ class PaperSimulator:
                 self._inv_d, self.chunk_end, self.worker_sync, self._ps, self._pe, self._pc, self._phead, self._plen,
                 self._head_start, self._head_end, self._lw, self._ls, self._le, self._lc, self._llast, self._cnt,
                 self._served, self.chunk_worker, self.chunk_rho, self.chunk_seq, self.chunk_alpha, self.chunk_job,
-                self._mark, self._touched, self._si, self._sf, self._ran if bounded else no_ran, self.job_end, self.job_zeta,
-                self.job_edge_chunks, self.job_cloud_chunks, self._end_part, self._arr_part, self._hk, self._hs,
-                self._hi, self._used, self._rho_used,
+                self._mark, self._touched, self._si, self._sf, self._ran if bounded else no_ran, self.job_end,
+                self.job_zeta, self.job_edge_chunks, self.job_cloud_chunks, self._end_part, self._arr_part, self._hk,
+                self._hs, self._hi, self._used, self._rho_used,
             )
             fallbacks += int(fb)
             self.now, self._advanced = float(clock[0]), float(clock[1])
