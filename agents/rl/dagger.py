@@ -250,6 +250,24 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
             "wall_s": time.perf_counter() - t_start, **totals}
 
 
+#: the first behaviour-cloning episode's seed (``bc_seed``): in the protocol's training seeds, after DAgger's 30,000..
+BC_SEED = 35_000
+
+
+def check_not_test_seeds(key: str, seeds) -> None:
+    """``ValueError`` naming ``key`` when any of ``seeds`` is a held-out test seed (:data:`~..protocol.TEST_SEEDS`):
+    training and model selection never see them."""
+    from ..protocol import TEST_SEEDS
+
+    for r in TEST_SEEDS:
+        hit = [int(s) for s in seeds if int(s) in r]
+        if hit:
+            raise ValueError(f"{key}: seed{'s' if len(hit) > 1 else ''} {hit[0]}"
+                             f"{'-' + str(hit[-1]) if len(hit) > 1 else ''} of training or model selection "
+                             f"{'are' if len(hit) > 1 else 'is'} among the held-out test seeds "
+                             f"{r.start}-{r.stop - 1}; choose seeds outside them (e.g. the default)")
+
+
 def warm_start(model, env_id: str, bc: dict, dagger: dict | None = None, *, env_config: dict | None = None,
                eval_seeds=(), seed: int = 0, keep_best: bool = True, progress=None,
                phases: dict | None = None, address: str | None = None) -> tuple[dict, dict | None]:
@@ -257,7 +275,7 @@ def warm_start(model, env_id: str, bc: dict, dagger: dict | None = None, *, env_
     warm start of both ``edgegym train`` backends.
 
     ``bc``: the hyperparameter keys ``bc_teacher`` (a policy name), ``bc_episodes`` (10), ``bc_epochs`` (20),
-    ``bc_seed`` (20,000): the teacher's episodes on seeds ``bc_seed, bc_seed + 1, …`` are collected and
+    ``bc_seed`` (35,000, in the protocol's training seeds): the teacher's episodes on seeds ``bc_seed, bc_seed + 1, …`` are collected and
     ``model.policy`` is fitted to them (:func:`edgegym.agents.rl.bc.collect`, :func:`~edgegym.agents.rl.bc.clone`).
     ``dagger``: the validated settings ``rounds``, ``episodes``, ``beta``, ``epochs``, ``seed``, ``workers`` (the
     teacher's processes, 1 by default, for the cloning episodes and the labels, one
@@ -283,7 +301,12 @@ def _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, 
     say = progress or (lambda msg: None)
     teacher = bc["bc_teacher"]
     t_bc = time.perf_counter()
-    n_bc, bc_seed, epochs = int(bc.get("bc_episodes", 10)), int(bc.get("bc_seed", 20_000)), int(bc.get("bc_epochs", 20))
+    n_bc, bc_seed, epochs = int(bc.get("bc_episodes", 10)), int(bc.get("bc_seed", BC_SEED)), int(bc.get("bc_epochs", 20))
+    check_not_test_seeds("bc_seed", range(bc_seed, bc_seed + n_bc))
+    if dg.get("rounds", 0):
+        first = int(dg.get("seed", 30_000))
+        check_not_test_seeds("dagger_seed", range(first, first + int(dg["rounds"]) * int(dg.get("episodes", 5))))
+    check_not_test_seeds("eval_seed", list(eval_seeds))
     say(f"behaviour cloning: collecting {n_bc} episodes of {teacher} (seeds {bc_seed}-{bc_seed + n_bc - 1})")
     demos = collect(env_id, teacher, range(bc_seed, bc_seed + n_bc), env_config,
                     on_episode=(lambda k, n: say(f"behaviour cloning: episode {k}/{n} collected"))
