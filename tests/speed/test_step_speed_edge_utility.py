@@ -80,3 +80,60 @@ def test_trace_release_times_with_and_without_a_cache():
             b = env_mod._trace_release_times(w, np.random.default_rng(seed), cache)
             assert np.array_equal(a, b), (k, seed)
     assert len(cache) == 1
+
+
+STEP_CASES = [  # preset, config overrides: both versions, padded rows, no cloud row padding, estimates off, reject
+    ("testbed-stressed", {"workload": {"num_jobs": 250}}),
+    ("testbed-stressed-v1", {"workload": {"num_jobs": 250}}),
+    ("tiny-v1", {"workload": {"num_jobs": 150}, "env": {"max_edge_servers": 6}}),
+    ("tiny", {"workload": {"num_jobs": 150}, "scheduler": {"discipline": "srpt"}}),
+    ("tiny-v1", {"workload": {"num_jobs": 120}, "env": {"obs_estimates": False}}),
+    ("testbed-v1", {"workload": {"num_jobs": 150}, "env": {"allow_reject": True}}),
+]
+
+
+def _same_step(a, b):
+    (oa, ra, ta, ua, ia), (ob, rb, tb, ub, ib) = a, b
+    assert oa.dtype == ob.dtype and np.array_equal(oa, ob)
+    assert (ra, ta, ua) == (rb, tb, ub)
+    assert ia.keys() == ib.keys()
+    for key, va in ia.items():
+        if isinstance(va, np.ndarray):
+            assert np.array_equal(va, ib[key]), key
+        else:
+            assert va == ib[key], key
+
+
+@pytest.mark.parametrize("case", range(len(STEP_CASES)))
+def test_step_fast_paths_match_the_general_estimate_paths(case):
+    """Three envs on the same seeds and actions: one steps with nothing asked (the observation's estimates serve the
+    dispatch credit), one asks ``query_finish()`` of every row before each step (the per-step row cache), one asks
+    ``query_finish(rows)`` of a few rows with the observation's estimates dropped (the general per-server path):
+    identical observations, rewards, infos and episode metrics, and every ``query_finish`` equals the simulator's
+    estimates; Python ints, NumPy integers and 0-d arrays are the same action."""
+    preset, config = STEP_CASES[case]
+    envs = [EdgeUtilityEnv(preset, config=config) for _ in range(3)]
+    rng = np.random.default_rng(case)
+    steps = 0
+    for ep in range(2):
+        first = [e.reset(seed=ep) for e in envs]
+        for o, _ in first[1:]:
+            assert np.array_equal(o, first[0][0])
+        done = False
+        while not done:
+            legal = np.flatnonzero(envs[0].action_masks())
+            a = int(rng.choice(legal)) if rng.random() < 0.9 else int(rng.integers(0, envs[0].action_space.n))
+            full = envs[1].query_finish()
+            sim_est = envs[1].sim.estimates(envs[1]._k)
+            rows = [r for r in range(envs[0].N) if envs[0]._server_of_row(r) is not None]
+            assert [full[r] for r in rows] == [sim_est[envs[0]._server_of_row(r)] for r in rows]
+            envs[2]._est_sim = None
+            few = sorted(set(rng.choice(envs[0].N, size=min(3, envs[0].N), replace=False).tolist()))
+            part = envs[2].query_finish(rows=few)
+            assert [part[r] for r in few] == [full[r] for r in few]
+            results = [envs[0].step(a), envs[1].step(np.int64(a)), envs[2].step(np.array(a))]
+            for other in results[1:]:
+                _same_step(results[0], other)
+            done = results[0][2]
+            steps += 1
+    assert steps >= 240

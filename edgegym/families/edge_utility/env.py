@@ -227,6 +227,7 @@ class _JobFeatures:
         #: flat observation index of each row's first feature
         self.cols = _JOB_FEATURES + self.ridx * _ROW_FEATURES
         self.c4, self.c6, self.c7 = self.cols + 4, self.cols + 6, self.cols + 7  # estimate and queue features
+        self.c467 = np.concatenate([self.c4, self.c6, self.c7])  # the three, one assignment of a (3, rows) block
         self.dim = len(env.features)
         #: first job of a block -> (its end, float32 rows, g_max of each job)
         self.blocks: dict[int, tuple[int, np.ndarray, list[float]]] = {}
@@ -351,7 +352,12 @@ class EdgeUtilityEnv(gym.Env):
         self.allow_reject = p.env.allow_reject
         self.reward_scale = p.env.reward_scale
         self._dispatch_credit = p.env.reward_credit == "dispatch"
+        self._latency = p.env.dispatch_latency_s
+        self._mask_do4a = p.env.mask == "do4a"
+        self._relative = p.env.obs_relative
+        self._obs_estimates = p.env.obs_estimates
         self.action_space = spaces.Discrete(self.N + int(self.allow_reject))
+        self._n_actions = self.N + int(self.allow_reject)
         #: the rows that exist (edge servers, the cloud) and reject when allowed: action_masks() before DO4A's filter
         self._mask_base = np.zeros(self.action_space.n, dtype=bool)
         self._mask_base[:S] = True
@@ -370,7 +376,9 @@ class EdgeUtilityEnv(gym.Env):
         #: the Google 2011 table sorted by submit time (``_trace_release_times``' cache; shared with forks)
         self._trace_cache: dict = {}
         self._k = 0
+        self._J = 0  # the episode's number of jobs (self.jobs.num_jobs)
         self._return = 0.0
+        self._est_sim: np.ndarray | None = None
 
     # ----------------------------------------------------------------- helpers
     def _row_of_server(self, k: int) -> int:
@@ -436,6 +444,7 @@ class EdgeUtilityEnv(gym.Env):
             plan_scale=1.0 + est.delta if est.conservative else 1.0, record=self.record,
         )
         self._k = 0
+        self._J = self.jobs.num_jobs
         self._return = 0.0
         self._rejected = np.zeros(self.jobs.num_jobs, dtype=bool)
         self._illegal = 0
@@ -447,16 +456,17 @@ class EdgeUtilityEnv(gym.Env):
     def _prepare(self) -> None:
         self._est: np.ndarray | None = None
         self._est_all: np.ndarray | None = None
+        self._est_sim: np.ndarray | None = None  # the simulator's estimates of the pending job (server order)
         self._inc: np.ndarray | None = None
         self._pending_done = []
-        if self._k < self.jobs.num_jobs:
+        if self._k < self._J:
             self._pending_done = self.sim.advance_to(float(self.jobs.release_s[self._k]))
 
     def step(self, action):
         """Dispatch the pending job per ``action``, advance to the next release, credit completed utility."""
         if self.sim is None:
             raise RuntimeError("call reset() before step()")
-        if self._k >= self.jobs.num_jobs:
+        if self._k >= self._J:
             raise RuntimeError("the episode has terminated; call reset()")
         a = self._check(action)
         i = self._k
@@ -472,17 +482,22 @@ class EdgeUtilityEnv(gym.Env):
         server = None if (self.allow_reject and a == self.N) else self._server_of_row(a)
         planned = 0.0
         if server is not None and self._dispatch_credit:  # planned utility of the discipline's estimate
-            f = self._est[a] if self._est is not None and self._est_all is self._est else self.query_finish(rows=[a])[a]
+            if self._est is not None and self._est_all is self._est:
+                f = self._est[a]
+            elif self._est is None and self._est_sim is not None:  # the observation's estimates (server order)
+                f = self._est_sim[server]
+            else:
+                f = self.query_finish(rows=[a])[a]
             est = float(f) - float(self.jobs.release_s[i])
             planned = float(self.jobs.utilities[i].vector(np.array([est]))[0])
             self._planned[i] = planned
         if server is None:
             self._rejected[i] = True
         else:
-            self.sim.dispatch(i, server, self.preset.env.dispatch_latency_s)
+            self.sim.dispatch(i, server, self._latency)
         self._decisions[i] = -1 if server is None else server
         self._k += 1
-        terminated = self._k >= self.jobs.num_jobs
+        terminated = self._k >= self._J
         done = list(self._pending_done)  # completions at exactly r_i were found before the decision
         if terminated:
             done += self.sim.drain()
@@ -490,13 +505,14 @@ class EdgeUtilityEnv(gym.Env):
             self._prepare()
             done += self._pending_done
             self._pending_done = []
-        reward = self._credit(done, planned, terminated)
+        utility = sum(c.utility for c in done)
+        reward = self._credit(done, planned, terminated, utility)
         self._return += reward
         info: dict = {
             "job": i,
             "server": -1 if server is None else server,
             "completed_count": len(done),
-            "reward_utility": float(sum(c.utility for c in done)),
+            "reward_utility": float(utility),
             "reward_planned_utility": planned,
         }
         if self.info_details:
@@ -509,16 +525,17 @@ class EdgeUtilityEnv(gym.Env):
         info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
         return obs, float(reward), terminated, False, info
 
-    def _credit(self, done: list, planned: float, final: bool) -> float:
-        """The reward of a step: the utility of the completions ``done`` (``completion`` credit), or ``planned``
-        plus ``actual − planned`` of each completion (``dispatch`` credit; at the ``final`` step the jobs that
-        never complete give their plan back); divided by ``reward_scale``."""
+    def _credit(self, done: list, planned: float, final: bool, utility: float | None = None) -> float:
+        """The reward of a step: the utility of the completions ``done`` (``completion`` credit; ``utility``: their
+        sum when the caller has it), or ``planned`` plus ``actual − planned`` of each completion (``dispatch``
+        credit; at the ``final`` step the jobs that never complete give their plan back); divided by
+        ``reward_scale``."""
         if self._dispatch_credit:
             credit = planned + sum(c.utility - self._planned[c.job] for c in done)
             if final:
                 credit -= float(self._planned[~self.sim.completed].sum())
             return credit / self.reward_scale
-        return sum(c.utility for c in done) / self.reward_scale
+        return (sum(c.utility for c in done) if utility is None else utility) / self.reward_scale
 
     def drain_return(self) -> float:
         """Run the jobs already dispatched to completion, with no further release, and return the reward that
@@ -548,6 +565,8 @@ class EdgeUtilityEnv(gym.Env):
 
     def _check(self, action) -> int:
         """Exact validation (no coercion of 3.5, "3", True or inf): ``ValueError`` naming the action space."""
+        if type(action) is int and 0 <= action < self._n_actions:  # the common case, without building messages
+            return action
         return check_discrete_action(self.action_space, action)
 
     # ----------------------------------------------------------------- masks, view, oracle
@@ -557,7 +576,7 @@ class EdgeUtilityEnv(gym.Env):
         if self.sim is None:
             raise RuntimeError("call reset() before action_masks()")
         m = self._mask_base.copy()
-        if self.preset.env.mask == "do4a" and self.sim is not None and self._k < self.jobs.num_jobs:
+        if self._mask_do4a and self._k < self._J:
             cand = self.do4a_candidates(self.preset.env.do4a_k)
             keep = np.zeros_like(m)
             keep[cand] = True
@@ -582,8 +601,10 @@ class EdgeUtilityEnv(gym.Env):
         discipline estimate (O4A: f† from PLAN), inf for invalid rows. ``rows``: only these rows (others inf).
         Cached per step."""
         self._require_pending()
-        if self._est is None and rows is None:  # every row at once (the observation's call): one simulator call
-            return self._all_estimates().copy()
+        if self._est is None and (rows is None or self._est_sim is not None):  # every row at once: one simulator call
+            est = self._all_estimates()  # (or the rows from the observation's estimates)
+            if rows is None:
+                return est.copy()
         if rows is not None and self._est is not None and getattr(self, "_est_all", None) is self._est:
             sel = np.full(self.N, np.inf)
             rows = list(rows)
@@ -613,7 +634,7 @@ class EdgeUtilityEnv(gym.Env):
             self._est = self.query_finish()
             self._est_all = self._est
             return self._est
-        est = self.sim.estimates(self._k)
+        est = self._est_sim if self._est_sim is not None else self.sim.estimates(self._k)
         S = self.num_edge_servers
         if est.size == self.N:  # the rows are the servers (edge servers up to max_edge_servers, then the cloud)
             self._est = est
@@ -698,21 +719,37 @@ class EdgeUtilityEnv(gym.Env):
         if tab is None or tab.jobs is not self.jobs:
             tab = self._job_features = _JobFeatures(self)
         obs, g0 = tab.row(self, i)
-        relative = self.preset.env.obs_relative
-        if self.preset.env.obs_estimates:
-            g = self.jobs.utilities[i]
-            self._require_pending()
-            est = self._all_estimates()[tab.ridx] - float(self.jobs.release_s[i])
-            # v1 (obs_relative): the estimate minus the best row's, which does not drift with the backlog
-            obs[tab.c4] = np.log1p(np.maximum(est - est.min() if relative else est, 0.0))
-            if g0 > 0:
-                obs[tab.c6] = g.vector(est) / g0
+        relative = self._relative
         ql = sim.queue_lengths()
         if tab.idx is not None:
             ql = ql[tab.idx]
         ql = ql.astype(float)
-        # v1: queue length relative to the longest queue (in [0, 1]) instead of log1p of the absolute length
-        obs[tab.c7] = ql / (1.0 + ql.max()) if relative else np.log1p(ql)
+        if not self._obs_estimates:
+            # v1: queue length relative to the longest queue (in [0, 1]) instead of log1p of the absolute length
+            obs[tab.c7] = ql / (1.0 + ql.max()) if relative else np.log1p(ql)
+            return obs
+        self._require_pending()
+        # the estimates of the rows that exist are the simulator's, in server order (kept for query_finish)
+        if self._est is None:
+            est = self._est_sim = sim.estimates(i) if self._est_sim is None else self._est_sim
+            if tab.idx is not None:
+                est = est[tab.idx]
+        else:
+            est = self._all_estimates()[tab.ridx]
+        est = est - float(self.jobs.release_s[i])
+        out = np.empty((3, est.size))  # features 4, 6, 7 of each row, assigned at once
+        # v1 (obs_relative): the estimate minus the best row's, which does not drift with the backlog
+        x = est - est.min() if relative else est.copy()
+        np.log1p(np.maximum(x, 0.0, out=x), out=out[0])
+        if g0 > 0:
+            np.divide(self.jobs.utilities[i].vector(est), g0, out=out[1])
+        else:
+            out[1] = obs[tab.c6]
+        if relative:
+            np.divide(ql, 1.0 + ql.max(), out=out[2])
+        else:
+            np.log1p(ql, out=out[2])
+        obs[tab.c467] = out.ravel()
         return obs
 
     def _observation_reference(self) -> np.ndarray:
