@@ -137,3 +137,60 @@ def test_step_fast_paths_match_the_general_estimate_paths(case):
             done = results[0][2]
             steps += 1
     assert steps >= 240
+
+
+def _narrow(env):
+    """Start the O4A bank with one-slot queues, a two-interval set pool and one-level rows, so that every kind of
+    growth happens within a short episode."""
+    b = env.sim._o4bank
+    M = b.lv.nk.size
+    b.slots = np.zeros((M, 1), dtype=np.int64)
+    b.PS, b.PE = np.zeros(2), np.zeros(2)
+    lv = b.lv
+    lv.lu, lv.ls, lv.le = np.zeros((M, 1)), np.zeros((M, 1)), np.zeros((M, 1))
+    lv.lptr = np.zeros((M, 2), dtype=np.int64)
+
+
+FUSED_CASES = [  # every server in the O4A bank (the fused step's domain); with and without the estimates
+    ("testbed-stressed", {"workload": {"num_jobs": 300}}, False),
+    ("testbed-stressed-v1", {"workload": {"num_jobs": 300}}, True),
+    ("testbed-stressed", {"workload": {"num_jobs": 300}, "env": {"obs_estimates": False}}, True),
+    ("sim300-cloud", {"workload": {"num_jobs": 260}, "scheduler": {"cloud": "same"}}, False),
+    ("testbed-v1", {"workload": {"num_jobs": 200}, "env": {"allow_reject": True}}, True),
+]
+
+
+@pytest.mark.parametrize("case", range(len(FUSED_CASES)))
+def test_fused_step_matches_the_separate_calls(case, monkeypatch):
+    """``UtilitySimulator.step_fast`` (commit, advance and the next job's estimates in one kernel call) against the
+    three calls (``FUSED_STEP`` off) on 500+ random steps: identical observations, rewards, infos, plans,
+    completions and server state, also when queues, the set pool and the level rows must grow mid-call."""
+    from edgegym.families.edge_utility import simulator as sim_mod
+
+    preset, config, narrow = FUSED_CASES[case]
+    fused, split = EdgeUtilityEnv(preset, config=config), EdgeUtilityEnv(preset, config=config)
+    rng = np.random.default_rng(case)
+    steps = 0
+    for ep in range(2):
+        for env in (fused, split):
+            env.reset(seed=ep)
+            if narrow:
+                _narrow(env)
+        done = False
+        while not done:
+            legal = np.flatnonzero(fused.action_masks())
+            a = int(rng.choice(legal))
+            monkeypatch.setattr(sim_mod, "FUSED_STEP", True)
+            one = fused.step(a)
+            monkeypatch.setattr(sim_mod, "FUSED_STEP", False)
+            two = split.step(a)
+            _same_step(one, two)
+            done = one[2]
+            steps += 1
+        sa, sb = fused.sim, split.sim
+        assert sa.plans == sb.plans
+        assert np.array_equal(sa.utility, sb.utility) and np.array_equal(sa.jrt_s, sb.jrt_s, equal_nan=True)
+        assert sa.preemptions == sb.preemptions and sa.now == sb.now
+        for name in ("si", "sf", "jf", "jp"):
+            assert np.array_equal(getattr(sa._o4bank, name), getattr(sb._o4bank, name)), name
+    assert steps >= 400

@@ -491,20 +491,30 @@ class EdgeUtilityEnv(gym.Env):
             est = float(f) - float(self.jobs.release_s[i])
             planned = float(self.jobs.utilities[i].vector(np.array([est]))[0])
             self._planned[i] = planned
-        if server is None:
-            self._rejected[i] = True
-        else:
-            self.sim.dispatch(i, server, self._latency)
         self._decisions[i] = -1 if server is None else server
         self._k += 1
         terminated = self._k >= self._J
         done = list(self._pending_done)  # completions at exactly r_i were found before the decision
-        if terminated:
-            done += self.sim.drain()
-        else:
-            self._prepare()
-            done += self._pending_done
+        fused = None
+        if server is not None and not terminated and not self._latency > 0:  # dispatch, advance, estimate: one call
+            fused = self.sim.step_fast(i, server, float(self.jobs.release_s[self._k]),
+                                       self._k if self._obs_estimates else -1)
+        if fused is not None:  # what _prepare does, with the estimates the observation reads
+            self._est = self._est_all = self._inc = None
+            done += fused[0]
+            self._est_sim = fused[1]
             self._pending_done = []
+        else:
+            if server is None:
+                self._rejected[i] = True
+            else:
+                self.sim.dispatch(i, server, self._latency)
+            if terminated:
+                done += self.sim.drain()
+            else:
+                self._prepare()
+                done += self._pending_done
+                self._pending_done = []
         utility = sum(c.utility for c in done)
         reward = self._credit(done, planned, terminated, utility)
         self._return += reward

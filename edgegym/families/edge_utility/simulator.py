@@ -52,6 +52,9 @@ from .utility_fn import UtilityFn
 #: keep the compiled O4A servers in the struct-of-arrays :class:`_O4ABank` (False: the server objects with compiled
 #: helpers, the previous compiled path; both give identical results)
 O4A_BANK = True
+#: an env step on a simulator whose servers are all in the O4A bank (commit, advance to the next release, estimates of
+#: the next job) as one kernel call, :meth:`UtilitySimulator.step_fast` (False: the three calls; identical results)
+FUSED_STEP = True
 _NO_F = np.zeros(0)
 _NO_I = np.zeros(0, dtype=np.int64)
 _K = None  # the compiled kernels (._kernels), imported on first use: ``import edgegym`` must not load Numba
@@ -415,7 +418,8 @@ class _O4ABank:
     def next_due(self) -> float:
         return float(self.K.bank_next_due(self.ks, self.sf))
 
-    def commit(self, sim: UtilitySimulator, job: int, k: int, dispatch_s: float) -> list[Completion]:
+    def _make_room(self, k: int) -> None:
+        """Room for one more job on server ``k`` (its queue) and for its executable set in the pool (doubling)."""
         if self.si[k, 0] == self.slots.shape[1]:  # full: double the queues' capacity
             slots = np.zeros((self.slots.shape[0], 2 * self.slots.shape[1]), dtype=np.int64)
             slots[:, : self.slots.shape[1]] = self.slots
@@ -427,6 +431,15 @@ class _O4ABank:
                 cap *= 2
             self.PS = np.concatenate([self.PS, np.zeros(cap - self.PS.size)])
             self.PE = np.concatenate([self.PE, np.zeros(cap - self.PE.size)])
+
+    def _plan(self, sim: UtilitySimulator, job: int, k: int, gamma: int, d: float, u: float) -> None:
+        """Record the committed job's :class:`Plan` (its executable set from the pool) in ``sim.plans``."""
+        st, ln = self.jp[job].tolist()
+        sim.plans[job] = Plan(gamma, tuple(self.PS[st : st + ln].tolist()), tuple(self.PE[st : st + ln].tolist()), d,
+                              d + float(sim._scale_down[job, k]), u)
+
+    def commit(self, sim: UtilitySimulator, job: int, k: int, dispatch_s: float) -> list[Completion]:
+        self._make_room(k)
         j = sim.jobs
         lv = self.lv
         no, gamma, d, u, wk, wb = (_K or _kernels()).o4b_commit(
@@ -435,10 +448,28 @@ class _O4ABank:
             self.PE, self.used, lv.nk, lv.lu, lv.lptr, lv.ls, lv.le, self.oj, self.oc, self.os, *self.utab)
         if wk:
             lv._grow(wk, wb)
-        st, ln = self.jp[job].tolist()
-        sim.plans[job] = Plan(gamma, tuple(self.PS[st : st + ln].tolist()), tuple(self.PE[st : st + ln].tolist()), d,
-                              d + float(sim._scale_down[job, k]), u)
+        self._plan(sim, job, k, gamma, d, u)
         return self.completions(sim, no) if no else []
+
+    def step(self, sim: UtilitySimulator, job: int, k: int, dispatch_s: float, t: float, jn: int,
+             out: np.ndarray) -> tuple[int, list[Completion], int, int]:
+        """:func:`~._kernels.o4b_step`: commit ``job`` on ``k`` at ``dispatch_s``, advance to ``t``, estimates of job
+        ``jn`` into ``out`` (none when ``jn < 0``). Returns ``(stage, completions (unsorted), wk, wb)``, the
+        kernel's stage and level-row widths still needed (the plan is recorded; the caller grows the rows)."""
+        j = sim.jobs
+        lv = self.lv
+        K = _K or _kernels()
+        while True:
+            stage, no, gamma, d, u, wk, wb = K.o4b_step(
+                k, job, dispatch_s, t, jn, self.ks, out, j.release_s, j.up_s, sim._scale_up, j.p_s, sim._scale_p,
+                j.down_s, sim._scale_down, self.s, self.fb, self.pdm, self.pdd, self.alpha, self.slots, self.si,
+                self.sf, self.jf, self.jp, self.PS, self.PE, self.used, lv.nk, lv.lu, lv.lptr, lv.ls, lv.le, self.oj,
+                self.oc, self.os, *self.utab)
+            if stage:
+                break
+            self._make_room(k)
+        self._plan(sim, job, k, gamma, d, u)
+        return stage, (self.completions(sim, no) if no else []), wk, wb
 
     def estimates(self, sim: UtilitySimulator, job: int, ks: np.ndarray, out: np.ndarray) -> None:
         """O4A's f† of ``job`` on the bank servers ``ks`` into ``out`` (PLAN on the current sets, no sync)."""
@@ -464,6 +495,11 @@ class Completion:
     completion_s: float
     jrt_s: float
     utility: float
+
+
+def _completion_key(c: Completion) -> tuple[float, int, int]:
+    """The order of a step's completions: completion time, server, job."""
+    return c.completion_s, c.server, c.job
 
 
 class UtilitySimulator:
@@ -727,7 +763,7 @@ class UtilitySimulator:
         self.now = max(self.now, t)
         out.extend(self._orphans)
         self._orphans = []
-        out.sort(key=lambda c: (c.completion_s, c.server, c.job))
+        out.sort(key=_completion_key)
         return out
 
     def _commit(self, job: int, server: int, dispatch_s: float) -> None:
@@ -746,6 +782,31 @@ class UtilitySimulator:
         if srv.name == "o4a":
             self.plans[job] = Plan(q.gamma, tuple(q.starts), tuple(q.ends), q.d, q.f, q.u)
         self._push(server)
+
+    def step_fast(self, job: int, server: int, t: float, next_job: int) -> tuple[list[Completion],
+                                                                               np.ndarray | None] | None:
+        """``dispatch(job, server)`` with no latency, ``advance_to(t)`` and, when ``next_job >= 0``,
+        ``estimates(next_job)``, in one kernel call (:meth:`_O4ABank.step`) when every server is in the O4A bank and
+        nothing else is due (no server event on the heap, no pending commit, no orphan completion): returns
+        ``(completions, estimates or None)``, what the three calls return; None (nothing done) otherwise."""
+        b = self._o4bank
+        if not FUSED_STEP or b is None or not b.all_members or self._bank is not None or self._heap or self._pending \
+                or self._orphans:
+            return None
+        out = np.empty(len(self.servers)) if next_job >= 0 else _NO_F  # every entry written (all in the bank)
+        stage, done, wk, wb = b.step(self, job, server, self.now, t, next_job, out)
+        self.server_of[job] = server
+        if stage == 1:  # the commit needed wider level rows: grow them, then advance and estimate one call each
+            b.lv._grow(wk, wb)
+            self._orphans.extend(done)
+            done = self.advance_to(t)
+            return done, (self.estimates(next_job) if next_job >= 0 else None)
+        self.now = max(self.now, t)
+        done.sort(key=_completion_key)
+        if stage == 2:  # the estimates needed wider level rows
+            b.lv._grow(wk, wb)
+            b.estimates(self, next_job, b.ks, out)
+        return done, (out if next_job >= 0 else None)
 
     def dispatch(self, job: int, server: int, latency_s: float = 0.0) -> None:
         """Send ``job`` to ``server`` now (``latency_s > 0``: commit at ``now + latency``, DO4A's query
@@ -772,7 +833,7 @@ class UtilitySimulator:
             if t == math.inf:
                 break
             out.extend(self.advance_to(t))
-        out.sort(key=lambda c: (c.completion_s, c.server, c.job))
+        out.sort(key=_completion_key)
         return out
 
     def queue_lengths(self) -> np.ndarray:
