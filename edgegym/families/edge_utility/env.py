@@ -379,6 +379,7 @@ class EdgeUtilityEnv(gym.Env):
         self._J = 0  # the episode's number of jobs (self.jobs.num_jobs)
         self._return = 0.0
         self._est_sim: np.ndarray | None = None
+        self._util_sim: tuple | None = None
 
     # ----------------------------------------------------------------- helpers
     def _row_of_server(self, k: int) -> int:
@@ -457,6 +458,7 @@ class EdgeUtilityEnv(gym.Env):
         self._est: np.ndarray | None = None
         self._est_all: np.ndarray | None = None
         self._est_sim: np.ndarray | None = None  # the simulator's estimates of the pending job (server order)
+        self._util_sim: tuple | None = None  # (_est_sim, g_j of each one's response time): the observation's
         self._inc: np.ndarray | None = None
         self._pending_done = []
         if self._k < self._J:
@@ -470,7 +472,7 @@ class EdgeUtilityEnv(gym.Env):
             raise RuntimeError("the episode has terminated; call reset()")
         a = self._check(action)
         i = self._k
-        mask = self.action_masks()
+        mask = self._mask_base if not self._mask_do4a else self.action_masks()  # read only
         if not mask[a]:  # a masked value: count it, use the legal server with the smallest planned LB
             self._illegal += 1
             legal = [r for r in np.flatnonzero(mask) if r < self.N]
@@ -482,14 +484,20 @@ class EdgeUtilityEnv(gym.Env):
         server = None if (self.allow_reject and a == self.N) else self._server_of_row(a)
         planned = 0.0
         if server is not None and self._dispatch_credit:  # planned utility of the discipline's estimate
+            util = None
             if self._est is not None and self._est_all is self._est:
                 f = self._est[a]
             elif self._est is None and self._est_sim is not None:  # the observation's estimates (server order)
                 f = self._est_sim[server]
+                if self._util_sim is not None and self._util_sim[0] is self._est_sim:  # and g of them
+                    util = self._util_sim[1][server]
             else:
                 f = self.query_finish(rows=[a])[a]
-            est = float(f) - float(self.jobs.release_s[i])
-            planned = float(self.jobs.utilities[i].vector(np.array([est]))[0])
+            if util is not None:
+                planned = float(util)
+            else:
+                est = float(f) - float(self.jobs.release_s[i])
+                planned = float(self.jobs.utilities[i].vector(np.array([est]))[0])
             self._planned[i] = planned
         self._decisions[i] = -1 if server is None else server
         self._k += 1
@@ -500,7 +508,7 @@ class EdgeUtilityEnv(gym.Env):
             fused = self.sim.step_fast(i, server, float(self.jobs.release_s[self._k]),
                                        self._k if self._obs_estimates else -1)
         if fused is not None:  # what _prepare does, with the estimates the observation reads
-            self._est = self._est_all = self._inc = None
+            self._est = self._est_all = self._inc = self._util_sim = None
             done += fused[0]
             self._est_sim = fused[1]
             self._pending_done = []
@@ -746,13 +754,17 @@ class EdgeUtilityEnv(gym.Env):
                 est = est[tab.idx]
         else:
             est = self._all_estimates()[tab.ridx]
+        server_order = est is self._est_sim and tab.idx is None
         est = est - float(self.jobs.release_s[i])
         out = np.empty((3, est.size))  # features 4, 6, 7 of each row, assigned at once
         # v1 (obs_relative): the estimate minus the best row's, which does not drift with the backlog
         x = est - est.min() if relative else est.copy()
         np.log1p(np.maximum(x, 0.0, out=x), out=out[0])
         if g0 > 0:
-            np.divide(self.jobs.utilities[i].vector(est), g0, out=out[1])
+            util = self.jobs.utilities[i].vector(est)
+            if server_order:  # the dispatch credit's planned utility of each server (v1), elementwise the same
+                self._util_sim = (self._est_sim, util)
+            np.divide(util, g0, out=out[1])
         else:
             out[1] = obs[tab.c6]
         if relative:
