@@ -7,6 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from test_speed_edge_utility_obs import _pure_reset  # reset on the pure-Python simulator
 
 import edgegym.workloads as workloads
 from edgegym.families.edge_utility import env as env_mod
@@ -194,3 +195,33 @@ def test_fused_step_matches_the_separate_calls(case, monkeypatch):
         for name in ("si", "sf", "jf", "jp"):
             assert np.array_equal(getattr(sa._o4bank, name), getattr(sb._o4bank, name)), name
     assert steps >= 400
+
+
+def test_plans_are_built_on_first_read_and_follow_copies():
+    """``sim.plans`` on the O4A bank holds each plan's scalars until read: it reads like the dict of the server
+    objects' plans (keys in commit order, ``==``, ``in``, ``len``), and forks, pickles and deep copies read their own
+    bank's pool."""
+    import copy
+    import pickle
+
+    from edgegym.families.edge_utility.disciplines import Plan
+
+    config = {"workload": {"num_jobs": 200}}
+    env = EdgeUtilityEnv("testbed-stressed", config=config)
+    pure = EdgeUtilityEnv("testbed-stressed", config=config)
+    env.reset(seed=3)
+    _pure_reset(pure, 3)
+    rng = np.random.default_rng(3)
+    for _ in range(80):
+        a = int(rng.choice(np.flatnonzero(env.action_masks())))
+        env.step(a)
+        pure.step(a)
+    plans = env.sim.plans
+    assert list(plans) == list(pure.sim.plans) == [j for j in range(80) if j in plans]
+    copies = [env.fork(seed=1), env.fork(future="keep"), pickle.loads(pickle.dumps(env)), copy.deepcopy(env)]
+    assert len(plans) == len(pure.sim.plans) == 80 and 79 in plans and 80 not in plans
+    assert plans == pure.sim.plans and pure.sim.plans == dict(plans.items())
+    assert all(type(plans[j]) is Plan for j in plans)
+    for c in copies:
+        assert c.sim.plans.bank is c.sim._o4bank is not env.sim._o4bank
+        assert c.sim.plans == pure.sim.plans

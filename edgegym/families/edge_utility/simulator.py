@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -433,10 +434,14 @@ class _O4ABank:
             self.PE = np.concatenate([self.PE, np.zeros(cap - self.PE.size)])
 
     def _plan(self, sim: UtilitySimulator, job: int, k: int, gamma: int, d: float, u: float) -> None:
-        """Record the committed job's :class:`Plan` (its executable set from the pool) in ``sim.plans``."""
+        """Record the committed job's :class:`Plan` in ``sim.plans`` (its executable set read from the pool when the
+        entry is first read: :class:`_Plans`)."""
+        sim.plans.put_raw(job, (gamma, d, d + float(sim._scale_down[job, k]), u))
+
+    def plan_of(self, job: int, raw: tuple) -> Plan:
+        """The :class:`Plan` of a committed job from its ``(γ, d†, f†, u)`` and its executable set in the pool."""
         st, ln = self.jp[job].tolist()
-        sim.plans[job] = Plan(gamma, tuple(self.PS[st : st + ln].tolist()), tuple(self.PE[st : st + ln].tolist()), d,
-                              d + float(sim._scale_down[job, k]), u)
+        return Plan(raw[0], tuple(self.PS[st : st + ln].tolist()), tuple(self.PE[st : st + ln].tolist()), *raw[1:])
 
     def commit(self, sim: UtilitySimulator, job: int, k: int, dispatch_s: float) -> list[Completion]:
         self._make_room(k)
@@ -483,6 +488,46 @@ class _O4ABank:
             if not wk:
                 return
             lv._grow(wk, wb)
+
+
+class _Plans(MutableMapping):
+    """``UtilitySimulator.plans``: job -> :class:`Plan`, a mapping like a dict. A commit on the O4A bank stores the
+    plan's scalars only, and its executable set is read from the bank's pool (whose entries for a committed job never
+    change) when the entry is first read, so that a step builds no tuple that nobody reads."""
+
+    __slots__ = ("_d", "bank")
+
+    def __init__(self) -> None:
+        self._d: dict = {}
+        self.bank: _O4ABank | None = None
+
+    def put_raw(self, job: int, raw: tuple) -> None:
+        """Record ``(γ, d†, f†, u)`` of a job committed on :attr:`bank`."""
+        self._d[job] = raw
+
+    def __getitem__(self, job: int) -> Plan:
+        v = self._d[job]
+        if type(v) is tuple:
+            v = self._d[job] = self.bank.plan_of(job, v)
+        return v
+
+    def __setitem__(self, job: int, plan: Plan) -> None:
+        self._d[job] = plan
+
+    def __delitem__(self, job: int) -> None:
+        del self._d[job]
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __contains__(self, job) -> bool:
+        return job in self._d
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
 
 
 # ------------------------------------------------------------------------------------------ simulator
@@ -563,7 +608,8 @@ class UtilitySimulator:
         self.jrt_s = np.full(J, np.nan)
         self.server_of = np.full(J, -1, dtype=np.int64)
         self.completed = np.zeros(J, dtype=bool)
-        self.plans: dict[int, Plan] = {}
+        self.plans = _Plans()  # job -> Plan (a mapping like a dict)
+        self.plans.bank = self._o4bank
         self._orphans: list[Completion] = []  # completions found by a sync outside advance_to
         self._scale_p = jobs.p_est_s * self.plan_scale
         self._scale_up = jobs.up_est_s * self.plan_scale
