@@ -225,3 +225,22 @@ def test_plans_are_built_on_first_read_and_follow_copies():
     for c in copies:
         assert c.sim.plans.bank is c.sim._o4bank is not env.sim._o4bank
         assert c.sim.plans == pure.sim.plans
+
+
+def test_upper_bound_matches_the_per_job_definition():
+    """``upper_bound`` (Python floats, ``math.isfinite``) gives the paper's bound ``max_j g_i(p_ij/s + Δ↑ + Δ↓)`` job
+    by job as the numpy-scalar loop does, with every column, some, or none usable (0 without a usable server)."""
+    from edgegym.families.edge_utility.simulator import upper_bound
+
+    env = EdgeUtilityEnv("sim300-cloud", config={"workload": {"num_jobs": 300}})
+    for seed in range(3):
+        env.reset(seed=seed)
+        jobs = env.jobs
+        for usable in (None, np.arange(jobs.num_servers) % 3 == 0, np.zeros(jobs.num_servers, dtype=bool)):
+            lb = jobs.p_s / 1.5 + jobs.up_s + jobs.down_s
+            if usable is not None:
+                lb = np.where(usable[None, :], lb, np.inf)
+            best = lb.min(axis=1)
+            want = np.array([g(t) if np.isfinite(t) else 0.0 for g, t in zip(jobs.utilities, best, strict=True)])
+            got = upper_bound(jobs, 1.5, usable)
+            assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -1532,3 +1532,27 @@ def o4b_step(k, j, dispatch, t, jn, ks, out, rel, up_t, up_p, p_t, p_p, down_t, 
         if wk > 0:
             return 2, no, gamma, d, u, wk, wb
     return 3, no, gamma, d, u, 0, 0
+
+
+@njit
+def o4b_drain(ks, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, code, ua, ub, uc, inc, bptr, brk, val):
+    """``UtilitySimulator.drain`` on the O4A bank in one call: while a server has a scheduled event,
+    :func:`o4b_advance_due` to the earliest one (:func:`bank_next_due`). Returns ``(completions, the last time
+    advanced to)`` (``-inf`` when nothing was scheduled); the completions fill ``oj/oc/os`` from index 0."""
+    no = 0
+    last = -INF
+    while True:
+        t = INF
+        for k in ks:
+            if sf[k, SEV] < t:
+                t = sf[k, SEV]
+        if t == INF:
+            break
+        for k in ks:
+            if sf[k, SEV] <= t:
+                no = o4b_sync(k, t, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, no, code, ua, ub, uc, inc, bptr,
+                              brk, val)
+                sf[k, SEV] = o4b_next_event(k, s, fb, slots, si, sf, jf, jp, PS, PE, code, ua, ub, uc, inc, bptr, brk,
+                                            val)
+        last = t
+    return no, last

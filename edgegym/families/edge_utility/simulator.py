@@ -54,7 +54,8 @@ from .utility_fn import UtilityFn
 #: helpers, the previous compiled path; both give identical results)
 O4A_BANK = True
 #: an env step on a simulator whose servers are all in the O4A bank (commit, advance to the next release, estimates of
-#: the next job) as one kernel call, :meth:`UtilitySimulator.step_fast` (False: the three calls; identical results)
+#: the next job) as one kernel call, :meth:`UtilitySimulator.step_fast`, and its :meth:`~UtilitySimulator.drain` as
+#: one (False: a call per operation or event; identical results)
 FUSED_STEP = True
 _NO_F = np.zeros(0)
 _NO_I = np.zeros(0, dtype=np.int64)
@@ -166,7 +167,7 @@ def upper_bound(jobs: UtilityJobs, speed: float = 1.0, servers: np.ndarray | Non
     if servers is not None:
         lb = np.where(np.asarray(servers, dtype=bool)[None, :], lb, np.inf)
     best = lb.min(axis=1)  # g is non-increasing: the smallest no-queue JRT is the best
-    return np.array([u(t) if np.isfinite(t) else 0.0 for u, t in zip(jobs.utilities, best, strict=True)])
+    return np.array([u(t) if math.isfinite(t) else 0.0 for u, t in zip(jobs.utilities, best.tolist(), strict=True)])
 
 
 # ------------------------------------------------------------------------------------------ server bank
@@ -866,6 +867,15 @@ class UtilitySimulator:
 
     def drain(self) -> list[Completion]:
         """Advance until nothing can change any more; return the completions."""
+        b = self._o4bank
+        if FUSED_STEP and b is not None and b.all_members and self._bank is None and not self._heap \
+                and not self._pending and not self._orphans:  # every event of the O4A bank in one kernel call
+            no, last = (_K or _kernels()).o4b_drain(b.ks, b.s, b.fb, b.slots, b.si, b.sf, b.jf, b.jp, b.PS, b.PE,
+                                                    b.oj, b.oc, b.os, *b.utab)
+            out = b.completions(self, no) if no else []
+            self.now = max(self.now, last)
+            out.sort(key=_completion_key)
+            return out
         out: list[Completion] = []
         while self._pending:
             out.extend(self.advance_to(self._pending[0][0]))
