@@ -291,8 +291,11 @@ class _JobFeatures:
         if not relative:
             gl[:, 0] = [math.log1p(x) / 10 for x in r[lo:hi].tolist()]
             gl[:, 1] = np.arange(lo, hi) / J
-        gl[:, 2] = [_log_rate(i - max(0, i - 50), float(r[i]) - float(r[max(0, i - 50)])) / 5
-                    for i in range(lo, hi)]
+        base = max(0, lo - 50)
+        rl = r[base:hi].tolist()  # Python floats: the differences of float(r[i]) - float(r[i - 50])
+        first = [max(0, i - 50) for i in range(lo, hi)]  # the first of the last 50 releases
+        gl[:, 2] = [_log_rate(i - j, rl[i - base] - rl[j - base]) / 5
+                    for i, j in zip(range(lo, hi), first, strict=True)]
         return obs.astype(np.float32), g0l
 
 
@@ -502,7 +505,7 @@ class EdgeUtilityEnv(gym.Env):
         self._decisions[i] = -1 if server is None else server
         self._k += 1
         terminated = self._k >= self._J
-        done = list(self._pending_done)  # completions at exactly r_i were found before the decision
+        done = list(self._pending_done) if self._pending_done else []  # completions at r_i, found before the decision
         fused = None
         if server is not None and not terminated and not self._latency > 0:  # dispatch, advance, estimate: one call
             fused = self.sim.step_fast(i, server, float(self.jobs.release_s[self._k]),
@@ -523,7 +526,7 @@ class EdgeUtilityEnv(gym.Env):
                 self._prepare()
                 done += self._pending_done
                 self._pending_done = []
-        utility = sum(c.utility for c in done)
+        utility = sum([c.utility for c in done]) if done else 0
         reward = self._credit(done, planned, terminated, utility)
         self._return += reward
         info: dict = {
@@ -738,15 +741,13 @@ class EdgeUtilityEnv(gym.Env):
             tab = self._job_features = _JobFeatures(self)
         obs, g0 = tab.row(self, i)
         relative = self._relative
-        ql = sim.queue_lengths()
+        ql = sim.queue_lengths(float)
         if tab.idx is not None:
             ql = ql[tab.idx]
-        ql = ql.astype(float)
         if not self._obs_estimates:
             # v1: queue length relative to the longest queue (in [0, 1]) instead of log1p of the absolute length
             obs[tab.c7] = ql / (1.0 + ql.max()) if relative else np.log1p(ql)
             return obs
-        self._require_pending()
         # the estimates of the rows that exist are the simulator's, in server order (kept for query_finish)
         if self._est is None:
             est = self._est_sim = sim.estimates(i) if self._est_sim is None else self._est_sim
@@ -758,7 +759,7 @@ class EdgeUtilityEnv(gym.Env):
         est = est - float(self.jobs.release_s[i])
         out = np.empty((3, est.size))  # features 4, 6, 7 of each row, assigned at once
         # v1 (obs_relative): the estimate minus the best row's, which does not drift with the backlog
-        x = est - est.min() if relative else est.copy()
+        x = est - np.minimum.reduce(est) if relative else est.copy()  # (est.min(), without its Python wrapper)
         np.log1p(np.maximum(x, 0.0, out=x), out=out[0])
         if g0 > 0:
             util = self.jobs.utilities[i].vector(est)
@@ -768,7 +769,7 @@ class EdgeUtilityEnv(gym.Env):
         else:
             out[1] = obs[tab.c6]
         if relative:
-            np.divide(ql, 1.0 + ql.max(), out=out[2])
+            np.divide(ql, 1.0 + np.maximum.reduce(ql), out=out[2])
         else:
             np.log1p(ql, out=out[2])
         obs[tab.c467] = out.ravel()

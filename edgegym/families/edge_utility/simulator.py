@@ -892,13 +892,13 @@ class UtilitySimulator:
         out.sort(key=_completion_key)
         return out
 
-    def queue_lengths(self) -> np.ndarray:
-        """Unfinished jobs on each server (committed, not completed).                          # (M,) int"""
+    def queue_lengths(self, dtype=np.int64) -> np.ndarray:
+        """Unfinished jobs on each server (committed, not completed), a new array of ``dtype``.     # (M,) int"""
         if self._bank is not None and self._bank.all_members:
-            return self._bank.si[:, 0].copy()
+            return self._bank.si[:, 0].astype(dtype)
         if self._o4bank is not None and self._o4bank.all_members:
-            return self._o4bank.si[:, 0].copy()
-        return np.array([srv.queue_length for srv in self.servers], dtype=np.int64)
+            return self._o4bank.si[:, 0].astype(dtype)
+        return np.array([srv.queue_length for srv in self.servers], dtype=np.int64).astype(dtype, copy=False)
 
     @property
     def preemptions(self) -> int:
