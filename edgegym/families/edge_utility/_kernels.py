@@ -1556,3 +1556,30 @@ def o4b_drain(ks, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, code, ua, ub
                                             val)
         last = t
     return no, last
+
+
+@njit
+def obs_server_features(est, r, ql, relative, feat):
+    """The arithmetic of the observation's server-state features (``EdgeUtilityEnv._observation``), before its numpy
+    functions: ``feat[2]`` = the estimated response times ``est − r``; ``feat[0]`` = the same minus the smallest of
+    them when ``relative`` (a NaN-propagating minimum, as ``ndarray.min``); ``feat[1]`` = the queue lengths ``ql``,
+    divided by ``1 + their largest`` when ``relative``. Elementwise the numpy expressions' operations."""
+    n = est.size
+    for k in range(n):
+        feat[2, k] = est[k] - r
+    if relative:
+        m = feat[2, 0]
+        q = ql[0]
+        for k in range(1, n):
+            v = feat[2, k]
+            if v < m or v != v:
+                m = v
+            if ql[k] > q or ql[k] != ql[k]:
+                q = ql[k]
+        for k in range(n):
+            feat[0, k] = feat[2, k] - m
+            feat[1, k] = ql[k] / (1.0 + q)
+    else:
+        for k in range(n):
+            feat[0, k] = feat[2, k]
+            feat[1, k] = ql[k]

@@ -51,7 +51,7 @@ from .presets import (
     offered_load,
     release_rate_per_s,
 )
-from .simulator import UtilityJobs, UtilitySimulator, upper_bound
+from .simulator import UtilityJobs, UtilitySimulator, _kernels, upper_bound
 from .utility_fn import FAMILY_CODES, vector_rows
 
 __all__ = ["EdgeUtilityEnv", "UtilityView", "observation_features"]
@@ -227,7 +227,7 @@ class _JobFeatures:
         #: flat observation index of each row's first feature
         self.cols = _JOB_FEATURES + self.ridx * _ROW_FEATURES
         self.c4, self.c6, self.c7 = self.cols + 4, self.cols + 6, self.cols + 7  # estimate and queue features
-        self.c467 = np.concatenate([self.c4, self.c6, self.c7])  # the three, one assignment of a (3, rows) block
+        self.c476 = np.concatenate([self.c4, self.c7, self.c6])  # the three, one assignment of a (3, rows) block
         self.dim = len(env.features)
         #: first job of a block -> (its end, float32 rows, g_max of each job)
         self.blocks: dict[int, tuple[int, np.ndarray, list[float]]] = {}
@@ -732,8 +732,9 @@ class EdgeUtilityEnv(gym.Env):
     def _observation(self) -> np.ndarray:
         """The observation of the pending job: the features that depend on the job alone come from a per-episode
         table (:class:`_JobFeatures`, filled a block of jobs at a time), the server-state ones (estimates, queue
-        lengths) are computed here with the numpy operations of :meth:`_observation_reference`, so the values are
-        identical (``tests/speed/test_speed_edge_utility_obs.py``)."""
+        lengths) are computed here with the operations of :meth:`_observation_reference` (its arithmetic in one
+        compiled call, ``obs_server_features``; its numpy functions on the result), so the values are identical
+        (``tests/speed/test_speed_edge_utility_obs.py``)."""
         i = self._k
         sim = self.sim
         tab = self._job_features
@@ -756,23 +757,23 @@ class EdgeUtilityEnv(gym.Env):
         else:
             est = self._all_estimates()[tab.ridx]
         server_order = est is self._est_sim and tab.idx is None
-        est = est - float(self.jobs.release_s[i])
-        out = np.empty((3, est.size))  # features 4, 6, 7 of each row, assigned at once
-        # v1 (obs_relative): the estimate minus the best row's, which does not drift with the backlog
-        x = est - np.minimum.reduce(est) if relative else est.copy()  # (est.min(), without its Python wrapper)
-        np.log1p(np.maximum(x, 0.0, out=x), out=out[0])
+        # features 4, 7 and 6 of each row, assigned at once: est − r (minus the best row's, v1: it does not drift with
+        # the backlog), the queue lengths (v1: relative to the longest queue), g_j(est − r) / g_max
+        feat = np.empty((3, est.size))
+        _kernels().obs_server_features(est, float(self.jobs.release_s[i]), ql, relative, feat)
+        np.maximum(feat[0], 0.0, out=feat[0])
+        if relative:
+            np.log1p(feat[0], out=feat[0])
+        else:
+            np.log1p(feat[:2], out=feat[:2])
         if g0 > 0:
-            util = self.jobs.utilities[i].vector(est)
+            util = self.jobs.utilities[i].vector(feat[2])
             if server_order:  # the dispatch credit's planned utility of each server (v1), elementwise the same
                 self._util_sim = (self._est_sim, util)
-            np.divide(util, g0, out=out[1])
+            np.divide(util, g0, out=feat[2])
         else:
-            out[1] = obs[tab.c6]
-        if relative:
-            np.divide(ql, 1.0 + np.maximum.reduce(ql), out=out[2])
-        else:
-            np.log1p(ql, out=out[2])
-        obs[tab.c467] = out.ravel()
+            feat[2] = obs[tab.c6]
+        obs[tab.c476] = feat.ravel()
         return obs
 
     def _observation_reference(self) -> np.ndarray:
