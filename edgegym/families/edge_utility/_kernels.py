@@ -1509,17 +1509,18 @@ def o4b_step(k, j, dispatch, t, jn, ks, out, rel, up_t, up_p, p_t, p_p, down_t, 
     ``oj/oc/os``), then :func:`o4b_estimates` of job ``jn`` (released at ``rel[jn]``) into ``out`` (skipped when
     ``jn < 0``): the calls the simulator makes one after the other, in the same order on the same arrays.
 
-    Returns ``(stage, completions, γ, d†, u, wk, wb)``: stage 0 when ``slots`` or the set pool has no room for the
-    commit (nothing done: make room, call again); 1 when the commit needs wider level rows (``wk, wb``; committed,
-    nothing advanced); 2 when the estimates need wider rows (``wk, wb``; committed and advanced, no estimate
-    written); 3 when all is done."""
+    Returns ``(stage, completions, γ, d†, f† = d† + the job's planned Δ↓, u, wk, wb)``: stage 0 when ``slots`` or
+    the set pool has no room for the commit (nothing done: make room, call again); 1 when the commit needs wider level
+    rows (``wk, wb``; committed, nothing advanced); 2 when the estimates need wider rows (``wk, wb``; committed and
+    advanced, no estimate written); 3 when all is done."""
     if si[k, ON] == slots.shape[1] or used[0] + si[k, ONSET] + 2 > PS.size:
-        return 0, 0, 0, 0.0, 0.0, 0, 0
+        return 0, 0, 0, 0.0, 0.0, 0.0, 0, 0
     no, gamma, d, u, wk, wb = o4b_commit(k, j, dispatch, rel, up_t, up_p, p_t, p_p, down_t, down_p, s, fb, pdm, pdd,
                                          alpha, slots, si, sf, jf, jp, PS, PE, used, nk, blu, blptr, bls, ble, oj, oc,
                                          os, code, ua, ub, uc, inc, bptr, brk, val)
+    f = d + down_p[j, k]
     if wk > 0:
-        return 1, no, gamma, d, u, wk, wb
+        return 1, no, gamma, d, f, u, wk, wb
     for k2 in ks:
         if sf[k2, SEV] <= t:
             no = o4b_sync(k2, t, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, no, code, ua, ub, uc, inc, bptr,
@@ -1530,8 +1531,8 @@ def o4b_step(k, j, dispatch, t, jn, ks, out, rel, up_t, up_p, p_t, p_p, down_t, 
         wk, wb = o4b_estimates(ks, rel[jn], up_p[jn], p_p[jn], down_p[jn], pdm, pdd, jn, alpha, out, slots, si, sf,
                                jf, jp, PS, PE, nk, blu, blptr, bls, ble, code, ua, ub, uc, inc, bptr, brk, val)
         if wk > 0:
-            return 2, no, gamma, d, u, wk, wb
-    return 3, no, gamma, d, u, 0, 0
+            return 2, no, gamma, d, f, u, wk, wb
+    return 3, no, gamma, d, f, u, 0, 0
 
 
 @njit

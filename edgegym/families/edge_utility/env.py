@@ -260,7 +260,7 @@ class _JobFeatures:
         jobs, sim = self.jobs, env.sim
         J = jobs.num_jobs
         n = hi - lo
-        obs = np.zeros((n, self.dim))
+        obs = np.zeros((n, self.dim), dtype=np.float32)  # each float64 value rounded once as it is stored
         us = jobs.utilities[lo:hi]
         g0l = [g.g_max for g in us]
         g0 = np.array(g0l)
@@ -296,7 +296,7 @@ class _JobFeatures:
         first = [max(0, i - 50) for i in range(lo, hi)]  # the first of the last 50 releases
         gl[:, 2] = [_log_rate(i - j, rl[i - base] - rl[j - base]) / 5
                     for i, j in zip(range(lo, hi), first, strict=True)]
-        return obs.astype(np.float32), g0l
+        return obs, g0l
 
 
 class EdgeUtilityEnv(gym.Env):

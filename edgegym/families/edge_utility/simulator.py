@@ -434,10 +434,10 @@ class _O4ABank:
             self.PS = np.concatenate([self.PS, np.zeros(cap - self.PS.size)])
             self.PE = np.concatenate([self.PE, np.zeros(cap - self.PE.size)])
 
-    def _plan(self, sim: UtilitySimulator, job: int, k: int, gamma: int, d: float, u: float) -> None:
+    def _plan(self, sim: UtilitySimulator, job: int, gamma: int, d: float, f: float, u: float) -> None:
         """Record the committed job's :class:`Plan` in ``sim.plans`` (its executable set read from the pool when the
         entry is first read: :class:`_Plans`)."""
-        sim.plans.put_raw(job, (gamma, d, d + float(sim._scale_down[job, k]), u))
+        sim.plans.put_raw(job, (gamma, d, f, u))
 
     def plan_of(self, job: int, raw: tuple) -> Plan:
         """The :class:`Plan` of a committed job from its ``(γ, d†, f†, u)`` and its executable set in the pool."""
@@ -454,7 +454,7 @@ class _O4ABank:
             self.PE, self.used, lv.nk, lv.lu, lv.lptr, lv.ls, lv.le, self.oj, self.oc, self.os, *self.utab)
         if wk:
             lv._grow(wk, wb)
-        self._plan(sim, job, k, gamma, d, u)
+        self._plan(sim, job, gamma, d, d + float(sim._scale_down[job, k]), u)
         return self.completions(sim, no) if no else []
 
     def step(self, sim: UtilitySimulator, job: int, k: int, dispatch_s: float, t: float, jn: int,
@@ -466,7 +466,7 @@ class _O4ABank:
         lv = self.lv
         K = _K or _kernels()
         while True:
-            stage, no, gamma, d, u, wk, wb = K.o4b_step(
+            stage, no, gamma, d, f, u, wk, wb = K.o4b_step(
                 k, job, dispatch_s, t, jn, self.ks, out, j.release_s, j.up_s, sim._scale_up, j.p_s, sim._scale_p,
                 j.down_s, sim._scale_down, self.s, self.fb, self.pdm, self.pdd, self.alpha, self.slots, self.si,
                 self.sf, self.jf, self.jp, self.PS, self.PE, self.used, lv.nk, lv.lu, lv.lptr, lv.ls, lv.le, self.oj,
@@ -474,7 +474,7 @@ class _O4ABank:
             if stage:
                 break
             self._make_room(k)
-        self._plan(sim, job, k, gamma, d, u)
+        self._plan(sim, job, gamma, d, f, u)
         return stage, (self.completions(sim, no) if no else []), wk, wb
 
     def estimates(self, sim: UtilitySimulator, job: int, ks: np.ndarray, out: np.ndarray) -> None:
