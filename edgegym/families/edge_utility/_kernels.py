@@ -1373,9 +1373,10 @@ def o4b_sync(k, t1, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, no, code, 
 
 
 @njit
-def o4b_advance_due(t, ks, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, code, ua, ub, uc, inc, bptr, brk, val):
-    """:func:`bank_advance_due` for the O4A bank. Returns the number of completions."""
-    no = 0
+def o4b_advance_due(t, ks, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, code, ua, ub, uc, inc, bptr, brk, val,
+                    no=0):
+    """:func:`bank_advance_due` for the O4A bank, its completions appended to ``oj/oc/os`` from index ``no``.
+    Returns the new number of completions."""
     for k in ks:
         if sf[k, SEV] <= t:
             no = o4b_sync(k, t, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, no, code, ua, ub, uc, inc, bptr,
@@ -1521,12 +1522,8 @@ def o4b_step(k, j, dispatch, t, jn, ks, out, rel, up_t, up_p, p_t, p_p, down_t, 
     f = d + down_p[j, k]
     if wk > 0:
         return 1, no, gamma, d, f, u, wk, wb
-    for k2 in ks:
-        if sf[k2, SEV] <= t:
-            no = o4b_sync(k2, t, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, no, code, ua, ub, uc, inc, bptr,
-                          brk, val)
-            sf[k2, SEV] = o4b_next_event(k2, s, fb, slots, si, sf, jf, jp, PS, PE, code, ua, ub, uc, inc, bptr, brk,
-                                         val)
+    no = o4b_advance_due(t, ks, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, code, ua, ub, uc, inc, bptr, brk, val,
+                         no)
     if jn >= 0:
         wk, wb = o4b_estimates(ks, rel[jn], up_p[jn], p_p[jn], down_p[jn], pdm, pdd, jn, alpha, out, slots, si, sf,
                                jf, jp, PS, PE, nk, blu, blptr, bls, ble, code, ua, ub, uc, inc, bptr, brk, val)
@@ -1543,18 +1540,11 @@ def o4b_drain(ks, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, code, ua, ub
     no = 0
     last = -INF
     while True:
-        t = INF
-        for k in ks:
-            if sf[k, SEV] < t:
-                t = sf[k, SEV]
+        t = bank_next_due(ks, sf)
         if t == INF:
             break
-        for k in ks:
-            if sf[k, SEV] <= t:
-                no = o4b_sync(k, t, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, no, code, ua, ub, uc, inc, bptr,
-                              brk, val)
-                sf[k, SEV] = o4b_next_event(k, s, fb, slots, si, sf, jf, jp, PS, PE, code, ua, ub, uc, inc, bptr, brk,
-                                            val)
+        no = o4b_advance_due(t, ks, s, fb, slots, si, sf, jf, jp, PS, PE, oj, oc, os, code, ua, ub, uc, inc, bptr, brk,
+                             val, no)
         last = t
     return no, last
 
