@@ -28,11 +28,16 @@ def _short(action) -> str:
 def check_discrete_action(space, action) -> int:
     """The action of a ``Discrete`` space as a Python ``int``; ``ValueError`` naming the space otherwise."""
     lo, hi = int(space.start), int(space.start) + int(space.n) - 1
-    expected = f"expected an integer in [{lo}, {hi}] (a Python int or a NumPy integer scalar)"
-    head = f"action {_short(action)} is not in the action space {space}"
-    if isinstance(action, bool | np.bool_):
-        raise ValueError(f"{head}: a bool; {expected}")
-    if isinstance(action, numbers.Integral):
+
+    def fail(why: str):  # the message is built only on failure (the space's repr costs a few µs per step)
+        return ValueError(f"action {_short(action)} is not in the action space {space}: {why}; expected an integer "
+                          f"in [{lo}, {hi}] (a Python int or a NumPy integer scalar)")
+
+    if type(action) is int:  # the common case first
+        a = action
+    elif isinstance(action, bool | np.bool_):
+        raise fail("a bool")
+    elif isinstance(action, numbers.Integral):
         a = int(action)
     elif isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
         a = int(action)
@@ -40,9 +45,9 @@ def check_discrete_action(space, action) -> int:
         kind = type(action).__name__
         if isinstance(action, np.ndarray):
             kind = f"an array of dtype {action.dtype} and shape {action.shape}"
-        raise ValueError(f"{head}: {kind}; {expected}")
+        raise fail(kind)
     if not lo <= a <= hi:
-        raise ValueError(f"{head}: out of range; {expected}")
+        raise fail("out of range")
     return a
 
 
