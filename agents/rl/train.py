@@ -235,7 +235,7 @@ def resolve_hyperparams(algo: str, env_id: str, path: str | Path | None = None, 
         before, after = _leaves(shipped), _leaves(hp)
         if "teacher" not in before and "bc_teacher" in before:  # a teacher replaces the recipe's behaviour cloning's
             before["teacher"] = before["bc_teacher"]
-        changes = [{"key": k, "from": before.get(k), "to": v, "by": str(path)}
+        changes = [{"key": k, "from": before.get(k), "to": v, "by": shown_recipe(path)}
                    for k, v in after.items() if before.get(k, _UNSET) != v]
     for k, v in (overrides or {}).items():
         if v is None:
@@ -367,6 +367,7 @@ def train(
     replace_hyperparams: bool = False,
     overrides: dict | None = None,
     log_every_s: float = 60.0,
+    on_model=None,
 ) -> dict:
     """Train ``algo`` on ``env_id`` for ``timesteps`` env steps; save ``out/model.zip``; return the summary.
 
@@ -389,6 +390,11 @@ def train(
     the evaluation seeds, the teacher's label time), the hyperparameters, diagnostics and ``warnings`` (not
     learning, argmax collapse, regression below the starting policy, a teacher that is not Markov; also printed on
     stderr).
+
+    ``on_model(stage, row, model)``, when given, is called after every evaluation of the model being trained: ``stage``
+    ``"dagger"`` with :func:`~edgegym.agents.rl.dagger.run_dagger`'s round row (round 0: the behaviour-cloned
+    model), ``"ppo"`` with :class:`~edgegym.agents.rl.best.BestModelCallback`'s row; a true return value stops
+    training there (no further rounds, no PPO), and the best model so far is saved as usual.
     """
     import gymnasium as gym
     import torch
@@ -507,19 +513,27 @@ def train(
         def _on_step(self) -> bool:
             return True
 
+    stop = {"now": False}
+
+    def hook(stage: str):
+        def call(row: dict) -> bool:
+            stop["now"] = bool(on_model(stage, row, model))
+            return stop["now"]
+        return call if on_model is not None else None
+
     bc_summary = dagger_summary = None
     if bc.get("bc_teacher"):
         from .dagger import warm_start
 
         bc_summary, dagger_summary = warm_start(
             model, env_id, bc, dg, env_config=train_cfg, eval_seeds=range(eval_seed, eval_seed + n_eval), seed=seed,
-            keep_best=keep_best, progress=say if progress else None, phases=phases)
+            keep_best=keep_best, progress=say if progress else None, phases=phases, on_round=hook("dagger"))
     from .diagnostics import DiagnosticsCallback, warnings_for
 
     timer = _RolloutTimer()
     diag = DiagnosticsCallback()
     keeper = BestModelCallback(env_id, train_cfg, range(eval_seed, eval_seed + n_eval), ef,
-                               progress=say if progress else None)
+                               progress=say if progress else None, on_evaluation=hook("ppo"))
     # the keeper evaluates at rollout starts: first, so that its evaluations stay out of the rollout timer
     callbacks = [keeper, timer, diag]
     bar = progress and sys.stderr.isatty()  # a log file gets a short line at a regular interval instead of a bar
@@ -527,7 +541,7 @@ def train(
         callbacks.append(LogProgressCallback(timesteps, say, every_s=log_every_s))
     if cf > 0:
         callbacks.append(CheckpointCallback(max(cf // n_envs, 1), str(out / "checkpoints"), name_prefix="model"))
-    if int(timesteps) > 0:
+    if int(timesteps) > 0 and not stop["now"]:
         say(f"PPO: {int(timesteps)} env steps on {n_envs} env(s), {threads} PyTorch thread(s); evaluations on seeds "
             f"{eval_seed}-{eval_seed + n_eval - 1} " + (f"every {ef} steps" if ef > 0 else "at the start and the end"))
         t0 = time.perf_counter()
@@ -539,7 +553,7 @@ def train(
     else:
         say("PPO: none (--timesteps 0): the model is the " + ("best DAgger round's" if dagger_summary else
                                                                "behaviour-cloned one"))
-        if dagger_summary is None:
+        if dagger_summary is None and not stop["now"]:
             keeper.init_callback(model)
             keeper.evaluate_now()
             phases["evaluations_s"] = keeper.eval_s
