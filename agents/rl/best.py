@@ -113,8 +113,12 @@ class BestModelCallback(_callback_base()):
     is the row of the best mean return (the earliest on ties).
     """
 
-    def __init__(self, env_id: str, env_config: dict | None, seeds, eval_freq: int, progress=None) -> None:
+    def __init__(self, env_id: str, env_config: dict | None, seeds, eval_freq: int, progress=None,
+                 on_evaluation=None) -> None:
         super().__init__()
+        #: ``on_evaluation(row)`` after every evaluation; a true return value stops training at the next step
+        self._on_evaluation = on_evaluation
+        self._stop = False
         self.env_id, self.env_config = env_id, env_config
         self.seeds = [int(s) for s in seeds]
         self.eval_freq = int(eval_freq)
@@ -149,6 +153,8 @@ class BestModelCallback(_callback_base()):
             self._progress(f"evaluation at {row['timesteps']} steps: mean return {row['mean_return']:.4g} "
                            f"(best {self.best['mean_return']:.4g} at {self.best['timesteps']}), "
                            f"top action share {row['max_action_share']:.2f}")
+        if self._on_evaluation is not None and self._on_evaluation(row):
+            self._stop = True
         return row
 
     def _updates(self) -> int:
@@ -170,7 +176,7 @@ class BestModelCallback(_callback_base()):
             self.evaluate_now()
 
     def _on_step(self) -> bool:
-        return True
+        return not self._stop
 
     def restore_best(self) -> bool:
         """Load the best evaluated weights into the model when they beat the final ones; whether it did."""

@@ -134,7 +134,7 @@ def label_student_states(model, env_id: str, teacher: str, seeds, env_config: di
 def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, rounds: int, episodes: int,
                env_config: dict | None = None, eval_seeds=(), beta: float = 0.0, seed_start: int = 30_000,
                epochs: int = 20, seed: int = 0, keep_best: bool = True, progress=None, workers: int = 1,
-               address: str | None = None, pool=None) -> dict:
+               address: str | None = None, pool=None, on_round=None) -> dict:
     """Rounds 1..``rounds`` of DAgger on ``model`` (already fitted to ``round0``, the teacher's own trajectories).
 
     Every round: label the student's states (:func:`label_student_states`, seeds ``seed_start + (i-1)·episodes``
@@ -153,7 +153,8 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
     ``student_objective`` (the visiting student's mean episode objective), ``eval_mean_return``,
     ``eval_mean_objective``, ``eval_std_objective``, ``max_action_share`` and the round's times. ``warnings``: a
     teacher that is not Markov (:func:`teacher_is_markov`). ``progress(msg)``
-    gets one line per phase of every round.
+    gets one line per phase of every round. ``on_round(row)``, when given, is called after every round's
+    evaluation (round 0 included); a true return value ends the rounds there (``stopped_round`` in the summary).
     """
     import copy
 
@@ -200,10 +201,11 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
             "student_objective": float(np.mean(round0.objective)) if round0.objective.size else float("nan")}
     evaluate(row0)
     history = [row0]
+    stopped = 0 if on_round is not None and on_round(row0) else None
     if "eval_mean_objective" in row0:
         say(f"DAgger round 0 (the teacher's own trajectories, {size} states): student objective "
             f"{row0['eval_mean_objective']:.6g} on the evaluation seeds")
-    for i in range(1, int(rounds) + 1):
+    for i in range(1, int(rounds) + 1 if stopped is None else 1):
         t_round = time.perf_counter()
         first = int(seed_start) + (i - 1) * int(episodes)
         b = float(beta) ** i if beta > 0 else 0.0
@@ -236,6 +238,9 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
             f"{rnd.agreement:.1%} -> {fit['train_agreement']:.1%} after refitting"
             + (f", student objective {row['eval_mean_objective']:.6g} on the evaluation seeds (best: round "
                f"{best['row']['round']})" if "eval_mean_objective" in row else ""))
+        if on_round is not None and on_round(row):
+            stopped = i
+            break
     restored = None
     if keep_best and best["row"] is not None and best["row"] is not history[-1]:
         model.policy.load_state_dict(best["state"])
@@ -246,7 +251,7 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
             "teacher_workers": pool.workers if pool is not None else int(workers),
             "seed_start": int(seed_start), "eval_seeds": eval_seeds, "rounds": history,
             "best_round": best["row"]["round"] if best["row"] is not None else None,
-            "best": best["row"], "restored_round": restored, "teacher_markov": markov, "warnings": warnings,
+            "best": best["row"], "restored_round": restored, "stopped_round": stopped, "teacher_markov": markov, "warnings": warnings,
             "wall_s": time.perf_counter() - t_start, **totals}
 
 
@@ -270,7 +275,7 @@ def check_not_test_seeds(key: str, seeds) -> None:
 
 def warm_start(model, env_id: str, bc: dict, dagger: dict | None = None, *, env_config: dict | None = None,
                eval_seeds=(), seed: int = 0, keep_best: bool = True, progress=None,
-               phases: dict | None = None, address: str | None = None) -> tuple[dict, dict | None]:
+               phases: dict | None = None, address: str | None = None, on_round=None) -> tuple[dict, dict | None]:
     """Behaviour cloning of a teacher into ``model`` (an SB3 / sb3-contrib actor-critic), then DAgger rounds: the
     warm start of both ``edgegym train`` backends.
 
@@ -283,18 +288,22 @@ def warm_start(model, env_id: str, bc: dict, dagger: dict | None = None, *, env_
     ``rounds > 0`` :func:`run_dagger` follows, evaluating on ``eval_seeds``. ``progress(msg)`` gets a line per
     phase; ``phases``, when given, gets ``behaviour_cloning_s`` and ``dagger_s``. Returns ``(behaviour_cloning,
     dagger)``: the cloning summary (teacher, seeds, the fit's figures, the teacher's mean objective, collection and
-    fitting seconds) and :func:`run_dagger`'s summary (``None`` without rounds)."""
+    fitting seconds) and :func:`run_dagger`'s summary (``None`` without rounds). ``on_round``: :func:`run_dagger`'s
+    per-round hook (with no rounds, called once on the cloned model's row, ``eval_mean_objective`` absent)."""
     dg = dagger or {}
     workers = int(dg.get("workers", 1))
     if workers <= 1:
-        return _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, progress, phases, None)
+        return _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, progress, phases, None,
+                           on_round)
     from .bc import labelling_pool
 
     with labelling_pool(workers, address, env_id, bc["bc_teacher"], env_config) as pool:  # one start-up for all
-        return _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, progress, phases, pool)
+        return _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, progress, phases, pool,
+                           on_round)
 
 
-def _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, progress, phases, pool):
+def _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, progress, phases, pool,
+                on_round=None):
     """:func:`warm_start`'s phases, the teacher labelling in ``pool`` (``None``: in this process)."""
     from .bc import clone, collect
 
@@ -323,6 +332,8 @@ def _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, 
     phases = {} if phases is None else phases
     phases["behaviour_cloning_s"] = bc_summary["wall_s"]
     if int(dg.get("rounds", 0)) <= 0:
+        if on_round is not None:
+            bc_summary["stopped"] = bool(on_round({"round": 0, "dataset_size": len(demos)}))
         return bc_summary, None
     eval_seeds = [int(s) for s in eval_seeds]
     say(f"DAgger: {dg['rounds']} round(s) of {dg['episodes']} episode(s), teacher {teacher}"
@@ -330,6 +341,7 @@ def _warm_start(model, env_id, bc, dg, env_config, eval_seeds, seed, keep_best, 
         + (f", student evaluated on seeds {eval_seeds[0]}-{eval_seeds[-1]}" if eval_seeds else ""))
     summary = run_dagger(model, env_id, teacher, demos, rounds=dg["rounds"], episodes=dg["episodes"],
                          env_config=env_config, eval_seeds=eval_seeds, beta=dg["beta"], seed_start=dg["seed"],
-                         epochs=dg["epochs"], seed=seed, keep_best=keep_best, progress=progress, pool=pool)
+                         epochs=dg["epochs"], seed=seed, keep_best=keep_best, progress=progress, pool=pool,
+                         on_round=on_round)
     phases["dagger_s"] = summary["wall_s"]
     return bc_summary, summary
