@@ -5,7 +5,8 @@ Usage::
     python benchmarks/aonline_hetero_now_speed.py [--env HeteroML-v0] [--seeds 0 1] [--jobs N] [--skip-unpruned]
 
 For each seed, runs one episode with the shipped policy and, unless ``--skip-unpruned``, one with the plain search
-(``mincost(..., prune=False)`` and one sub-round state built per window, ``AOnlineNowCore.share_windows = False``:
+(``mincost(..., prune=False)``, one sub-round state built per window, ``AOnlineNowCore.share_windows = False``,
+and its derived arrays built by whole-array numpy, ``SubRound.compiled = False``:
 the policy as it was before these speed-ups), checks that both take the same actions and reach the same objective, and prints the decisions per CPU-second of each (the policy's
 ``predict`` calls only, ``time.process_time``, so the figures hold on a shared machine). ``--jobs`` shortens the
 episode (``workload.num_jobs``). The first episode runs after a one-step warm-up, so kernel compilation is not
@@ -25,13 +26,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import edgegym.agents.reference.hetero_ml as ref  # noqa: E402
 from edgegym.agents.runner import make_env  # noqa: E402
 
-from edgegym.families.hetero_ml.mincost import mincost  # noqa: E402
+from edgegym.families.hetero_ml.mincost import SubRound, mincost  # noqa: E402
 
 
 def episode(env_id: str, seed: int, config: dict | None, prune: bool) -> tuple[list, float, float]:
     """(actions, objective, decision CPU seconds) of one ``aonline-hetero-now`` episode."""
     ref.mincost = functools.partial(mincost, prune=prune)
     ref.AOnlineNowCore.share_windows = prune
+    SubRound.compiled = prune
     try:
         env, pol = make_env(env_id, "aonline-hetero-now", seed, config)
         obs, _ = env.reset(seed=seed)
@@ -48,6 +50,7 @@ def episode(env_id: str, seed: int, config: dict | None, prune: bool) -> tuple[l
     finally:
         ref.mincost = mincost
         ref.AOnlineNowCore.share_windows = True
+        SubRound.compiled = True
     return actions, float(info["episode_metrics"]["objective"]), cpu
 
 

@@ -59,7 +59,13 @@ class Candidate:
 
 
 class SubRound:
-    """A sub-round state: window length tau, absolute offset, beta / delta / omega and derived arrays."""
+    """A sub-round state: window length tau, absolute offset, beta / delta / omega and derived arrays.
+
+    ``compiled`` (class attribute): the derived arrays of :meth:`refresh` come from the compiled
+    :func:`_refresh_tables` (windows of two or more slots); ``False`` builds them with whole-array numpy (the same
+    numbers, kept as the oracle)."""
+
+    compiled = True
 
     def __init__(self, cluster, tau: int, offset: int, lam: float, init_used: np.ndarray | None = None) -> None:
         self.cluster, self.tau, self.offset, self.lam = cluster, int(tau), int(offset), float(lam)
@@ -78,6 +84,7 @@ class SubRound:
         self.Aw = np.zeros((cluster.num_worker_types, H, n + 1))
         self.Ap = np.zeros((cluster.num_ps_types, H, n + 1))
         self.st = np.zeros((K, H, R, n))
+        self.cst = np.zeros((K, R, n))
         self.touched = np.zeros(H, dtype=bool)
         self.refresh(np.arange(H))
 
@@ -106,8 +113,17 @@ class SubRound:
         frac = np.divide(b, cap, out=np.zeros_like(b), where=cap > 0)
         d = np.power(self.lam, frac) - 1.0  # eq. (11)
         self.delta[servers] = d
-        om = cap - b
-        self.omega[servers] = om
+        self.omega[servers] = cap - b
+        hs = np.arange(self.cap.shape[0]) if isinstance(servers, slice) else servers
+        if self.compiled and self.delta.shape[2] > 1:  # one slot: numpy's einsum sums r in another order
+            _refresh_tables(self.delta, self.omega, self.e_hat, self.z_hat, hs, self.Aw, self.Ap, self.st, self.cst)
+        else:
+            self._refresh_tables_numpy(servers)
+
+    def _refresh_tables_numpy(self, servers) -> None:
+        """The prefix sums, window-min tables and best-residual table as whole-array numpy (the oracle of
+        :func:`_refresh_tables`)."""
+        d, om = self.delta[servers], self.omega[servers]
         pw = np.einsum("hrt,mr->mht", d, self.e_hat)
         self.Aw[:, servers, 1:] = np.cumsum(pw, axis=2)
         pp = np.einsum("hrt,pr->pht", d, self.z_hat)
@@ -127,7 +143,6 @@ class SubRound:
             self.st[k, servers] = cur
         # window minima of the best residual over all servers: max_h min_t omega <= min_t max_h omega, a bound the
         # kernel tests before computing the exact maxima
-        self.cst = np.empty((self.st.shape[0], *self.omega.shape[1:]))
         self.cst[0] = self.omega.max(axis=0)
         for k in range(1, self.cst.shape[0]):
             w = 1 << (k - 1)
@@ -153,6 +168,58 @@ class SubRound:
 
 # ----------------------------------------------------------------------------------------------------------------
 # Numba kernel
+
+
+@njit(cache=True)
+def _refresh_tables(delta, omega, e_hat, z_hat, servers, Aw, Ap, st, cst):
+    """The derived arrays of :meth:`SubRound.refresh` for ``servers`` from their prices and residuals: prefix sums
+    over t of the per-worker / per-PS prices (``Aw``, ``Ap``), the sparse tables of window minima of the residuals
+    (``st``) and of the best residual over every server (``cst``). The same additions in the same order as the numpy
+    oracle (einsum over r from 0, cumsum over t), so the same numbers."""
+    H, R, n = delta.shape
+    M, P, K = e_hat.shape[0], z_hat.shape[0], st.shape[0]
+    for i in range(servers.shape[0]):
+        h = servers[i]
+        for m in range(M):
+            acc = 0.0
+            for t in range(n):
+                x = 0.0
+                for r in range(R):
+                    x += delta[h, r, t] * e_hat[m, r]
+                acc = x if t == 0 else acc + x
+                Aw[m, h, t + 1] = acc
+        for p in range(P):
+            acc = 0.0
+            for t in range(n):
+                x = 0.0
+                for r in range(R):
+                    x += delta[h, r, t] * z_hat[p, r]
+                acc = x if t == 0 else acc + x
+                Ap[p, h, t + 1] = acc
+        for r in range(R):
+            for t in range(n):
+                st[0, h, r, t] = omega[h, r, t]
+            for k in range(1, K):
+                w = 1 << (k - 1)
+                for t in range(n - w):
+                    a, b = st[k - 1, h, r, t], st[k - 1, h, r, t + w]
+                    st[k, h, r, t] = a if a <= b else b
+                for t in range(max(n - w, 0), n):
+                    st[k, h, r, t] = st[k - 1, h, r, t]
+    for r in range(R):
+        for t in range(n):
+            best = omega[0, r, t]
+            for h in range(1, H):
+                if omega[h, r, t] > best:
+                    best = omega[h, r, t]
+            cst[0, r, t] = best
+        for k in range(1, K):
+            w = 1 << (k - 1)
+            for t in range(n - w):
+                a, b = cst[k - 1, r, t], cst[k - 1, r, t + w]
+                cst[k, r, t] = a if a <= b else b
+            for t in range(max(n - w, 0), n):
+                cst[k, r, t] = cst[k - 1, r, t]
 
 
 @njit(cache=True)
