@@ -66,10 +66,10 @@ def default_ids() -> list[str]:
     """The learnable ``-v1`` benchmark ids: the leaderboard's :func:`benchmark_ids` (each family's default id and its
     hard presets) as ``-v1`` ids, keeping those registered whose recipe names a teacher."""
     import gymnasium as gym
-
-    import edgegym  # noqa: F401  (registers the ids)
     from edgegym.agents.rl.train import resolve_hyperparams
     from leaderboard import benchmark_ids
+
+    import edgegym  # noqa: F401  (registers the ids)
 
     out = []
     for v0 in benchmark_ids():
@@ -181,7 +181,6 @@ def time_to_beat(env_id: str, seeds=None, *, budget_s: float | None = None, teac
     ``phases`` (:data:`PHASES`, up to the stop), ``total_s``, ``total_cpu_s``, ``states`` (labelled),
     ``stopped_by`` (``"ahead"``, ``"budget"`` or ``None``: the whole recipe ran)."""
     import gymnasium as gym
-
     from edgegym.agents.rl.best import evaluate_model
     from edgegym.agents.rl.train import resolve_hyperparams, train
     from edgegym.agents.runner import merge_config

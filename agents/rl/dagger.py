@@ -251,7 +251,8 @@ def run_dagger(model, env_id: str, teacher: str, round0: Demonstrations, *, roun
             "teacher_workers": pool.workers if pool is not None else int(workers),
             "seed_start": int(seed_start), "eval_seeds": eval_seeds, "rounds": history,
             "best_round": best["row"]["round"] if best["row"] is not None else None,
-            "best": best["row"], "restored_round": restored, "stopped_round": stopped, "teacher_markov": markov, "warnings": warnings,
+            "best": best["row"], "restored_round": restored, "stopped_round": stopped, "teacher_markov": markov,
+            "warnings": warnings,
             "wall_s": time.perf_counter() - t_start, **totals}
 
 
