@@ -551,8 +551,8 @@ def train(
         phases["evaluations_s"] = keeper.eval_s
         phases["ppo_updates_s"] = max(ppo_wall - timer.rollout_s - keeper.eval_s, 0.0)
     else:
-        say("PPO: none (--timesteps 0): the model is the " + ("best DAgger round's" if dagger_summary else
-                                                               "behaviour-cloned one"))
+        say("PPO: none (" + ("stopped after an evaluation" if stop["now"] else "--timesteps 0") + "): the model is the "
+            + ("best DAgger round's" if dagger_summary else "behaviour-cloned one"))
         if dagger_summary is None and not stop["now"]:
             keeper.init_callback(model)
             keeper.evaluate_now()
