@@ -74,7 +74,7 @@ def test_the_shipped_baseline_records_every_measured_path(gate):
     base = gate.read_baseline(gate.DEFAULT_BASELINE)
     assert list(base["ratios"]) == gate.path_names()
     assert base["edgegym_version"] and base["machine"]["cpu"] and base["commit"]
-    assert len(gate.path_names()) == 8 + 2 + 4 + 1  # eight ids, two decisions, four forks, the Philly prefix
+    assert len(gate.path_names()) == 8 + 2 + 4 + 2  # eight ids, two decisions, four forks, the Philly prefix (two paths)
 
 
 def test_slowed_kernel_wraps_the_function_and_restores_it(gate, monkeypatch):
