@@ -171,6 +171,19 @@ class SubRound:
 
 
 @njit(cache=True)
+def _price_prefix(delta, h, weights, k, out, n, R):
+    """``out[k, h, 1:n+1]``: the prefix sums over t of server ``h``'s price under weight row ``k`` (Σ_r delta·w, r
+    from 0, then the running sum over t: the numpy oracle's order)."""
+    acc = 0.0
+    for t in range(n):
+        x = 0.0
+        for r in range(R):
+            x += delta[h, r, t] * weights[k, r]
+        acc = x if t == 0 else acc + x
+        out[k, h, t + 1] = acc
+
+
+@njit(cache=True)
 def _refresh_tables(delta, omega, e_hat, z_hat, servers, Aw, Ap, st, cst):
     """The derived arrays of :meth:`SubRound.refresh` for ``servers`` from their prices and residuals: prefix sums
     over t of the per-worker / per-PS prices (``Aw``, ``Ap``), the sparse tables of window minima of the residuals
@@ -181,21 +194,9 @@ def _refresh_tables(delta, omega, e_hat, z_hat, servers, Aw, Ap, st, cst):
     for i in range(servers.shape[0]):
         h = servers[i]
         for m in range(M):
-            acc = 0.0
-            for t in range(n):
-                x = 0.0
-                for r in range(R):
-                    x += delta[h, r, t] * e_hat[m, r]
-                acc = x if t == 0 else acc + x
-                Aw[m, h, t + 1] = acc
+            _price_prefix(delta, h, e_hat, m, Aw, n, R)
         for p in range(P):
-            acc = 0.0
-            for t in range(n):
-                x = 0.0
-                for r in range(R):
-                    x += delta[h, r, t] * z_hat[p, r]
-                acc = x if t == 0 else acc + x
-                Ap[p, h, t + 1] = acc
+            _price_prefix(delta, h, z_hat, p, Ap, n, R)
         for r in range(R):
             for t in range(n):
                 st[0, h, r, t] = omega[h, r, t]
