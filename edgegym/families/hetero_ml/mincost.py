@@ -696,12 +696,7 @@ def _kernel(
                         # largest feasible g in 0..yhat (the last assignment wins, Alg. 4)
                         g = -1
                         s_g = 0
-                        s0 = big
-                        for r in range(R):
-                            if z[p, r] > 0:
-                                q = int(math.floor(_wmin(st, logt, n, r, a, L) / z[p, r] + 1e-9))
-                                if q < s0:
-                                    s0 = q
+                        s0 = _units_fit(st, logt, n, z, p, a, L, R, big)
                         if s0 < 1:
                             continue
                         for gg in range(yhat, -1, -1):
