@@ -49,3 +49,15 @@ def test_diff_ci_sign_and_pairing():
 def test_unknown_split_is_named():
     with pytest.raises(SystemExit, match="nope"):
         agent_protocol.evaluate(ENV, ["aonline"], ["nope"], [20000], say=lambda s: None)
+
+
+def test_skip_leaves_out_named_heuristics_and_rejects_unknown_names():
+    rows = agent_protocol.evaluate(ENV, ["aonline-e"], ["in-distribution"], [20000, 20001], say=lambda s: None,
+                                   skip=("random", "all-edge"))
+    assert rows[0]["skipped_heuristics"] == ["random", "all-edge"]
+    assert not {"random", "all-edge"} & set(rows[0]["heuristic_means"])
+    with pytest.raises(SystemExit, match="--skip nope: not a heuristic of"):
+        agent_protocol.evaluate(ENV, ["aonline-e"], ["in-distribution"], [20000, 20001], say=lambda s: None,
+                                skip=("nope",))
+    with pytest.raises(SystemExit, match="at least 2"):
+        agent_protocol.evaluate(ENV, ["aonline-e"], ["in-distribution"], [20000], say=lambda s: None)
