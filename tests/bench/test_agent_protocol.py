@@ -48,7 +48,7 @@ def test_diff_ci_sign_and_pairing():
 
 def test_unknown_split_is_named():
     with pytest.raises(SystemExit, match="nope"):
-        agent_protocol.evaluate(ENV, ["aonline"], ["nope"], [20000], say=lambda s: None)
+        agent_protocol.evaluate(ENV, ["aonline"], ["nope"], [20000, 20001], say=lambda s: None)
 
 
 def test_skip_leaves_out_named_heuristics_and_rejects_unknown_names():
