@@ -114,6 +114,16 @@ class Earliest(Policy):
             return env._earliest_valid(k, env._decision_time(k), mask)
         return int(np.argmin(np.where(ok, start + dur, np.iinfo(np.int64).max)))
 
+    def advance(self, steps: int | None, total: float):
+        """The env's compiled loop of this rule (``HeteroMLEnv.advance_earliest``): the same actions, state and
+        rewards as :meth:`act` + ``step``, without the observations of the steps in between (tested step by step);
+        a step it cannot take on its compiled path is taken with :meth:`act`'s action. ``None`` on a wrapped env (a
+        wrapper may change what a step returns) or one that decides in its slot driver."""
+        env = self.unwrapped
+        if self.env is not env or getattr(env, "slot_driven", True) or not hasattr(env, "advance_earliest"):
+            return None
+        return env.advance_earliest(steps, decide=lambda: self.act(None), total=total)
+
 
 _FAM = ("HeteroML",)
 POLICY_SPECS = (

@@ -249,6 +249,9 @@ class HeteroMLEnv(gym.Env):
         self._inst = build_instance(self.preset, self.np_random)
         self.cluster, self.jobs, self.ideal = self._inst.cluster, self._inst.jobs, self._inst.ideal
         self.sim = ReservationSim(self.cluster, self.jobs, horizon=2 * self.T)
+        # the ledger's dense array holds zeros only while its pending list is this one (a flush replaces the list):
+        # a fork's ledger then starts from zeros and the same pending commits (``fork.copy_ledger``)
+        self.sim.ledger._zeros_while = self.sim.ledger._pending
         J = self.jobs.num_jobs
         self._jptr = np.zeros(J + 2, dtype=np.int64)  # see ``_kernels.sync_job_servers``
         self._jsrv = np.empty(J * self.H, dtype=np.int64)
@@ -303,6 +306,12 @@ class HeteroMLEnv(gym.Env):
             return t
         return a
 
+    def _decision_times(self) -> list:
+        """:meth:`_decision_time` of every job (Python ints)."""
+        if self.preset.env.decision_time == "boundary":
+            return [self._decision_time(j) for j in range(self.jobs.num_jobs)]
+        return [int(a) for a in self.jobs.arrival.tolist()]
+
     def _job_scalars(self, k: int) -> tuple:
         """Job k's (w, E, D, K, π, U, arrival, W = E D K as float, decision time) as Python numbers: a cache of the
         jobs table (rebuilt when the table is replaced, e.g. by a fork's resampled future)."""
@@ -312,12 +321,20 @@ class HeteroMLEnv(gym.Env):
             work = (jb.epochs * jb.chunks * jb.batches).tolist()
             rows = tuple(zip(jb.weight.tolist(), jb.epochs.tolist(), jb.chunks.tolist(), jb.batches.tolist(),
                              jb.grad_mb.tolist(), jb.ra_update.tolist(), jb.arrival.tolist(),
-                             [float(x) for x in work], [self._decision_time(j) for j in range(jb.num_jobs)],
+                             [float(x) for x in work], self._decision_times(),
                              strict=True))
-            c = self._jsc = (jb, rows)
+            c = self._jsc = (jb, rows, {})  # {}: other per-job tables derived from these rows (filled on demand)
         return c[1][k]
 
     def step(self, action):
+        r, terminated, info = self._commit_step(action)
+        obs = self._observation() if not terminated else np.zeros(self.observation_space.shape, dtype=np.float32)
+        return obs, r, terminated, False, info
+
+    def _commit_step(self, action, want_info: bool = True):
+        """:meth:`step` without the observation: commit the pending job with ``action`` and move to the next one.
+        Returns ``(reward, terminated, info)`` (``info`` is ``None`` with ``want_info=False``, except on the
+        episode's last step)."""
         if self._inst is None:
             raise RuntimeError("call reset() before step()")
         J = self.jobs.num_jobs
@@ -356,14 +373,97 @@ class HeteroMLEnv(gym.Env):
         self._rewards.append(r)
         self._k += 1
         terminated = self._k >= J
+        if not (want_info or terminated):
+            return float(r), False, None
         info = {
             "job": k, "start": start, "duration": dur, "completion": c, "worker_type": m, "num_workers": n,
             "colocated": bool(col), "weighted_completion": w * c, "reward_flow": -w * (c - a) / self.reward_scale,
         }
         if terminated:
             info["episode_metrics"] = self.episode_metrics()
-        obs = self._observation() if not terminated else np.zeros(self.observation_space.shape, dtype=np.float32)
-        return obs, float(r), terminated, False, info
+        return float(r), terminated, info
+
+    def advance_earliest(self, steps: int | None = None, *, decide, total: float = 0.0,
+                         actions: list | None = None) -> tuple[np.ndarray, int, float]:
+        """Take up to ``steps`` steps (default: as many as there are) with ``earliest``'s actions (the valid grid
+        action without delay of least estimated completion, :meth:`grid_estimates`; ``edgegym.agents.baselines.
+        hetero_ml.Earliest``) in one compiled loop (:mod:`._advance`) that builds no observation on the way.
+
+        The env is then exactly where those :meth:`step` calls would leave it (the same commits, ledger, rewards,
+        return); the rewards are computed as :meth:`step` computes them. A step the loop cannot take on its compiled
+        path (a price tie within rounding, or no valid action without delay) is taken with ``decide()``'s action (the
+        policy's own decision on the env's current state) through :meth:`step`'s code. It never takes the episode's
+        last step (call :meth:`step` for it). Returns ``(observation, steps taken, total + their rewards added in
+        order)``: the observation of the decision point it stops at, as the last ``step`` would have returned it.
+        ``actions``: a list that receives the action of every step taken, if given."""
+        if self.slot_driven:
+            raise ValueError("advance_earliest() needs the reservation discipline (this env's decides in its slot "
+                             f"driver: {self.preset.env.discipline!r})")
+        if self._inst is None:
+            raise RuntimeError("call reset() before advance_earliest()")
+        if steps is not None and int(steps) < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        J = self.jobs.num_jobs
+        n = max(0, J - 1 - self._k)
+        n = n if steps is None else min(n, int(steps))
+        total = float(total)
+        taken = 0
+        while taken < n:
+            rewards, stopped = self._earliest_run(n - taken, actions)
+            for r in rewards:
+                total += r
+            taken += len(rewards)
+            if stopped and taken < n:  # the ordinary path for this one step
+                a = decide()
+                if actions is not None:
+                    actions.append(a)
+                r, _, _ = self._commit_step(a, want_info=False)
+                total += r
+                taken += 1
+        obs = self._observation() if self._k < J else np.zeros(self.observation_space.shape, dtype=np.float32)
+        return obs, taken, total
+
+    def _earliest_run(self, n: int, actions: list | None = None) -> tuple[list, bool]:
+        """Up to ``n`` steps of ``earliest`` in :func:`._advance.earliest_steps`, applied to the env as :meth:`step`
+        applies a step (the kernel writes the simulator's arrays; the ledger's pending commits, the rewards and the
+        step index are added here). Returns their rewards and whether it stopped before ``n`` steps because the
+        next step needs the ordinary path; ``actions`` (a list), if given, receives their actions."""
+        from . import _advance
+
+        k0, jb = self._k, self.jobs
+        self._job_scalars(k0)
+        derived = self._jsc[2]  # shared by the forks with this jobs table
+        tab = derived.get("earliest")
+        if tab is None:  # D, W, decision time, U, π, w, a of every job, as _job_scalars has them
+            cols = tuple(zip(*self._jsc[1], strict=True))
+            tab = derived["earliest"] = (
+                np.array(cols[2], dtype=np.int64), np.array(cols[7], dtype=np.float64),
+                np.array(cols[8], dtype=np.int64), np.array(cols[5], dtype=np.float64),
+                np.array(cols[4], dtype=np.float64), np.array(cols[0], dtype=np.float64),
+                np.array(cols[6], dtype=np.int64))
+        chunks, work, now_of, ra, grad, weight, arrival = tab
+        pr = self._prof_step
+        prof_k, prof = (pr[0], pr[1]) if pr is not None and pr[0] in (k0, k0 - 1) else (-1, self._no_prof)
+        H, R = self._kc[0].shape
+        act_o, start_o, dur_o = (np.empty(n, dtype=np.int64) for _ in range(3))
+        r_o = np.empty(n)
+        off_o, rows_o, fr_o = np.empty(n + 1, dtype=np.int64), np.empty(n * H, dtype=np.int64), np.empty((n * H, R))
+        cnt, reason, pk, *prof = _advance.earliest_steps(
+            self._rec(), self.sim.colocated, k0, n, *self._kc, chunks, work, jb.v, jb.ps_update, ra, grad, now_of,
+            weight, arrival, self._flow, float(self.reward_scale), self._fracs, self._zf, self._feas, self._delays,
+            self._est_free, self._est_caps, prof_k, *prof, act_o, start_o, dur_o, r_o, off_o, rows_o, fr_o)
+        if pk >= 0:
+            self._prof_step = (int(pk), tuple(prof))
+        commit = self.sim.ledger.commit_rows
+        for t, d, lo, hi in zip(start_o[:cnt].tolist(), dur_o[:cnt].tolist(), off_o[:cnt].tolist(),
+                                off_o[1:cnt + 1].tolist(), strict=True):
+            commit(rows_o[lo:hi], fr_o[lo:hi], t, t + d)  # views: the ledger only reads them
+        if actions is not None:
+            actions.extend(act_o[:cnt].tolist())
+        rewards = r_o[:cnt].tolist()
+        self._rewards.extend(rewards)
+        self._k = k0 + int(cnt)
+        return rewards, int(reason) != _advance.DONE
 
     def _check_discrete(self, action) -> int:
         if isinstance(action, np.ndarray) and action.shape == () or isinstance(action, np.generic):

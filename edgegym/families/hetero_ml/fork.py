@@ -10,15 +10,49 @@ __all__ = ["FORK_SHARED", "fork", "resample_future"]
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
 #: (``_mask_cache`` maps a configuration to whether it fits the empty cluster: a cache of the cluster alone;
-#: ``_jsc`` is an immutable cache of the jobs table it names, replaced, never changed, when a fork's jobs change)
+#: ``_jsc`` is a cache of the jobs table it names, replaced, never changed, when a fork's jobs change, with a dict of
+#: tables derived from it, filled on demand; ``_kc``, ``_zf``, ``_fracs``, ``_delays`` and the empty ``_no_*`` arrays
+#: are the kernels' read-only inputs, set at reset; ``_mask_step``, ``_cfg_step``, ``_est_step`` and ``_prof_step``
+#: are the pending job's cached mask, configurations, estimates and usage profiles, tuples of arrays never written
+#: once cached (a new state gets new tuples))
 FORK_SHARED = ("_fork_draws",
                "preset", "features", "observation_space", "action_space", "metadata", "spec", "_inst", "cluster",
-               "jobs", "ideal", "_mask_cache", "_jsc", "sim.cluster", "sim.jobs")
+               "jobs", "ideal", "_mask_cache", "_jsc", "sim.cluster", "sim.jobs",
+               "_kc", "_zf", "_fracs", "_delays", "_no_rows", "_no_mask", "_no_prof",
+               "_mask_step", "_cfg_step", "_est_step", "_prof_step")
 
 
 def fork(env, seed: int = 0, future: str = "resample"):
     """See :meth:`HeteroMLEnv.fork <edgegym.families.hetero_ml.env.HeteroMLEnv.fork>`."""
-    return fork_env(env, seed=seed, future=future, shared=FORK_SHARED, resample=resample_future)
+    return fork_env(env, seed=seed, future=future, shared=FORK_SHARED, resample=resample_future,
+                    copies={"sim.ledger": copy_ledger})
+
+
+def copy_ledger(ledger, env=None):
+    """The fork's copy of the simulator's :class:`~edgegym.families.hetero_ml.simulator.Ledger`, equal to a deep copy
+    (the same dense usage on every read) without copying what never changes:
+
+    * the pending commits (tuples of the servers and footprint rows of a commit, never written after the commit)
+      are shared, in a list of the fork's own;
+    * while the dense array has never been written (``_zeros_while``, set by the env at reset, is still the pending
+      list: a flush replaces it), it holds zeros only and every commit is still pending, so the fork's is a fresh
+      zero array of the same shape (no copy of a few MB) with the same mark; otherwise it is copied."""
+    from ...core.forking import fast_copy
+
+    d = ledger.__dict__
+    pending = d.get("_pending")
+    if type(pending) is not list or not isinstance(d.get("_usage"), np.ndarray):
+        return fast_copy(ledger)
+    new = type(ledger).__new__(type(ledger))
+    new.__dict__.update(d)
+    new._pending = list(pending)
+    if d.get("_zeros_while") is pending:
+        new._usage = np.zeros(ledger._usage.shape, dtype=ledger._usage.dtype)
+        new._zeros_while = new._pending
+    else:
+        new._usage = ledger._usage.copy()
+        new._zeros_while = None
+    return new
 
 
 def resample_future(env, rng: np.random.Generator) -> None:
@@ -36,11 +70,15 @@ def resample_future(env, rng: np.random.Generator) -> None:
     # uniform on [a_k, T]
     later = np.sort(rng.integers(a_k, max(a_k, T) + 1, size=J - k - 1))
     arrival = np.concatenate([np.asarray(env.jobs.arrival[: k + 1]), later]).astype(np.asarray(env.jobs.arrival).dtype)
-    jobs = splice_jobs(env.jobs, new.jobs, k + 1, arrival=arrival)
+    # no revalidation: rows of two valid tables, and arrivals that stay sorted and >= 1 (the same arrays, read-only)
+    jobs = splice_jobs(env.jobs, new.jobs, k + 1, arrival=arrival, revalidate=False)
     ideal = splice_jobs(env.ideal, new.ideal, k + 1, rows=J)
     env._inst = dataclasses.replace(env._inst, jobs=jobs, ideal=ideal)
     env.jobs, env.ideal = jobs, ideal
     env.sim.jobs = jobs
+    if hasattr(env, "_job_scalars"):  # the per-job cache of the new table, now: shared by this fork's own forks
+        env._jsc = None
+        env._job_scalars(k)
     if getattr(env, "_slot", None) is not None:  # a slot-driven baseline: its schedule was computed at reset
         from .disciplines import run_slot_driver
 

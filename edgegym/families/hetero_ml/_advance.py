@@ -1,0 +1,329 @@
+"""Compiled multi-step loop of the ``earliest`` rule (HeteroML): ``HeteroMLEnv.advance_earliest``'s kernel.
+
+``earliest`` (``edgegym.agents.baselines.hetero_ml.Earliest``) takes, among the valid grid actions with the first
+(no) delay, the one of least estimated completion ``start + duration`` (:meth:`HeteroMLEnv.grid_estimates`), the
+lowest action index among equals. :func:`earliest_steps` takes such steps one after another in one compiled call,
+with the env's own kernels (:mod:`._kernels`) for everything that changes the state, and no observation:
+
+* the pending job's configurations and mask: :func:`._kernels.job_grid`;
+* the servers' usage profiles at the decision time: :func:`._kernels.server_profiles_after` (or
+  :func:`._kernels.server_profiles`), as ``prepare_rows`` computes them;
+* the chosen action: :func:`earliest_choice`, the first pass of :func:`._kernels.grid_estimates_on` (the one for the
+  first delay, which it computes without reference to the others) restricted to what the argmin needs. It visits
+  the same candidate starts and the configurations in the same order, with the same incremental residual (a function
+  of the window alone), and only skips a configuration whose completion cannot be below the best one found so far
+  (its start is at least the current candidate start), or equal to it with a lower action index. The estimates it
+  does compute are therefore ``grid_estimates``'s, and so is the argmin;
+* the commit: :func:`._kernels.decode_commit` from the estimated start (as ``HeteroMLEnv._decode_commit`` does when
+  the estimates are at hand), with the profiles at the decision time.
+
+Whenever the env's step would leave its compiled path (a price tie within rounding, status 2 of a search; no valid
+action without delay, where ``earliest`` asks the env's per-action search), the loop stops before that step without
+writing anything, and the env takes that step on its ordinary path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...core.jit import njit
+from ._kernels import (
+    _caps_of,
+    _fits_cached,
+    _stable_order,
+    decode_commit,
+    duration,
+    job_grid,
+    server_profiles,
+    server_profiles_after,
+)
+
+__all__ = ["earliest_choice", "earliest_steps"]
+
+#: :func:`earliest_steps`'s reasons to stop
+DONE, AMBIGUOUS, NO_ACTION = 0, 1, 2
+
+
+@njit
+def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4, n4,
+                    q4, p4, mask, cfree, ccaps, pp, cnt, times, vals):
+    """``earliest``'s action on the servers' profiles at ``now`` (see the module docstring): ``(status, action,
+    estimated start, estimated duration)``; status 1, 2 (a price tie within rounding: undecided) or 0 (no valid
+    configuration fits at any candidate start)."""
+    G = mask.shape[0]
+    nd = delays.shape[0]
+    H, R = cap.shape
+    M = wres.shape[0]
+    start, dur = rec[0], rec[1]
+    NC = G // nd
+    cd = np.zeros(NC, dtype=np.int64)
+    todo = np.zeros(NC, dtype=np.bool_)
+    n_todo = 0
+    for c in range(NC):
+        a = c * nd
+        if not mask[a]:
+            continue
+        todo[c] = True
+        n_todo += 1
+        m = m4[a]
+        comm = 2.0 * grad * 8.0 / (wbw[m] * 1000.0) / 3600.0
+        cd[c] = duration(W, v[m], psu[p4[a]] if ps_arch else 0.0, ra, comm, n4[a], q4[a] == 0, ps_arch)
+    if n_todo == 0:
+        return 0, -1, -1, 0
+    t0 = now + delays[0]
+    # candidate times: the reservation ends after t0 (sorted)
+    ne = 0
+    for j in range(k):
+        if start[j] + dur[j] > t0:
+            ne += 1
+    ends = np.empty(ne, dtype=np.int64)
+    i = 0
+    for j in range(k):
+        if start[j] + dur[j] > t0:
+            ends[i] = start[j] + dur[j]
+            i += 1
+    ends.sort()
+    # every breakpoint after now of every server, by time: (time, piece row, server)
+    nev = 0
+    for h in range(H):
+        nev += cnt[h] - 1
+    ev_t = np.empty(nev, dtype=np.int64)
+    ev_i = np.empty(nev, dtype=np.int64)
+    ev_h = np.empty(nev, dtype=np.int64)
+    i = 0
+    for h in range(H):
+        for q in range(pp[h] + 1, pp[h] + cnt[h]):
+            ev_t[i] = times[q]
+            ev_i[i] = q
+            ev_h[i] = h
+            i += 1
+    order = _stable_order(ev_t)
+    ev_t, ev_i, ev_h = ev_t[order], ev_i[order], ev_h[order]
+    cdd = np.maximum(cd, 1)
+    by_d = _stable_order(cdd)
+    used = np.empty((H, R))
+    free = np.full((H, R), np.nan)
+    caps_hm = np.zeros((H, M))
+    tot_m = np.zeros(M)
+    fmax = np.full(R, -math.inf)
+    fmax_h = np.full(R, -1, dtype=np.int64)
+    col_stale = np.zeros(R, dtype=np.bool_)
+    cmax = np.zeros(M)
+    cmax_h = np.full(M, -1, dtype=np.int64)
+    cm_stale = np.zeros(M, dtype=np.bool_)
+    dirty = np.ones(H, dtype=np.bool_)
+    dlist = np.arange(H)
+    n_dirty = H
+    first = True
+    best_c = -1  # the configuration of least completion so far (lowest index among equals)
+    best_t = -1
+    best_comp = 0
+    for ci in range(-1, ne):
+        if n_todo == 0:
+            break
+        t = t0 if ci < 0 else ends[ci]
+        if ci > 0 and t == ends[ci - 1]:
+            continue
+        if best_c >= 0:  # drop what cannot beat the best any more (before deriving the residual at t)
+            for c in range(NC):
+                if todo[c] and (t + cd[c] > best_comp or (t + cd[c] == best_comp and c > best_c)):
+                    todo[c] = False
+                    n_todo -= 1
+            if n_todo == 0:
+                break
+        for h in range(H):
+            q = pp[h]
+            while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
+                q += 1
+            row_changed = False
+            for r in range(R):
+                if used[h, r] != vals[q, r] or first:
+                    row_changed = True
+                used[h, r] = vals[q, r]
+            if row_changed and not dirty[h]:
+                dirty[h] = True
+                dlist[n_dirty] = h
+                n_dirty += 1
+        if first:
+            for h in range(H):
+                dirty[h] = False
+                same = True
+                for r in range(R):
+                    f = cap[h, r] - used[h, r]
+                    free[h, r] = f
+                    if f != cfree[h, r]:
+                        same = False
+                if same:
+                    for mm in range(M):
+                        caps_hm[h, mm] = ccaps[h, mm]
+                else:
+                    for mm in range(M):
+                        caps_hm[h, mm] = _caps_of(free[h], wres[mm], R)
+                        ccaps[h, mm] = caps_hm[h, mm]
+                    for r in range(R):
+                        cfree[h, r] = free[h, r]
+            for mm in range(M):
+                x = 0.0
+                for h in range(H):
+                    x += caps_hm[h, mm]
+                    if caps_hm[h, mm] > cmax[mm]:
+                        cmax[mm] = caps_hm[h, mm]
+                        cmax_h[mm] = h
+                tot_m[mm] = x
+            for r in range(R):
+                for h in range(H):
+                    if free[h, r] > fmax[r]:
+                        fmax[r] = free[h, r]
+                        fmax_h[r] = h
+            n_dirty = 0
+        first = False
+        e = np.searchsorted(ev_t, t, side="right")
+        for bi in range(NC):
+            c = by_d[bi]
+            if not todo[c]:
+                continue
+            if best_c >= 0 and (t + cd[c] > best_comp or (t + cd[c] == best_comp and c > best_c)):
+                todo[c] = False
+                n_todo -= 1
+                continue
+            end = t + cdd[c]
+            while e < nev and ev_t[e] < end:
+                h, q = ev_h[e], ev_i[e]
+                row_changed = False
+                for r in range(R):
+                    if vals[q, r] > used[h, r]:
+                        used[h, r] = vals[q, r]
+                        row_changed = True
+                if row_changed and not dirty[h]:
+                    dirty[h] = True
+                    dlist[n_dirty] = h
+                    n_dirty += 1
+                e += 1
+            if n_dirty > 0:
+                for i in range(n_dirty):
+                    h = dlist[i]
+                    dirty[h] = False
+                    row_changed = False
+                    for r in range(R):
+                        f = cap[h, r] - used[h, r]
+                        if f != free[h, r]:
+                            row_changed = True
+                        free[h, r] = f
+                    if row_changed:
+                        for mm in range(M):
+                            cnew = _caps_of(free[h], wres[mm], R)
+                            tot_m[mm] += cnew - caps_hm[h, mm]
+                            caps_hm[h, mm] = cnew
+                            if cnew > cmax[mm]:
+                                cmax[mm] = cnew
+                                cmax_h[mm] = h
+                            elif h == cmax_h[mm] and cnew < cmax[mm]:
+                                cm_stale[mm] = True
+                        for r in range(R):
+                            f = free[h, r]
+                            if f > fmax[r]:
+                                fmax[r] = f
+                                fmax_h[r] = h
+                            elif h == fmax_h[r] and f < fmax[r]:
+                                col_stale[r] = True
+                n_dirty = 0
+                for mm in range(M):
+                    if cm_stale[mm]:
+                        cm_stale[mm] = False
+                        cmax[mm] = 0.0
+                        cmax_h[mm] = -1
+                        for h in range(H):
+                            if caps_hm[h, mm] > cmax[mm]:
+                                cmax[mm] = caps_hm[h, mm]
+                                cmax_h[mm] = h
+                for r in range(R):
+                    if col_stale[r]:
+                        col_stale[r] = False
+                        fmax[r] = -math.inf
+                        for h in range(H):
+                            if free[h, r] > fmax[r]:
+                                fmax[r] = free[h, r]
+                                fmax_h[r] = h
+            a = c * nd
+            st = _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a], q4[a] == 1,
+                              caps_hm, tot_m, fmax, cmax)
+            if st == 2:
+                return 2, -1, -1, 0
+            if st == 1:
+                todo[c] = False
+                n_todo -= 1
+                comp = t + cd[c]
+                if best_c < 0 or comp < best_comp or (comp == best_comp and c < best_c):
+                    best_c, best_t, best_comp = c, t, comp
+    if best_c < 0:
+        return 0, -1, -1, 0
+    return 1, best_c * nd, best_t, cd[best_c]
+
+
+@njit
+def earliest_steps(rec, colocated, k0, steps, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, chunks, work, v, psu, ra,
+                   grad, now_of, weight, arrival, flow, scale, fracs, zf, feas, delays, cfree, ccaps, prof_k, opp, ocnt,
+                   otimes, ovals, act_o, start_o, dur_o, r_o, off_o, rows_o, fr_o):
+    """Up to ``steps`` steps of ``earliest`` from the pending job ``k0`` (see the module docstring), committed into
+    ``rec``/``colocated`` as the env's step commits them. Per step i: the action (``act_o``), start and duration
+    (``start_o``, ``dur_o``), the reward ``-w (c - a) / scale`` (``-w c / scale`` without ``flow``; the step's own
+    arithmetic, ``r_o``) and the ledger's pending commit (servers ``rows_o[off_o[i]:off_o[i + 1]]``, their footprint
+    rows ``fr_o[...]``). ``opp, ocnt, otimes, ovals``: the servers' usage profiles of the committed jobs < ``prof_k``
+    at job ``prof_k``'s decision time, where ``prof_k`` is ``k0`` or ``k0 - 1`` (else they are not used).
+    Returns ``(steps taken, reason, profiles k, pp, cnt, times, vals)``: the reason it stopped (:data:`DONE`,
+    :data:`AMBIGUOUS`, :data:`NO_ACTION`: the next step needs the env's ordinary path) and the profiles of the last
+    decision it computed (of the jobs < profiles k; profiles k = -1: none)."""
+    H, R = cap.shape
+    G = wres.shape[0] * fracs.shape[0] * 2 * delays.shape[0]  # the grid (M, levels, 2, delays), flat
+    m4 = np.empty(G, dtype=np.int64)
+    n4 = np.empty(G, dtype=np.int64)
+    q4 = np.empty(G, dtype=np.int64)
+    p4 = np.empty(G, dtype=np.int64)
+    mask = np.empty(G, dtype=np.bool_)
+    pk = prof_k
+    pp, cnt, times, vals = opp, ocnt, otimes, ovals
+    off_o[0] = 0
+    taken = 0
+    reason = DONE
+    for i in range(steps):
+        k = k0 + i
+        now = now_of[k]
+        job_grid(chunks[k], fracs, delays.shape[0], cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu[k], feas,
+                 m4, n4, q4, p4, mask)
+        if pk != k:
+            if k >= 1 and pk == k - 1 and pp.shape[0] == H + 1 and times[pp[0]] <= now:
+                pp, cnt, times, vals = server_profiles_after(k, now, rec, wres, pres, ps_arch, H, R, pp, cnt, times,
+                                                             vals)
+            else:
+                pp, cnt, times, vals = server_profiles(k, now, rec, wres, pres, ps_arch, H, R)
+            pk = k
+        st, a, t_est, d_est = earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, work[k], v[k],
+                                              psu[k], ra[k], grad[k], now, delays, m4, n4, q4, p4, mask, cfree,
+                                              ccaps, pp, cnt, times, vals)
+        if st != 1:
+            reason = AMBIGUOUS if st == 2 else NO_ACTION
+            break
+        t0 = now + delays[0]
+        if d_est >= 1 and t_est >= t0:
+            t0 = t_est
+        m, n, p = m4[a], n4[a], p4[a]
+        cst, t, d, nw, col, rows, fr = decode_commit(rec, colocated, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam,
+                                                     work[k], v[k], psu[k], ra[k], grad[k], m, p, n, q4[a] == 1, t0,
+                                                     pp, cnt, times, vals)
+        if cst != 1:
+            reason = AMBIGUOUS
+            break
+        act_o[i] = a
+        start_o[i] = t
+        dur_o[i] = d
+        r_o[i] = -weight[k] * (t + d - (arrival[k] if flow else 0)) / scale
+        o = off_o[i]
+        for q in range(rows.shape[0]):
+            rows_o[o + q] = rows[q]
+            for r in range(R):
+                fr_o[o + q, r] = fr[q, r]
+        off_o[i + 1] = o + rows.shape[0]
+        taken += 1
+    return taken, reason, pk, pp, cnt, times, vals

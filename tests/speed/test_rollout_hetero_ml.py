@@ -1,0 +1,205 @@
+"""The fast path of ``rollout:earliest`` on HeteroML against the ordinary one kept as the oracle.
+
+* ``Earliest.advance`` (``HeteroMLEnv.advance_earliest``, a compiled loop that builds no observation on the way)
+  against ``act`` + ``step``: the same actions, the same rewards (``==``) and total, the same simulator state and
+  ledger, and the same observation and mask where it stops, on HeteroML-v0, -v1 and -rl-hard-v1, several seeds and
+  start points (also when every step goes through the ordinary path, and at the episode's end);
+* the rollout teacher's decisions with and without the fast path (``Earliest.advance`` returning ``None``, the
+  oracle) on more than 1,000 states, and rollout departs from its base on some of them;
+* a fork's ledger (shared pending commits, a fresh zero array while the dense one was never written) and a
+  resampled fork's job table (spliced without revalidation) equal the deep copy and the revalidated table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from edgegym.agents.baselines.hetero_ml import Earliest
+from edgegym.agents.runner import make_env
+
+import edgegym  # noqa: F401  (registers the envs)
+from edgegym.core import forking
+from edgegym.families.hetero_ml import fork as hfork
+
+IDS = ("HeteroML-v0", "HeteroML-v1", "HeteroML-rl-hard-v1")
+
+
+def _state(env) -> tuple:
+    """Everything a step changes (the simulator's arrays, the ledger's commits, the rewards, the step index)."""
+    s = env.sim
+    pending = [(r.tolist(), f.tolist(), a, b) for r, f, a, b in s.ledger._pending]
+    arrays = [x.copy() for x in (s.start, s.duration, s.worker_type, s.ps_type, s.workers, s.ps, s.colocated)]
+    return env._k, list(env._rewards), pending, arrays
+
+
+def _assert_same(f1, f2) -> None:
+    k1, r1, p1, a1 = _state(f1)
+    k2, r2, p2, a2 = _state(f2)
+    assert k1 == k2
+    assert r1 == r2  # exact float equality, in order
+    assert p1 == p2
+    for x, y in zip(a1, a2, strict=True):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(f1.action_masks(), f2.action_masks())
+
+
+def _oracle(env, steps, total):
+    """``act`` + ``step`` as rollout's loop runs them: (actions, observation, steps, total)."""
+    pol = Earliest(env)
+    obs = env._observation()
+    acts, n, J = [], 0, env.jobs.num_jobs
+    while (steps is None or n < steps) and env._k < J - 1:
+        a = pol.act(obs)
+        acts.append(a)
+        obs, r, _, _, _ = env.step(a)
+        total += float(r)
+        n += 1
+    return acts, obs, n, total
+
+
+def _compare_at(env, steps, seed, total=0.25):
+    f_fast = env.fork(seed=seed, future="resample")
+    f_ref = f_fast.fork(seed=0, future="keep")
+    acts = []
+    obs, n, tot = f_fast.advance_earliest(steps, decide=lambda: Earliest(f_fast).act(None), total=total,
+                                          actions=acts)
+    r_acts, r_obs, r_n, r_tot = _oracle(f_ref, steps, total)
+    assert n == r_n and tot == r_tot
+    assert acts == r_acts
+    np.testing.assert_array_equal(obs, r_obs)
+    _assert_same(f_fast, f_ref)
+    np.testing.assert_array_equal(f_fast.sim.ledger.usage, f_ref.sim.ledger.usage)  # flushed: the dense ledger
+    return n
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_advance_equals_act_and_step(env_id):
+    """Several seeds and start points, short and long runs (to the episode's last step but one)."""
+    env = gym.make(env_id).unwrapped
+    taken = 0
+    for seed in (0, 3):
+        env.reset(seed=seed)
+        J = env.jobs.num_jobs
+        base = Earliest(env)
+        for k in range(J - 1):
+            if k in (0, 1, J // 3, J // 2, J - 5, J - 2):
+                taken += _compare_at(env, 19 if k % 2 else 7, seed=k)
+                if k == J // 3:
+                    taken += _compare_at(env, None, seed=k + 1)  # to the end
+            env.step(base.act(None))
+    assert taken > 100
+
+
+@pytest.mark.parametrize("env_id", ("HeteroML-v1", "HeteroML-rl-hard-v1"))
+def test_advance_through_the_ordinary_path(env_id, monkeypatch):
+    """Every step through ``decide`` and ``step``'s code (as after a price tie): the same results; the compiled loop
+    stopping after one step of two also."""
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=1)
+    for _ in range(9):
+        env.step(Earliest(env).act(None))
+    real = type(env)._earliest_run
+
+    def none(self, n, actions=None):
+        return [], True
+
+    def one(self, n, actions=None):
+        return real(self, min(n, 1), actions)[0], True
+
+    for fake in (none, one):
+        monkeypatch.setattr(type(env), "_earliest_run", fake)
+        assert _compare_at(env, 12, seed=2) == 12
+    monkeypatch.undo()
+
+
+def test_advance_edges():
+    """steps=0 returns the current observation; the episode's last step is never taken; a wrapped env or a
+    slot-driven one has no fast path."""
+    env = gym.make("HeteroML-v1")
+    u = env.unwrapped
+    obs0, _ = env.reset(seed=0)
+    pol = Earliest(u)
+    got = pol.advance(0, 1.5)
+    np.testing.assert_array_equal(got[0], obs0)
+    assert got[1:] == (0, 1.5)
+    J = u.jobs.num_jobs
+    obs, n, _ = pol.advance(None, 0.0)
+    assert n == J - 1 and u._k == J - 1
+    assert pol.advance(5, 0.0)[1] == 0  # only the last step is left
+    assert Earliest(env).advance(5, 0.0) is None  # bound to the wrapper
+    slot = gym.make("HeteroML-v1", config={"env": {"discipline": "drf"}}).unwrapped  # no reset needed
+    assert slot.slot_driven and Earliest(slot).advance(5, 0.0) is None
+    with pytest.raises(ValueError, match="reservation discipline"):
+        slot.advance_earliest(5, decide=lambda: 0)
+
+
+def _decisions(env_id, policy, seeds, monkeypatch, fast, limit=None):
+    """Every decision of ``policy`` (a rollout over earliest) on ``seeds``, with or without the fast path."""
+    with monkeypatch.context() as mp:
+        if not fast:
+            mp.setattr(Earliest, "advance", lambda self, steps, total: None)
+        out, changed = [], 0
+        for seed in seeds:
+            env, pol = make_env(env_id, policy, seed)
+            obs, _ = env.reset(seed=seed)
+            pol.reset(seed)
+            done, n = False, 0
+            while not done and (limit is None or n < limit):
+                a, _ = pol.predict(obs, deterministic=True)
+                out.append(int(a))
+                obs, _, term, trunc, _ = env.step(a)
+                done = term or trunc
+                n += 1
+            changed += pol.changed
+            env.close()
+    return out, changed
+
+
+def test_rollout_decisions_identical(monkeypatch):
+    """>= 1,000 states: rollout(K=2,H=5):earliest on HeteroML-rl-hard-v1 (50-job episodes), and the leaderboard
+    parameters (K=4, H=20, k=6) on HeteroML-v1's first decisions; rollout leaves its base on some states."""
+    seeds = range(21)
+    fast, changed = _decisions("HeteroML-rl-hard-v1", "rollout(K=2,H=5):earliest", seeds, monkeypatch, True)
+    ref, ref_changed = _decisions("HeteroML-rl-hard-v1", "rollout(K=2,H=5):earliest", seeds, monkeypatch, False)
+    assert fast == ref and changed == ref_changed
+    assert changed > 0
+    fast2, _ = _decisions("HeteroML-v1", "rollout:earliest", [0], monkeypatch, True, limit=45)
+    ref2, _ = _decisions("HeteroML-v1", "rollout:earliest", [0], monkeypatch, False, limit=45)
+    assert fast2 == ref2
+    assert len(fast) + len(fast2) >= 1000
+
+
+def test_fork_ledger_and_resampled_jobs(monkeypatch):
+    """The fork's ledger equals a deep copy's, before and after a flush, and neither env sees the other's commits;
+    the resampled fork's jobs equal the revalidated splice (the same values, dtypes and read-only arrays)."""
+    env = gym.make("HeteroML-v1").unwrapped
+    env.reset(seed=4)
+    for _ in range(20):
+        env.step(Earliest(env).act(None))
+    for flush_first in (False, True):
+        if flush_first:
+            env.sim.ledger.usage  # noqa: B018  (writes the dense array: from now on a fork copies it)
+        n0 = len(env.sim.ledger._pending)
+        deep = forking.fast_copy(env.sim.ledger)
+        assert _compare_at(env, 6, seed=0) == 6  # both forks' dense ledgers equal after 6 steps
+        f = env.fork(seed=0, future="keep")
+        Earliest(f).advance(6, 0.0)
+        assert len(f.sim.ledger._pending) == n0 + 6 and len(env.sim.ledger._pending) == n0
+        g = env.fork(seed=0, future="keep")
+        np.testing.assert_array_equal(env.sim.ledger.usage, deep.usage)  # the original is untouched
+        np.testing.assert_array_equal(g.sim.ledger.usage, deep.usage)
+    real = hfork.splice_jobs
+    forks = [env.fork(seed=7, future="resample")]
+    with monkeypatch.context() as mp:  # the oracle: the table revalidated (dataclasses.replace)
+        mp.setattr(hfork, "splice_jobs", lambda *a, **kw: real(*a, **{**kw, "revalidate": True}))
+        forks.append(env.fork(seed=7, future="resample"))
+    for fld in dataclasses.fields(forks[0].jobs):
+        x, y = getattr(forks[0].jobs, fld.name), getattr(forks[1].jobs, fld.name)
+        np.testing.assert_array_equal(x, y)
+        assert x.dtype == y.dtype and not x.flags.writeable and not y.flags.writeable
+    a, b = forks
+    pa, pb = Earliest(a), Earliest(b)
+    assert pa.advance(15, 0.0)[1:] == pb.advance(15, 0.0)[1:]
