@@ -32,9 +32,11 @@ from ...core.jit import njit
 from ._kernels import (
     _caps_of,
     _fits_cached,
+    _free_over_profiles,
     _stable_order,
     decode_commit,
     duration,
+    fits,
     job_grid,
     server_profiles,
     server_profiles_after,
@@ -44,6 +46,8 @@ __all__ = ["earliest_choice", "earliest_steps"]
 
 #: :func:`earliest_steps`'s reasons to stop
 DONE, AMBIGUOUS, NO_ACTION = 0, 1, 2
+#: configurations :func:`earliest_choice` tests at the first candidate start alone before the full search
+PROBE = 4
 
 
 @njit
@@ -73,18 +77,48 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
     if n_todo == 0:
         return 0, -1, -1, 0
     t0 = now + delays[0]
-    # candidate times: the reservation ends after t0 (sorted)
-    ne = 0
-    for j in range(k):
-        if start[j] + dur[j] > t0:
-            ne += 1
-    ends = np.empty(ne, dtype=np.int64)
-    i = 0
-    for j in range(k):
-        if start[j] + dur[j] > t0:
-            ends[i] = start[j] + dur[j]
-            i += 1
-    ends.sort()
+    cdd = np.maximum(cd, 1)
+    by_d = _stable_order(cdd)
+    # the first candidate alone, each tested configuration's residual computed directly (the same numbers as the
+    # incremental residual below): conclusive when a configuration fits at t0 and none that failed there could
+    # still beat it at a later candidate (> t0); otherwise the full search below decides
+    if PROBE > 0:
+        free1 = np.empty((H, R))
+        b_c, b_comp, tests, failed, cut = -1, 0, 0, 0, False
+        fail_c = np.empty(PROBE, dtype=np.int64)
+        for bi in range(NC):
+            c = by_d[bi]
+            if not todo[c]:
+                continue
+            if b_c >= 0 and (t0 + cd[c] > b_comp or (t0 + cd[c] == b_comp and c > b_c)):
+                continue
+            if tests == PROBE:
+                cut = True
+                break
+            tests += 1
+            _free_over_profiles(pp, cnt, times, vals, cap, t0, cdd[c], free1)
+            a = c * nd
+            st = fits(free1, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a], q4[a] == 1, False)
+            if st == 2:
+                return 2, -1, -1, 0
+            if st == 1:
+                comp = t0 + cd[c]
+                if b_c < 0 or comp < b_comp or (comp == b_comp and c < b_c):
+                    b_c, b_comp = c, comp
+            else:
+                fail_c[failed] = c
+                failed += 1
+        if not cut and b_c >= 0:
+            open_ = False
+            for i in range(failed):
+                c = fail_c[i]
+                if not (t0 + 1 + cd[c] > b_comp or (t0 + 1 + cd[c] == b_comp and c > b_c)):
+                    open_ = True
+            if not open_:
+                return 1, b_c * nd, t0, cd[b_c]
+    # the later candidate times, the reservation ends after t0 (sorted), are listed when t0 does not settle it
+    ne = -1
+    ends = np.empty(0, dtype=np.int64)
     # every breakpoint after now of every server, by time: (time, piece row, server)
     nev = 0
     for h in range(H):
@@ -101,8 +135,6 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
             i += 1
     order = _stable_order(ev_t)
     ev_t, ev_i, ev_h = ev_t[order], ev_i[order], ev_h[order]
-    cdd = np.maximum(cd, 1)
-    by_d = _stable_order(cdd)
     used = np.empty((H, R))
     free = np.full((H, R), np.nan)
     caps_hm = np.zeros((H, M))
@@ -120,12 +152,28 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
     best_c = -1  # the configuration of least completion so far (lowest index among equals)
     best_t = -1
     best_comp = 0
-    for ci in range(-1, ne):
-        if n_todo == 0:
-            break
-        t = t0 if ci < 0 else ends[ci]
-        if ci > 0 and t == ends[ci - 1]:
-            continue
+    ci = -2
+    while n_todo > 0:
+        ci += 1
+        t = t0
+        if ci >= 0:
+            if ne < 0:
+                ne = 0
+                for j in range(k):
+                    if start[j] + dur[j] > t0:
+                        ne += 1
+                ends = np.empty(ne, dtype=np.int64)
+                i = 0
+                for j in range(k):
+                    if start[j] + dur[j] > t0:
+                        ends[i] = start[j] + dur[j]
+                        i += 1
+                ends.sort()
+            if ci >= ne:
+                break
+            t = ends[ci]
+            if ci > 0 and t == ends[ci - 1]:
+                continue
         if best_c >= 0:  # drop what cannot beat the best any more (before deriving the residual at t)
             for c in range(NC):
                 if todo[c] and (t + cd[c] > best_comp or (t + cd[c] == best_comp and c > best_c)):
@@ -265,23 +313,20 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
 @njit
 def earliest_steps(rec, colocated, k0, steps, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, chunks, work, v, psu, ra,
                    grad, now_of, weight, arrival, flow, scale, fracs, zf, feas, delays, cfree, ccaps, prof_k, opp, ocnt,
-                   otimes, ovals, act_o, start_o, dur_o, r_o, off_o, rows_o, fr_o):
+                   otimes, ovals, grid_done, m4j, n4j, q4j, p4j, maskj, act_o, start_o, dur_o, r_o, off_o, rows_o, fr_o):
     """Up to ``steps`` steps of ``earliest`` from the pending job ``k0`` (see the module docstring), committed into
     ``rec``/``colocated`` as the env's step commits them. Per step i: the action (``act_o``), start and duration
     (``start_o``, ``dur_o``), the reward ``-w (c - a) / scale`` (``-w c / scale`` without ``flow``; the step's own
     arithmetic, ``r_o``) and the ledger's pending commit (servers ``rows_o[off_o[i]:off_o[i + 1]]``, their footprint
     rows ``fr_o[...]``). ``opp, ocnt, otimes, ovals``: the servers' usage profiles of the committed jobs < ``prof_k``
     at job ``prof_k``'s decision time, where ``prof_k`` is ``k0`` or ``k0 - 1`` (else they are not used).
+    ``m4j, n4j, q4j, p4j, maskj`` (J, grid): every job's configurations and mask (:func:`._kernels.job_grid`, a function
+    of the job and the cluster alone), filled here for the jobs whose ``grid_done`` is false: a cache of the jobs
+    table.
     Returns ``(steps taken, reason, profiles k, pp, cnt, times, vals)``: the reason it stopped (:data:`DONE`,
     :data:`AMBIGUOUS`, :data:`NO_ACTION`: the next step needs the env's ordinary path) and the profiles of the last
     decision it computed (of the jobs < profiles k; profiles k = -1: none)."""
     H, R = cap.shape
-    G = wres.shape[0] * fracs.shape[0] * 2 * delays.shape[0]  # the grid (M, levels, 2, delays), flat
-    m4 = np.empty(G, dtype=np.int64)
-    n4 = np.empty(G, dtype=np.int64)
-    q4 = np.empty(G, dtype=np.int64)
-    p4 = np.empty(G, dtype=np.int64)
-    mask = np.empty(G, dtype=np.bool_)
     pk = prof_k
     pp, cnt, times, vals = opp, ocnt, otimes, ovals
     off_o[0] = 0
@@ -290,8 +335,11 @@ def earliest_steps(rec, colocated, k0, steps, cap, wres, pres, wbw, pbw, cbar, p
     for i in range(steps):
         k = k0 + i
         now = now_of[k]
-        job_grid(chunks[k], fracs, delays.shape[0], cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu[k], feas,
-                 m4, n4, q4, p4, mask)
+        m4, n4, q4, p4, mask = m4j[k], n4j[k], q4j[k], p4j[k], maskj[k]
+        if not grid_done[k]:
+            job_grid(chunks[k], fracs, delays.shape[0], cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu[k],
+                     feas, m4, n4, q4, p4, mask)
+            grid_done[k] = True
         if pk != k:
             if k >= 1 and pk == k - 1 and pp.shape[0] == H + 1 and times[pp[0]] <= now:
                 pp, cnt, times, vals = server_profiles_after(k, now, rec, wres, pres, ps_arch, H, R, pp, cnt, times,

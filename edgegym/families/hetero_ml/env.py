@@ -442,6 +442,12 @@ class HeteroMLEnv(gym.Env):
                 np.array(cols[4], dtype=np.float64), np.array(cols[0], dtype=np.float64),
                 np.array(cols[6], dtype=np.int64))
         chunks, work, now_of, ra, grad, weight, arrival = tab
+        grid = derived.get("earliest_grid")  # every job's configurations and mask, filled on demand by the kernel
+        if grid is None:
+            J, G = jb.num_jobs, self.n_grid
+            grid = derived["earliest_grid"] = (np.zeros(J, dtype=bool), *(np.empty((J, G), dtype=np.int64)
+                                                                          for _ in range(4)),
+                                               np.empty((J, G), dtype=bool))
         pr = self._prof_step
         prof_k, prof = (pr[0], pr[1]) if pr is not None and pr[0] in (k0, k0 - 1) else (-1, self._no_prof)
         H, R = self._kc[0].shape
@@ -451,7 +457,7 @@ class HeteroMLEnv(gym.Env):
         cnt, reason, pk, *prof = _advance.earliest_steps(
             self._rec(), self.sim.colocated, k0, n, *self._kc, chunks, work, jb.v, jb.ps_update, ra, grad, now_of,
             weight, arrival, self._flow, float(self.reward_scale), self._fracs, self._zf, self._feas, self._delays,
-            self._est_free, self._est_caps, prof_k, *prof, act_o, start_o, dur_o, r_o, off_o, rows_o, fr_o)
+            self._est_free, self._est_caps, prof_k, *prof, *grid, act_o, start_o, dur_o, r_o, off_o, rows_o, fr_o)
         if pk >= 0:
             self._prof_step = (int(pk), tuple(prof))
         commit = self.sim.ledger.commit_rows
