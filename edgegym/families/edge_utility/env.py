@@ -576,6 +576,129 @@ class EdgeUtilityEnv(gym.Env):
         self._return += reward
         return reward
 
+    def _ondisc_estimates(self) -> np.ndarray | None:
+        """The pending job's estimates (server order) that :meth:`step`'s dispatch credit reads, when the compiled
+        OnDisc loop can take the next step (see :meth:`advance_ondisc`); None where it cannot."""
+        sim = self.sim
+        if sim is None or self._k >= self._J or not self._obs_estimates or self._mask_do4a or self._latency > 0 \
+                or self._inc is not None or sim._o4bank is not None or sim._pending:
+            return None
+        bank = sim._bank
+        if bank is None or np.any(bank.si[bank.ks, 4] > 2):  # fifo, srpt, edf (codes 0-2) only
+            return None
+        others = [k for k in range(len(sim.servers)) if not bank.member[k]]
+        if others and (others != [self.num_edge_servers] or sim.servers[others[0]].name != "infinite"):
+            return None  # besides the bank, at most the cloud as an infinite delay server
+        if self._est is None:
+            return self._est_sim
+        if self._est_all is self._est:  # every row known (query_finish): back to server order
+            S = self.num_edge_servers
+            return np.concatenate([self._est[:S], self._est[-1:]]) if self.has_cloud else self._est[:S]
+        return None
+
+    def advance_ondisc(self, steps: int | None = None, total: float = 0.0, *, prune: bool = True,
+                       batch: int = 16) -> tuple[np.ndarray, int, float, bool] | None:
+        """Take up to ``steps`` steps (None: as many as there are) with OnDisc's actions
+        (``agents.baselines.edge_utility.OnDisc`` with ``prune`` and ``batch``: the least planned-JRT increase,
+        ties to the smaller row) in one compiled loop (:mod:`._advance`) instead of a policy call and a ``step``
+        each, without building the observations in between.
+
+        The env is then exactly where those ``step`` calls would leave it (servers, completions, clock, decisions,
+        planned utilities, the return), and the rewards are those ``step`` returns, added to ``total`` in order. It
+        never takes the episode's last step. Returns ``(observation at the stop, steps taken, total, more)``:
+        ``more`` is True when it stopped before a step the compiled loop does not take (an event of the cloud's
+        delay server falls due in it, or a server's queue storage is full): take that one with :meth:`step`, then
+        call again. None when the env has no such path: a discipline other than fifo, srpt or edf (or an O4A
+        server), a non-bank server other than an infinite cloud, DO4A's mask, a dispatch latency, no estimates in
+        the observation, or a decision point whose OnDisc increments were already (partly) computed."""
+        est0 = self._ondisc_estimates()
+        if est0 is None:
+            return None
+        if steps is not None and int(steps) < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        k0 = self._k
+        nmax = self._J - 1 - k0 if steps is None else min(self._J - 1 - k0, int(steps))
+        if nmax <= 0:
+            return self._observation(), 0, float(total), False
+        from ._advance import BLOCKED, ondisc_run
+        from .simulator import Completion, _completion_key
+
+        sim = self.sim
+        bank = sim._bank
+        S = self.num_edge_servers
+        srv_of_row = np.full(self.N, -1, dtype=np.int64)
+        srv_of_row[:S] = np.arange(S)
+        cloud, cloud_q, cloud_next = -1, 0, math.inf
+        if self.has_cloud:
+            srv_of_row[-1] = S
+            if not bank.member[S]:
+                cloud, srv = S, sim.servers[S]
+                cloud_q = srv.queue_length
+                cloud_next = srv.next_event()
+        J = self._J
+        oj, oc, os_ = np.empty(J, dtype=np.int64), np.empty(J), np.empty(J, dtype=np.int64)
+        cend, dec = np.empty(nmax, dtype=np.int64), np.empty(nmax, dtype=np.int64)
+        est, nows = np.empty(nmax), np.empty(nmax)
+        jobs = self.jobs
+        n, status, now, _, sync_t = ondisc_run(
+            k0, nmax, True, est0, float(sim.now), int(batch), bool(prune), sim._heap[0][0] if sim._heap else math.inf,
+            cloud, cloud_q, cloud_next, jobs.release_s, sim._scale_up, sim._scale_p, sim._scale_down, jobs.up_s,
+            jobs.p_s, jobs.down_s, srv_of_row, bank.member, bank.ks, sim.speed, bank.slots, bank.si, bank.sf, bank.jf,
+            *bank.utab, oj, oc, os_, cend, dec, est, nows)
+        more = status == BLOCKED
+        if n == 0:
+            return self._observation(), 0, float(total), more
+        # what needs the Python objects: completions' utilities, planned utilities, rewards (as step computes them)
+        no = int(cend[n - 1])
+        utilities = jobs.utilities
+        cj = oj[:no]
+        jrt = oc[:no] + bank.jf[cj, 6] - bank.jf[cj, 0]  # C + Δ↓ − r, as the bank's completions
+        comps = []
+        for j, k, C, t in zip(cj.tolist(), os_[:no].tolist(), oc[:no].tolist(), jrt.tolist(), strict=True):
+            u = utilities[j](t)
+            sim.utility[j] = u
+            comps.append(Completion(j, k, C, t, u))
+        sim.jrt_s[cj] = jrt
+        sim.completed[cj] = True
+        idx = np.arange(k0, k0 + n)
+        servers = dec[:n]
+        self._decisions[idx] = servers
+        sim.server_of[idx] = servers
+        if self._dispatch_credit:  # g_i(f̂_i − r_i) of the chosen server's estimate, UtilityFn.vector's operations
+            planned = vector_rows(utilities[k0:k0 + n], (est[:n] - jobs.release_s[k0:k0 + n])[:, None])[:, 0]
+            self._planned[idx] = planned
+            planned = planned.tolist()
+        else:
+            planned = [0.0] * n
+        lo = 0
+        ends = cend[:n].tolist()
+        for q in range(n):
+            part = comps[lo:ends[q]]
+            lo = ends[q]
+            if q == 0:  # the orphans of the observation built before the call, then the pending completions
+                part = sim._orphans + part
+                part.sort(key=_completion_key)
+                done = list(self._pending_done) + part if self._pending_done else part
+            else:
+                done = part
+                if len(done) > 1:
+                    done.sort(key=_completion_key)
+            utility = sum([c.utility for c in done]) if done else 0
+            reward = self._credit(done, planned[q], False, utility)
+            self._return += reward
+            total += float(reward)
+        if cloud >= 0:  # the cloud's commits, replayed in order (nothing of it falls due before the stop)
+            for q in np.flatnonzero(servers == cloud).tolist():
+                sim._commit(k0 + q, cloud, float(nows[q]))
+            if sync_t > sim.servers[cloud].t:
+                sim.servers[cloud].t = sync_t
+        sim._orphans = []
+        sim.now = max(sim.now, now)
+        self._k = k0 + n
+        self._est = self._est_all = self._inc = self._util_sim = self._est_sim = None
+        self._pending_done = []
+        return self._observation(), n, float(total), more
+
     def obs_layout(self) -> dict:
         """Where the observation's blocks lie, for per-server policies (``edgegym.agents.rl.shared``): ``job`` and
         ``glob`` are ``(start, stop)``; ``rows`` rows of ``row_dim`` features from ``rows_start``; action ``r``

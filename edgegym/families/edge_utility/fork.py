@@ -8,7 +8,12 @@ import numpy as np
 
 from ...core.forking import cached_draw, fork_env, shifted_arrivals, splice_jobs
 
-__all__ = ["FORK_SHARED", "fork", "resample_future"]
+__all__ = ["FAST_RESAMPLE", "FORK_SHARED", "fork", "resample_future"]
+
+#: resample a simulator whose servers are all in the priority bank (or an infinite cloud) by splicing its per-job
+#: rows and the utility table directly, from per-draw tables kept with the draw, instead of building a fresh simulator
+#: for the spliced jobs and copying its rows (False: the fresh simulator, the test oracle; identical state)
+FAST_RESAMPLE = True
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
 FORK_SHARED = ("_fork_draws", "_trace_cache",
@@ -48,6 +53,8 @@ def resample_future(env, rng: np.random.Generator) -> None:
         env._workload_source = source
     jobs = splice_jobs(env.jobs, new, k + 1, release_s=shifted_arrivals(env.jobs.release_s, new.release_s, k + 1))
     sim = env.sim
+    if FAST_RESAMPLE and _splice_bank(env, sim, new, jobs, k):
+        return
     sc, est = p.scheduler, p.estimation
     from .disciplines import O4AParams
 
@@ -80,8 +87,66 @@ def resample_future(env, rng: np.random.Generator) -> None:
                     and name not in _PER_SERVER:
                 v[k + 1:] = t[k + 1:]
     env.jobs = jobs
+    _new_job_features(env)
+
+
+def _splice_bank(env, sim, new, jobs, k: int) -> bool:
+    """:func:`resample_future`'s fresh-simulator splice, done directly, for a simulator whose servers are all in the
+    priority bank or the infinite cloud (no per-job tables elsewhere): the same planned arrays (the spliced jobs'
+    estimates times ``plan_scale``), utility table (rows ``..k`` of the fork's, ``k+1..`` of the draw's, as
+    :func:`~._kernels.utility_table` of the spliced utilities lays them out) and bank rows (rows ``k+1..`` as a fresh
+    bank's: release time, EDF key ``r + soft deadline``, zeros). Returns False (nothing done) for other simulators."""
+    from .simulator import _BankServer
+
+    bank = sim._bank
+    if bank is None or sim._o4bank is not None or sim._o4a_lv is not None or env.record \
+            or any(type(s) is not _BankServer and s.name != "infinite" for s in sim.servers):
+        return False
+    ps = sim.plan_scale
+    cache = env.__dict__.get("_fork_draws")
+    key = (env.fork_seed, "jobs", "tables")
+    hit = cache.get(key) if cache is not None else None
+    if hit is None or hit[0] is not new:  # the draw's utility table and soft deadlines, once per draw
+        from ._kernels import utility_table
+
+        hit = (new, utility_table(new.utilities), np.array([u.soft_deadline(0.5) for u in new.utilities]))
+        if cache is not None:
+            cache[key] = hit
+    _, unew, soft = hit
+    sim.jobs = jobs
+    sim._scale_p, sim._scale_up, sim._scale_down = jobs.p_est_s * ps, jobs.up_est_s * ps, jobs.down_est_s * ps
+    bank.utab = _splice_utab(bank.utab, unew, k + 1)
+    jf = bank.jf
+    rel = jobs.release_s[k + 1:]
+    jf[k + 1:] = 0.0
+    jf[k + 1:, 0] = rel
+    jf[k + 1:, 8] = rel + soft[k + 1:]
+    for buf in (bank.oj, bank.oc, bank.os):
+        buf[k + 1:] = 0
+    env.jobs = jobs
+    _new_job_features(env)
+    return True
+
+
+def _new_job_features(env) -> None:
+    """A new (empty) table of the job-only observation features for the fork's new jobs, made now rather than on the
+    first observation, so that the forks of this fork share it (a table is shared by deep copies) and fill each
+    block once instead of once per fork."""
     if getattr(env, "_job_features", None) is not None:
-        env._job_features = None  # job-only observation features: rebuilt for the new jobs on first use
+        from .env import _JobFeatures
+
+        env._job_features = _JobFeatures(env)
+
+
+def _splice_utab(old: tuple, new: tuple, start: int) -> tuple:
+    """The utility table (:func:`~._kernels.utility_table`) of jobs ``..start-1`` of ``old``'s and ``start..`` of
+    ``new``'s: the per-job columns spliced, the step functions' breaks and values re-offset."""
+    code, a, b, c, inc = (np.concatenate([o[:start], n[start:]]) for o, n in zip(old[:5], new[:5], strict=True))
+    ob, nb = old[5], new[5]
+    bptr = np.concatenate([ob[: start + 1], nb[start + 1:] - nb[start] + ob[start]])
+    brk = np.concatenate([old[6][: ob[start]], new[6][nb[start]:]])
+    val = np.concatenate([old[7][: ob[start] + start], new[7][nb[start] + start:]])
+    return code, a, b, c, inc, bptr, brk, val
 
 
 def _find_utab(sim):

@@ -1,0 +1,309 @@
+"""Compiled OnDisc continuation of the EdgeUtility env (:meth:`EdgeUtilityEnv.advance_ondisc
+<edgegym.families.edge_utility.env.EdgeUtilityEnv.advance_ondisc>`): up to ``n`` env steps whose actions are
+OnDisc's (``agents.baselines.edge_utility.OnDisc``: least increase of the planned total JRT, exact branch and bound
+over the rows in ascending no-queue-time order), in one kernel call instead of a policy call and a ``step`` each.
+
+Every simulator operation of those steps happens here in the order the Python path performs it, on the priority
+server bank (``simulator._Bank``) with its own kernels (:func:`~._kernels.bank_sync`, :func:`~._kernels.bank_commit`,
+:func:`~._kernels.bank_advance_due`): the observation's estimates sync every busy server to the release time (the
+what-if estimates themselves are only computed where a step needs one), OnDisc's increments sync the rows it
+evaluates and run their what-if simulations, the dispatch commits, the step advances to the next release. The
+what-if simulation of a fifo/srpt/edf server (:func:`_whatif_acc`) is :func:`~._kernels.whatif`'s ordered variant
+on preallocated scratch rows: the same event sequence and floating-point operations (the best ready item is the
+smallest ``(key, r, id)`` of the items pushed, as its sorted list's first pushed item), without allocations.
+
+What needs Python objects stays in Python (the env, after the call): the completions' utilities (``UtilityFn``),
+the dispatch credit's planned utility (``UtilityFn.vector``), the rewards, and the commits to a non-bank cloud
+(an infinite delay server: the kernel only counts them, and stops before any step in which an event of the
+simulator's heap would fall due, so replaying those commits afterwards leaves the same state).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.jit import njit
+from ._kernels import (
+    EDF,
+    FIFO,
+    INF,
+    JA,
+    JAP,
+    JDP,
+    JKEY,
+    JPP,
+    JPT,
+    JR,
+    JREM,
+    SDISC,
+    SN,
+    ST,
+    bank_advance_due,
+    bank_commit,
+    bank_pick,
+    bank_sync,
+)
+
+__all__ = ["ondisc_run"]
+
+#: why :func:`ondisc_run` stopped: it took every step it was asked for / the next step needs the Python path
+DONE, BLOCKED = 0, 1
+
+
+@njit
+def _fill_items(k, t, slots, si, jf, xid, xr, xa, xrem, xdn, xkey):
+    """``_bank_items(k, t, 0, ...)`` into the scratch rows: server ``k``'s jobs; returns their number."""
+    n = si[k, SN]
+    for q in range(n):
+        j = slots[k, q]
+        xid[q] = j
+        xr[q] = jf[j, JR]
+        xa[q] = jf[j, JA] if jf[j, JA] <= t else jf[j, JAP]
+        e = jf[j, JPP] - (jf[j, JPT] - jf[j, JREM])
+        xrem[q] = 0.0 if e < 0.0 else e
+        xdn[q] = jf[j, JDP]
+        xkey[q] = jf[j, JKEY]
+    return n
+
+
+@njit
+def _whatif_acc(disc, now, s, n, xid, xr, xa, xrem, xdn, xkey, live, pushed, want):
+    """:func:`~._kernels.whatif` (fifo, srpt, edf) of the ``n`` scratch items from ``now``: returns ``(Σ finish −
+    r in completion order, finish of item want)`` (``want < 0``: inf). ``xrem`` is consumed."""
+    for i in range(n):
+        live[i] = True
+        pushed[i] = False
+    npl = 0  # pushed, live items
+    nd = 0
+    acc = 0.0
+    fw = INF
+    t = now
+    while nd < n:
+        lim = t + 1e-15
+        for i in range(n):
+            if live[i] and not pushed[i] and xa[i] <= lim:
+                pushed[i] = True
+                npl += 1
+        if npl == 0:  # the earliest item not pushed yet
+            m = INF
+            for i in range(n):
+                if live[i] and not pushed[i] and xa[i] < m:
+                    m = xa[i]
+            t = m
+            continue
+        best = -1
+        bk = 0.0
+        for i in range(n):
+            if live[i] and pushed[i]:
+                kk = xr[i] if disc == FIFO else (xkey[i] if disc == EDF else xrem[i])
+                if best < 0 or kk < bk or (kk == bk and (xr[i] < xr[best] or (xr[i] == xr[best]
+                                                                             and xid[i] < xid[best]))):
+                    best = i
+                    bk = kk
+        nxt = INF
+        for i in range(n):
+            if live[i] and xa[i] > t and xa[i] < nxt:
+                nxt = xa[i]
+        tc = t + xrem[best] / s
+        if tc <= nxt:
+            f = tc + xdn[best]
+            acc += f - xr[best]
+            if best == want:
+                fw = f
+            live[best] = False
+            npl -= 1
+            nd += 1
+            t = tc
+        else:
+            xrem[best] -= (nxt - t) * s
+            t = nxt
+    return acc, fw
+
+
+@njit
+def _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscratch, live, pushed, want_inc):
+    """The what-if of busy bank server ``k`` with the request of ``job`` added (``bank_query``'s items): returns
+    ``(increment of the total planned JRT or 0.0 unless want_inc, the request's finish)``; no side effects."""
+    t = sf[k, ST]
+    disc = si[k, SDISC]
+    xid = iscratch[0]
+    xr, xa, xrem, xdn, xkey = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
+    n = _fill_items(k, t, slots, si, jf, xid, xr, xa, xrem, xdn, xkey)
+    xid[n] = job
+    xr[n] = rr
+    xa[n] = ap
+    xrem[n] = pp
+    xdn[n] = dp
+    xkey[n] = rkey
+    acc1, fin = _whatif_acc(disc, t, s, n + 1, xid, xr, xa, xrem, xdn, xkey, live, pushed, n)
+    if not want_inc:
+        return 0.0, fin
+    _fill_items(k, t, slots, si, jf, xid, xr, xa, xrem, xdn, xkey)
+    acc0, _ = _whatif_acc(disc, t, s, n, xid, xr, xa, xrem, xdn, xkey, live, pushed, -1)
+    return acc1 - acc0, fin
+
+
+@njit
+def _increment(k, job, now, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, oj, oc, os, no, scratch, iscratch, live,
+               pushed, code, ua, ub, uc, inc, bptr, brk, val):
+    """``bank_query(1, [k], ...)``: OnDisc's increment of ``job`` on bank server ``k`` (synced to ``now`` first,
+    completions appended from ``no``). Returns ``(increment, the request's what-if finish or -inf when the server
+    was idle, new completion count)``."""
+    if si[k, SN] == 0:
+        return ap + pp / s + dp - rr, -INF, no
+    no = bank_sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+    if si[k, SN] == 0:
+        v = ap + pp / s + dp
+        return v - rr, -INF, no
+    v, fin = _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscratch, live, pushed, True)
+    return v, fin, no
+
+
+@njit
+def ondisc_run(i0, nmax, s1_done, est0, now, batch, prune, hmin, cloud, cloud_q, cloud_next, release, sup, sp, sdn,
+               tup, tp, tdn, srv_of_row, member, ks, s, slots, si, sf, jf, code, ua, ub, uc, inc, bptr, brk, val,
+               oj, oc, os, cend, dec, est, nows):
+    """Up to ``nmax`` OnDisc steps from pending job ``i0`` at time ``now`` (see the module docstring).
+
+    ``s1_done``: the observation of job ``i0`` was built (its estimates ``est0``, server order, synced the bank);
+    ``batch``/``prune``: OnDisc's chunk size and branch and bound (False: every row); ``hmin``: the earliest event on
+    the simulator's heap; ``cloud``: the non-bank cloud server (an infinite delay server) or -1, holding ``cloud_q``
+    jobs, the earliest finishing at ``cloud_next``; ``release`` and the planned (``sup, sp, sdn``) and true (``tup,
+    tp, tdn``) delays and processing times of the jobs; ``srv_of_row``: the server of each action row (-1: none);
+    ``member``: bank membership per server; then the bank's state and utility table. Writes the completions
+    ``(oj, oc, os)``, each step's end in them ``cend``, its server ``dec``, the chosen server's planned finish
+    ``est`` and the step's time ``nows``. Returns ``(steps, status, now, cloud_q, cloud sync time or -inf)``: status
+    :data:`BLOCKED` when it stopped before a step that needs the Python path (an event of the heap or a full queue
+    row)."""
+    N = srv_of_row.size
+    M = member.size
+    cap = slots.shape[1]
+    scratch = np.empty((5, cap + 1))
+    iscratch = np.empty((1, cap + 1), np.int64)
+    live = np.empty(cap + 1, np.bool_)
+    pushed = np.empty(cap + 1, np.bool_)
+    cls = np.zeros(M, np.int64)  # at the observation: 0 idle, 1 emptied by the sync, 2 busy
+    pre = np.full(M, -INF)  # a busy server's estimate computed at the observation (a zero-length job pending)
+    fin = np.full(M, -INF)  # the request's what-if finish of each evaluated busy server
+    incs = np.empty(N)
+    lb = np.empty(N)
+    rows = np.empty(N, np.int64)
+    no = 0
+    sync_t = -INF
+    step = 0
+    status = DONE
+    while step < nmax:
+        i = i0 + step
+        nxt_r = release[i + 1]
+        if hmin <= nxt_r:
+            status = BLOCKED
+            break
+        full = False
+        for k in ks:
+            if si[k, SN] >= cap:
+                full = True
+        if full:
+            status = BLOCKED
+            break
+        r = release[i]
+        rkey = jf[i, JKEY]
+        first = step == 0 and s1_done
+        # the observation's estimates: every busy bank server synced to now
+        if not first:
+            for k in ks:
+                pre[k] = -INF
+                if si[k, SN] == 0:
+                    cls[k] = 0
+                    continue
+                no = bank_sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+                if si[k, SN] == 0:
+                    cls[k] = 1
+                    continue
+                cls[k] = 2
+                q = bank_pick(k, sf[k, ST], s, slots, si, jf, code, ua, ub, uc, inc, bptr, brk, val)
+                if q >= 0 and sf[k, ST] + jf[q, JREM] / s <= sf[k, ST]:  # a later sync at now would complete it
+                    _, pre[k] = _whatifs(k, i, r, rkey, r + sup[i, k], sp[i, k], sdn[i, k], s, slots, si, sf, jf,
+                                         scratch, iscratch, live, pushed, False)
+            if cloud >= 0 and cloud_q > 0:
+                sync_t = now
+        # OnDisc: rows in ascending (no-queue time, row), evaluated a chunk at a time
+        nv = 0
+        for row in range(N):
+            k = srv_of_row[row]
+            if k < 0:
+                continue
+            v = sup[i, k] + sp[i, k] / s + sdn[i, k]
+            p = nv
+            while p > 0 and (lb[p - 1] > v or (lb[p - 1] == v and rows[p - 1] > row)):
+                lb[p] = lb[p - 1]
+                rows[p] = rows[p - 1]
+                p -= 1
+            lb[p] = v
+            rows[p] = row
+            nv += 1
+        for row in range(N):
+            incs[row] = INF
+        best = INF
+        kk = 0
+        while kk < nv and (not prune or lb[kk] <= best + 1e-9):
+            hi = nv if not prune else min(kk + batch, nv)
+            m = INF
+            for p in range(kk, hi):
+                row = rows[p]
+                k = srv_of_row[row]
+                ap = r + sup[i, k]
+                if member[k]:
+                    v, fin[k], no = _increment(k, i, now, r, rkey, ap, sp[i, k], sdn[i, k], s, slots, si, sf, jf,
+                                               oj, oc, os, no, scratch, iscratch, live, pushed, code, ua, ub, uc, inc,
+                                               bptr, brk, val)
+                else:  # the infinite cloud: estimate − r, synced first when it holds jobs
+                    if cloud_q > 0:
+                        sync_t = now
+                    v = ap + sp[i, k] / s + sdn[i, k] - r
+                incs[row] = v
+                if v < m:
+                    m = v
+            if m < best:
+                best = m
+            kk = hi
+        a = 0
+        for row in range(1, N):
+            if incs[row] < incs[a]:
+                a = row
+        k = srv_of_row[a]
+        # the chosen server's planned finish, as the observation's estimates computed it
+        if first:
+            e = est0[k]
+        elif not member[k]:
+            e = r + (sup[i, k] + sp[i, k] / s + sdn[i, k]) if cloud_q == 0 else \
+                r + sup[i, k] + sp[i, k] / s + sdn[i, k]
+        elif cls[k] == 0:
+            e = r + (sup[i, k] + sp[i, k] / s + sdn[i, k])
+        elif cls[k] == 1:
+            e = r + sup[i, k] + sp[i, k] / s + sdn[i, k]
+        elif pre[k] != -INF:
+            e = pre[k]
+        else:
+            e = fin[k]
+        est[step] = e
+        dec[step] = k
+        nows[step] = now
+        # dispatch, then advance to the next release
+        if member[k]:
+            no += bank_commit(k, i, now, tup[i, k], sup[i, k], tp[i, k], sp[i, k], tdn[i, k], sdn[i, k], s, slots,
+                              si, sf, jf, oj[no:], oc[no:], os[no:], code, ua, ub, uc, inc, bptr, brk, val)
+        else:
+            sync_t = now
+            cloud_q += 1
+            tc = (now + tup[i, k]) + tp[i, k] / s
+            if tc < cloud_next:
+                cloud_next = tc
+            if cloud_next < hmin:
+                hmin = cloud_next
+        no += bank_advance_due(nxt_r, ks, s, slots, si, sf, jf, oj[no:], oc[no:], os[no:], code, ua, ub, uc, inc,
+                               bptr, brk, val)
+        if nxt_r > now:
+            now = nxt_r
+        cend[step] = no
+        step += 1
+    return step, status, now, cloud_q, sync_t
