@@ -6,8 +6,8 @@
   start points (also when every step goes through the ordinary path, and at the episode's end);
 * the rollout teacher's decisions with and without the fast path (``Earliest.advance`` returning ``None``, the
   oracle) on more than 1,000 states, and rollout departs from its base on some of them;
-* a fork's ledger (shared pending commits, a fresh zero array while the dense one was never written) and a
-  resampled fork's job table (spliced without revalidation) equal the deep copy and the revalidated table.
+* a fork's ledger (shared pending commits, a shared read-only zero array while the dense one was never written) and
+  a resampled fork's job table (spliced without revalidation) equal the deep copy and the revalidated table.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import dataclasses
 import gymnasium as gym
 import numpy as np
 import pytest
-from edgegym.agents.baselines.hetero_ml import Earliest
+from edgegym.agents.baselines.hetero_ml import FIFO, Earliest
 from edgegym.agents.runner import make_env
 
 import edgegym  # noqa: F401  (registers the envs)
@@ -191,6 +191,22 @@ def test_fork_ledger_and_resampled_jobs(monkeypatch):
         g = env.fork(seed=0, future="keep")
         np.testing.assert_array_equal(env.sim.ledger.usage, deep.usage)  # the original is untouched
         np.testing.assert_array_equal(g.sim.ledger.usage, deep.usage)
+    # while the dense array was never written, forks read one shared read-only zero array; a flush (here through
+    # FIFO's free_over) gives a fork its own, and the fork's and the env's own steps agree
+    env2 = gym.make("HeteroML-v1").unwrapped
+    env2.reset(seed=4)
+    for _ in range(12):
+        env2.step(Earliest(env2).act(None))
+    f1, f2 = env2.fork(seed=0, future="keep"), env2.fork(seed=0, future="keep")
+    assert type(f1.sim.ledger) is hfork.ForkLedger and f1.sim.ledger._usage is f2.sim.ledger._usage
+    assert not f1.sim.ledger._usage.flags.writeable
+    p1, p0 = FIFO(f1, 3), FIFO(env2, 3)
+    for _ in range(5):
+        f1.step(p1.act(None))
+        env2.step(p0.act(None))
+    assert f1.sim.ledger._usage.flags.writeable and not f2.sim.ledger._usage.any()
+    _assert_same(f1, env2)
+    np.testing.assert_array_equal(f1.sim.ledger.usage, env2.sim.ledger.usage)
     real = hfork.splice_jobs
     forks = [env.fork(seed=7, future="resample")]
     with monkeypatch.context() as mp:  # the oracle: the table revalidated (dataclasses.replace)

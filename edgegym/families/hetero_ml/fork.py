@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.forking import cached_draw, fork_env, splice_jobs
+from .simulator import Ledger
 
-__all__ = ["FORK_SHARED", "fork", "resample_future"]
+__all__ = ["FORK_SHARED", "ForkLedger", "copy_ledger", "fork", "resample_future"]
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
 #: (``_mask_cache`` maps a configuration to whether it fits the empty cluster: a cache of the cluster alone;
@@ -35,24 +36,52 @@ def copy_ledger(ledger, env=None):
     * the pending commits (tuples of the servers and footprint rows of a commit, never written after the commit)
       are shared, in a list of the fork's own;
     * while the dense array has never been written (``_zeros_while``, set by the env at reset, is still the pending
-      list: a flush replaces it), it holds zeros only and every commit is still pending, so the fork's is a fresh
-      zero array of the same shape (no copy of a few MB) with the same mark; otherwise it is copied."""
+      list: a flush replaces it), it holds zeros only and every commit is still pending, so the fork's ledger (a
+      :class:`ForkLedger`) reads a shared read-only zero array of the same shape (no copy of a few MB), replaced by
+      its own on its first write, with the same mark; otherwise the dense array is copied."""
     from ...core.forking import fast_copy
 
     d = ledger.__dict__
     pending = d.get("_pending")
-    if type(pending) is not list or not isinstance(d.get("_usage"), np.ndarray):
+    usage = d.get("_usage")
+    if type(ledger) not in (Ledger, ForkLedger) or type(pending) is not list or not isinstance(usage, np.ndarray):
         return fast_copy(ledger)
-    new = type(ledger).__new__(type(ledger))
+    new = ForkLedger.__new__(ForkLedger)
     new.__dict__.update(d)
     new._pending = list(pending)
     if d.get("_zeros_while") is pending:
-        new._usage = np.zeros(ledger._usage.shape, dtype=ledger._usage.dtype)
+        new._usage = _zeros(usage.shape, usage.dtype)
         new._zeros_while = new._pending
     else:
-        new._usage = ledger._usage.copy()
+        new._usage = usage.copy() if usage.flags.writeable else usage
         new._zeros_while = None
     return new
+
+
+_ZEROS: dict = {}
+
+
+def _zeros(shape, dtype) -> np.ndarray:
+    """A read-only zero array of ``shape`` shared by the forks' ledgers (one per shape and dtype)."""
+    key = (tuple(shape), np.dtype(dtype).str)
+    z = _ZEROS.get(key)
+    if z is None:
+        if len(_ZEROS) >= 8:
+            _ZEROS.clear()
+        z = _ZEROS[key] = np.zeros(shape, dtype=dtype)
+        z.setflags(write=False)
+    return z
+
+
+class ForkLedger(Ledger):
+    """A fork's :class:`~edgegym.families.hetero_ml.simulator.Ledger` (see :func:`copy_ledger`): the same ledger,
+    whose dense array may start as a shared read-only zero array; its first write (a flush of the pending commits)
+    gives it its own."""
+
+    def _flush(self) -> None:
+        if not self._usage.flags.writeable:  # shared: its own copy first
+            self._usage = self._usage.copy()
+        super()._flush()
 
 
 def resample_future(env, rng: np.random.Generator) -> None:
