@@ -93,6 +93,22 @@ def test_advance_equals_act_and_step(env_id):
     assert taken > 100
 
 
+@pytest.mark.parametrize("env_id", IDS)
+def test_advance_after_random_actions(env_id):
+    """States reached by random legal actions (delays included: more crowded schedules, later starts)."""
+    env = gym.make(env_id).unwrapped
+    taken = 0
+    for seed in (1, 2):
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        J = env.jobs.num_jobs
+        for k in range(J - 1):
+            if k % max(1, J // 8) == 3:
+                taken += _compare_at(env, 12, seed=k)
+            env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert taken > 100
+
+
 @pytest.mark.parametrize("env_id", ("HeteroML-v1", "HeteroML-rl-hard-v1"))
 def test_advance_through_the_ordinary_path(env_id, monkeypatch):
     """Every step through ``decide`` and ``step``'s code (as after a price tie): the same results; the compiled loop
@@ -159,15 +175,15 @@ def _decisions(env_id, policy, seeds, monkeypatch, fast, limit=None):
 
 
 def test_rollout_decisions_identical(monkeypatch):
-    """>= 1,000 states: rollout(K=2,H=5):earliest on HeteroML-rl-hard-v1 (50-job episodes), and the leaderboard
+    """>= 1,000 states: rollout(K=2,H=5,k=4):earliest on HeteroML-rl-hard-v1 (50-job episodes), and the leaderboard
     parameters (K=4, H=20, k=6) on HeteroML-v1's first decisions; rollout leaves its base on some states."""
-    seeds = range(21)
-    fast, changed = _decisions("HeteroML-rl-hard-v1", "rollout(K=2,H=5):earliest", seeds, monkeypatch, True)
-    ref, ref_changed = _decisions("HeteroML-rl-hard-v1", "rollout(K=2,H=5):earliest", seeds, monkeypatch, False)
+    seeds, name = range(21), "rollout(K=2,H=5,k=4):earliest"
+    fast, changed = _decisions("HeteroML-rl-hard-v1", name, seeds, monkeypatch, True)
+    ref, ref_changed = _decisions("HeteroML-rl-hard-v1", name, seeds, monkeypatch, False)
     assert fast == ref and changed == ref_changed
     assert changed > 0
-    fast2, _ = _decisions("HeteroML-v1", "rollout:earliest", [0], monkeypatch, True, limit=45)
-    ref2, _ = _decisions("HeteroML-v1", "rollout:earliest", [0], monkeypatch, False, limit=45)
+    fast2, _ = _decisions("HeteroML-v1", "rollout:earliest", [0], monkeypatch, True, limit=30)
+    ref2, _ = _decisions("HeteroML-v1", "rollout:earliest", [0], monkeypatch, False, limit=30)
     assert fast2 == ref2
     assert len(fast) + len(fast2) >= 1000
 

@@ -119,6 +119,20 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
     # the later candidate times, the reservation ends after t0 (sorted), are listed when t0 does not settle it
     ne = -1
     ends = np.empty(0, dtype=np.int64)
+    # an achievable completion: every valid configuration fits the empty cluster, which it is from the last
+    # reservation end (a candidate start) on; a configuration that cannot complete by then is dropped at once
+    t_last = t0
+    for j in range(k):
+        if start[j] + dur[j] > t_last:
+            t_last = start[j] + dur[j]
+    ub = -1
+    for c in range(NC):
+        if todo[c] and (ub < 0 or t_last + cd[c] < ub):
+            ub = t_last + cd[c]
+    for c in range(NC):
+        if todo[c] and t0 + cd[c] > ub:
+            todo[c] = False
+            n_todo -= 1
     # every breakpoint after now of every server, by time: (time, piece row, server)
     nev = 0
     for h in range(H):
@@ -174,13 +188,14 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
             t = ends[ci]
             if ci > 0 and t == ends[ci - 1]:
                 continue
-        if best_c >= 0:  # drop what cannot beat the best any more (before deriving the residual at t)
-            for c in range(NC):
-                if todo[c] and (t + cd[c] > best_comp or (t + cd[c] == best_comp and c > best_c)):
-                    todo[c] = False
-                    n_todo -= 1
-            if n_todo == 0:
-                break
+        # drop what cannot beat the best (or the achievable completion) any more, before the residual at t
+        for c in range(NC):
+            if todo[c] and (t + cd[c] > ub or best_c >= 0 and (
+                    t + cd[c] > best_comp or (t + cd[c] == best_comp and c > best_c))):
+                todo[c] = False
+                n_todo -= 1
+        if n_todo == 0:
+            break
         for h in range(H):
             q = pp[h]
             while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
@@ -232,7 +247,8 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
             c = by_d[bi]
             if not todo[c]:
                 continue
-            if best_c >= 0 and (t + cd[c] > best_comp or (t + cd[c] == best_comp and c > best_c)):
+            if t + cd[c] > ub or best_c >= 0 and (
+                    t + cd[c] > best_comp or (t + cd[c] == best_comp and c > best_c)):
                 todo[c] = False
                 n_todo -= 1
                 continue
