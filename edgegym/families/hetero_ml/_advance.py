@@ -329,7 +329,8 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
 @njit
 def earliest_steps(rec, colocated, k0, steps, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, chunks, work, v, psu, ra,
                    grad, now_of, weight, arrival, flow, scale, fracs, zf, feas, delays, cfree, ccaps, prof_k, opp, ocnt,
-                   otimes, ovals, grid_done, m4j, n4j, q4j, p4j, maskj, act_o, start_o, dur_o, r_o, off_o, rows_o, fr_o):
+                   otimes, ovals, grid_done, m4j, n4j, q4j, p4j, maskj, act_o, start_o, dur_o, r_o, off_o, rows_o,
+                   fr_o):
     """Up to ``steps`` steps of ``earliest`` from the pending job ``k0`` (see the module docstring), committed into
     ``rec``/``colocated`` as the env's step commits them. Per step i: the action (``act_o``), start and duration
     (``start_o``, ``dur_o``), the reward ``-w (c - a) / scale`` (``-w c / scale`` without ``flow``; the step's own
@@ -338,7 +339,8 @@ def earliest_steps(rec, colocated, k0, steps, cap, wres, pres, wbw, pbw, cbar, p
     at job ``prof_k``'s decision time, where ``prof_k`` is ``k0`` or ``k0 - 1`` (else they are not used).
     ``m4j, n4j, q4j, p4j, maskj`` (J, grid): every job's configurations and mask (:func:`._kernels.job_grid`, a function
     of the job and the cluster alone), filled here for the jobs whose ``grid_done`` is false: a cache of the jobs
-    table.
+    table, shared by the forks with that table and written in place (like the env's other caches, not for forks
+    stepped in parallel threads).
     Returns ``(steps taken, reason, profiles k, pp, cnt, times, vals)``: the reason it stopped (:data:`DONE`,
     :data:`AMBIGUOUS`, :data:`NO_ACTION`: the next step needs the env's ordinary path) and the profiles of the last
     decision it computed (of the jobs < profiles k; profiles k = -1: none)."""
