@@ -1203,7 +1203,7 @@ def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
 @njit
 def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
                     cal, t, calendar_len, a_i, offset, kind, tau, b, tau1, tau2, c, rate, G, wait_max, grid,
-                    lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg, t_last, plan_y, plan_ps, skip_equal=True):
+                    lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg, t_last, plan_y, plan_ps):
     """The candidate table of ``candidates.build_candidates`` (plus the v1 pruning when ``prune_ratio > 0``).
 
     ``lat`` (n_max+1,): the latency cost of each N's window ending (the tentative enumeration's, computed with
@@ -1212,10 +1212,6 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     ``q_nonneg``: every price ``q`` is ≥ 0 (``Static.q_nonneg``; PA may then stop a PS site's fill early).
     ``t_last``, ``plan_y``, ``plan_ps``: the committed plans (``Simulator``'s), whose windows are the only slots
     below the capacities in ``cal`` (:func:`_site_tails`): the window minima and the earliest fits skip the rest.
-    ``skip_equal`` (default): where the free resources of slot ``t`` are the capacities (``cal[t] == cap``, every
-    entry), the enumeration under ``cal[t]`` is not run again: :func:`_tent_best` reads ``U`` only through its
-    values, so it would return the enumeration under ``cap``'s results (the same arrays' values, ``n_now = n_tent``);
-    ``False`` always runs it (the oracle of the differential tests; the same table either way).
     Returns ``(ti, y, tf, mask, n_tent, n_now)``: ``ti`` (5, C) int64 the rows' ``mode, N, win, start, ps``,
     ``tf`` (5, C) float64 their ``transfer, param, latency, total, peak``.
     """
@@ -1239,30 +1235,11 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         cap, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
         y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw)
     Ut = cal[t]
-    same = skip_equal  # cal[t] == cap (exact; stops at the first entry that differs)
-    if same:
-        for r in range(R):
-            for k in range(K):
-                if Ut[r, k] != cap[r, k]:
-                    same = False
-                    break
-            if not same:
-                break
     # the enumeration under cal[t] also gives PA under the free resources of every "now" window that is no
     # tighter than slot t (param_t = l·π·unit, ps_t, order_t, A0t/A1t; transfer_t where the search computed it)
-    if same:  # the same enumeration as under cap: its results (the transfers as its search left them, copied:
-        # the rows below fill both tables)
-        param_t = param_c
-        tr_t = tr_c.copy()
-        ps_t = ps_c
-        n_u = n_tent
-        order_t = order_c
-        A0t = A0c
-        A1t = A1c
-    else:
-        _, param_t, tr_t, ps_t, n_u, order_t, A0t, A1t = _tent_best(
-            Ut, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-            y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw)
+    _, param_t, tr_t, ps_t, n_u, order_t, A0t, A1t = _tent_best(
+        Ut, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
+        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw)
     n_now = n_u if n_u != 0 else n_tent
     # ---- worker grid (worker_grid(n_max, G, (n_tent, n_now)))
     must = np.empty(2, np.int64)

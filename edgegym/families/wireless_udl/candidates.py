@@ -29,10 +29,6 @@ __all__ = ["Candidates", "build_candidates", "earliest_fit", "worker_grid"]
 
 NOW, WAIT = 0, 1
 
-#: pass ``skip_equal`` to :func:`~._kernels.candidate_table`: skip the second tentative enumeration where the free
-#: resources of the decision slot are the capacities (the same table; ``False`` runs it always, the test oracle)
-SKIP_EQUAL_SLOT = True
-
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
@@ -239,7 +235,7 @@ def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio:
         st.tie_le, sim.prop, param_mb, chunk_mb, lat, sim.cal, t, sim.calendar_len, a_i, sim.offset, kind, tau, b,
         tau1, tau2, c, float(inst.exp_rate), int(G), int(wait_max), _geo_grid(n_max, int(G)), lin_idx, lin_cnt,
         prune_ratio is not None, float(prune_ratio) if prune_ratio is not None else 0.0, st.q_nonneg, sim.t_last,
-        sim.plan_y, sim.plan_ps, SKIP_EQUAL_SLOT)
+        sim.plan_y, sim.plan_ps)
     mode, Nc, lc, start, ps = ti
     transfer, param, latency, total, peak = tf
     return _new_candidates15(mode, Nc, lc, start, ps, y, transfer, param, latency, total, peak, mask, n_tent, n_now,
