@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.jit import njit
+from ...core.jit import njit, njit_inline
 from ._kernels import (
     EDF,
     FIFO,
@@ -37,6 +37,7 @@ from ._kernels import (
     JREM,
     SDISC,
     SN,
+    SRUN,
     ST,
     bank_advance_due,
     bank_commit,
@@ -50,7 +51,7 @@ __all__ = ["ondisc_run"]
 DONE, BLOCKED = 0, 1
 
 
-@njit
+@njit_inline
 def _fill_items(k, t, slots, si, jf, xid, xr, xa, xrem, xdn, xkey):
     """``_bank_items(k, t, 0, ...)`` into the scratch rows: server ``k``'s jobs; returns their number."""
     n = si[k, SN]
@@ -66,7 +67,7 @@ def _fill_items(k, t, slots, si, jf, xid, xr, xa, xrem, xdn, xkey):
     return n
 
 
-@njit
+@njit_inline
 def _whatif_acc(disc, now, s, n, xid, xr, xa, xrem, xdn, xkey, live, pushed, want):
     """:func:`~._kernels.whatif` (fifo, srpt, edf) of the ``n`` scratch items from ``now``: returns ``(Σ finish −
     r in completion order, finish of item want)`` (``want < 0``: inf). ``xrem`` is consumed."""
@@ -120,7 +121,7 @@ def _whatif_acc(disc, now, s, n, xid, xr, xa, xrem, xdn, xkey, live, pushed, wan
     return acc, fw
 
 
-@njit
+@njit_inline
 def _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscratch, live, pushed, want_inc):
     """The what-if of busy bank server ``k`` with the request of ``job`` added (``bank_query``'s items): returns
     ``(increment of the total planned JRT or 0.0 unless want_inc, the request's finish)``; no side effects."""
@@ -143,15 +144,16 @@ def _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscrat
     return acc1 - acc0, fin
 
 
-@njit
+@njit_inline
 def _increment(k, job, now, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, oj, oc, os, no, scratch, iscratch, live,
-               pushed, code, ua, ub, uc, inc, bptr, brk, val):
+               pushed, quiet, code, ua, ub, uc, inc, bptr, brk, val):
     """``bank_query(1, [k], ...)``: OnDisc's increment of ``job`` on bank server ``k`` (synced to ``now`` first,
-    completions appended from ``no``). Returns ``(increment, the request's what-if finish or -inf when the server
-    was idle, new completion count)``."""
+    completions appended from ``no``; ``quiet``: that sync is known to change nothing, skipped). Returns
+    ``(increment, the request's what-if finish or -inf when the server was idle, new completion count)``."""
     if si[k, SN] == 0:
         return ap + pp / s + dp - rr, -INF, no
-    no = bank_sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+    if not quiet:
+        no = bank_sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
     if si[k, SN] == 0:
         v = ap + pp / s + dp
         return v - rr, -INF, no
@@ -160,30 +162,75 @@ def _increment(k, job, now, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, oj, oc, 
 
 
 @njit
-def ondisc_run(i0, nmax, s1_done, est0, now, batch, prune, hmin, cloud, cloud_q, cloud_next, release, sup, sp, sdn,
-               tup, tp, tdn, srv_of_row, member, ks, s, slots, si, sf, jf, code, ua, ub, uc, inc, bptr, brk, val,
-               oj, oc, os, cend, dec, est, nows):
-    """Up to ``nmax`` OnDisc steps from pending job ``i0`` at time ``now`` (see the module docstring).
+def _observe(i, now, full, est, cls, pre, quiet, cloud, cloud_q, release, sup, sp, sdn, ks, s, slots, si, sf, jf, oj,
+             oc, os, no, scratch, iscratch, live, pushed, code, ua, ub, uc, inc, bptr, brk, val):
+    """The side effects of the observation of pending job ``i`` (``UtilitySimulator.estimates``): every busy bank
+    server synced to ``now`` (completions appended from ``no``). Records per server ``cls`` (0 idle, 1 emptied by
+    the sync, 2 busy), ``quiet`` (a second sync at ``now`` changes nothing: the job it would pick runs already and
+    does not finish at once, so bank_sync would only subtract and add zeros) and ``pre`` (a busy server's estimate
+    when a second sync would complete a job, else -inf); with ``full``, every server's estimate into ``est``
+    (server order, as ``estimates`` returns them). Returns the new completion count."""
+    r = release[i]
+    rkey = jf[i, JKEY]
+    for k in ks:
+        pre[k] = -INF
+        quiet[k] = False
+        base = r + (sup[i, k] + sp[i, k] / s + sdn[i, k])
+        if si[k, SN] == 0:
+            cls[k] = 0
+            if full:
+                est[k] = base
+            continue
+        no = bank_sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+        if si[k, SN] == 0:
+            cls[k] = 1
+            if full:
+                est[k] = r + sup[i, k] + sp[i, k] / s + sdn[i, k]
+            continue
+        cls[k] = 2
+        q = bank_pick(k, sf[k, ST], s, slots, si, jf, code, ua, ub, uc, inc, bptr, brk, val)
+        loom = q >= 0 and sf[k, ST] + jf[q, JREM] / s <= sf[k, ST]  # a second sync at now would complete it
+        if full or loom:
+            _, pre[k] = _whatifs(k, i, r, rkey, r + sup[i, k], sp[i, k], sdn[i, k], s, slots, si, sf, jf, scratch,
+                                 iscratch, live, pushed, False)
+            if full:
+                est[k] = pre[k]
+        if not loom:
+            quiet[k] = q == si[k, SRUN]
+    if cloud >= 0 and full:
+        est[cloud] = r + (sup[i, cloud] + sp[i, cloud] / s + sdn[i, cloud]) if cloud_q == 0 else \
+            r + sup[i, cloud] + sp[i, cloud] / s + sdn[i, cloud]
+    return no
 
-    ``s1_done``: the observation of job ``i0`` was built (its estimates ``est0``, server order, synced the bank);
+
+@njit
+def ondisc_run(i0, nmax, est0, now, batch, prune, hmin, cloud, cloud_q, cloud_next, release, sup, sp, sdn,
+               tup, tp, tdn, srv_of_row, member, ks, s, slots, si, sf, jf, code, ua, ub, uc, inc, bptr, brk, val,
+               oj, oc, os, cend, dec, est, nows, est_end):
+    """Up to ``nmax`` OnDisc steps from pending job ``i0`` at time ``now``, whose observation was built (its
+    estimates ``est0``, server order) (see the module docstring).
+
     ``batch``/``prune``: OnDisc's chunk size and branch and bound (False: every row); ``hmin``: the earliest event on
     the simulator's heap; ``cloud``: the non-bank cloud server (an infinite delay server) or -1, holding ``cloud_q``
     jobs, the earliest finishing at ``cloud_next``; ``release`` and the planned (``sup, sp, sdn``) and true (``tup,
     tp, tdn``) delays and processing times of the jobs; ``srv_of_row``: the server of each action row (-1: none);
     ``member``: bank membership per server; then the bank's state and utility table. Writes the completions
     ``(oj, oc, os)``, each step's end in them ``cend``, its server ``dec``, the chosen server's planned finish
-    ``est`` and the step's time ``nows``. Returns ``(steps, status, now, cloud_q, cloud sync time or -inf)``: status
-    :data:`BLOCKED` when it stopped before a step that needs the Python path (an event of the heap or a full queue
-    row)."""
+    ``est`` and the step's time ``nows``; after at least one step, the side effects of the observation at the stop
+    and its estimates ``est_end`` (its completions after ``cend[steps - 1]``). Returns ``(steps, status, now, number
+    of completions, cloud sync time or -inf)``: status :data:`BLOCKED` when it stopped before a step that needs the
+    Python path (an event of the heap falls due in it, or a full queue row)."""
     N = srv_of_row.size
     M = member.size
+    J = release.size
     cap = slots.shape[1]
     scratch = np.empty((5, cap + 1))
     iscratch = np.empty((1, cap + 1), np.int64)
     live = np.empty(cap + 1, np.bool_)
     pushed = np.empty(cap + 1, np.bool_)
-    cls = np.zeros(M, np.int64)  # at the observation: 0 idle, 1 emptied by the sync, 2 busy
-    pre = np.full(M, -INF)  # a busy server's estimate computed at the observation (a zero-length job pending)
+    cls = np.zeros(M, np.int64)
+    pre = np.full(M, -INF)
+    quiet = np.zeros(M, np.bool_)
     fin = np.full(M, -INF)  # the request's what-if finish of each evaluated busy server
     incs = np.empty(N)
     lb = np.empty(N)
@@ -195,37 +242,12 @@ def ondisc_run(i0, nmax, s1_done, est0, now, batch, prune, hmin, cloud, cloud_q,
     while step < nmax:
         i = i0 + step
         nxt_r = release[i + 1]
-        if hmin <= nxt_r:
-            status = BLOCKED
-            break
-        full = False
-        for k in ks:
-            if si[k, SN] >= cap:
-                full = True
-        if full:
+        if _blocked(nxt_r, hmin, ks, si, cap):
             status = BLOCKED
             break
         r = release[i]
         rkey = jf[i, JKEY]
-        first = step == 0 and s1_done
-        # the observation's estimates: every busy bank server synced to now
-        if not first:
-            for k in ks:
-                pre[k] = -INF
-                if si[k, SN] == 0:
-                    cls[k] = 0
-                    continue
-                no = bank_sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
-                if si[k, SN] == 0:
-                    cls[k] = 1
-                    continue
-                cls[k] = 2
-                q = bank_pick(k, sf[k, ST], s, slots, si, jf, code, ua, ub, uc, inc, bptr, brk, val)
-                if q >= 0 and sf[k, ST] + jf[q, JREM] / s <= sf[k, ST]:  # a later sync at now would complete it
-                    _, pre[k] = _whatifs(k, i, r, rkey, r + sup[i, k], sp[i, k], sdn[i, k], s, slots, si, sf, jf,
-                                         scratch, iscratch, live, pushed, False)
-            if cloud >= 0 and cloud_q > 0:
-                sync_t = now
+        first = step == 0
         # OnDisc: rows in ascending (no-queue time, row), evaluated a chunk at a time
         nv = 0
         for row in range(N):
@@ -254,8 +276,8 @@ def ondisc_run(i0, nmax, s1_done, est0, now, batch, prune, hmin, cloud, cloud_q,
                 ap = r + sup[i, k]
                 if member[k]:
                     v, fin[k], no = _increment(k, i, now, r, rkey, ap, sp[i, k], sdn[i, k], s, slots, si, sf, jf,
-                                               oj, oc, os, no, scratch, iscratch, live, pushed, code, ua, ub, uc, inc,
-                                               bptr, brk, val)
+                                               oj, oc, os, no, scratch, iscratch, live, pushed, quiet[k] and not first,
+                                               code, ua, ub, uc, inc, bptr, brk, val)
                 else:  # the infinite cloud: estimate − r, synced first when it holds jobs
                     if cloud_q > 0:
                         sync_t = now
@@ -306,4 +328,23 @@ def ondisc_run(i0, nmax, s1_done, est0, now, batch, prune, hmin, cloud, cloud_q,
             now = nxt_r
         cend[step] = no
         step += 1
-    return step, status, now, cloud_q, sync_t
+        # the observation of the next pending job (step() builds it): every estimate when the loop stops there
+        i += 1
+        last = step >= nmax or i + 1 >= J or _blocked(release[i + 1], hmin, ks, si, cap)
+        no = _observe(i, now, last, est_end, cls, pre, quiet, cloud, cloud_q, release, sup, sp, sdn, ks, s, slots, si,
+                      sf, jf, oj, oc, os, no, scratch, iscratch, live, pushed, code, ua, ub, uc, inc, bptr, brk, val)
+        if cloud >= 0 and cloud_q > 0:
+            sync_t = now
+    return step, status, now, no, sync_t
+
+
+@njit_inline
+def _blocked(nxt_r, hmin, ks, si, cap):
+    """Whether the next step needs the Python path: an event of the simulator's heap falls due at or before the next
+    release ``nxt_r``, or a bank server's queue row is full (the commit would have to grow it)."""
+    if hmin <= nxt_r:
+        return True
+    for k in ks:
+        if si[k, SN] >= cap:
+            return True
+    return False

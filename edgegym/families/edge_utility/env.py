@@ -638,18 +638,17 @@ class EdgeUtilityEnv(gym.Env):
         J = self._J
         oj, oc, os_ = np.empty(J, dtype=np.int64), np.empty(J), np.empty(J, dtype=np.int64)
         cend, dec = np.empty(nmax, dtype=np.int64), np.empty(nmax, dtype=np.int64)
-        est, nows = np.empty(nmax), np.empty(nmax)
+        est, nows, est_end = np.empty(nmax), np.empty(nmax), np.empty(len(sim.servers))
         jobs = self.jobs
-        n, status, now, _, sync_t = ondisc_run(
-            k0, nmax, True, est0, float(sim.now), int(batch), bool(prune), sim._heap[0][0] if sim._heap else math.inf,
+        n, status, now, no, sync_t = ondisc_run(
+            k0, nmax, est0, float(sim.now), int(batch), bool(prune), sim._heap[0][0] if sim._heap else math.inf,
             cloud, cloud_q, cloud_next, jobs.release_s, sim._scale_up, sim._scale_p, sim._scale_down, jobs.up_s,
             jobs.p_s, jobs.down_s, srv_of_row, bank.member, bank.ks, sim.speed, bank.slots, bank.si, bank.sf, bank.jf,
-            *bank.utab, oj, oc, os_, cend, dec, est, nows)
+            *bank.utab, oj, oc, os_, cend, dec, est, nows, est_end)
         more = status == BLOCKED
         if n == 0:
             return self._observation(), 0, float(total), more
         # what needs the Python objects: completions' utilities, planned utilities, rewards (as step computes them)
-        no = int(cend[n - 1])
         utilities = jobs.utilities
         cj = oj[:no]
         jrt = oc[:no] + bank.jf[cj, 6] - bank.jf[cj, 0]  # C + Δ↓ − r, as the bank's completions
@@ -672,6 +671,7 @@ class EdgeUtilityEnv(gym.Env):
             planned = [0.0] * n
         lo = 0
         ends = cend[:n].tolist()
+        orphans = comps[ends[-1]:]  # found by the observation at the stop (the kernel took its side effects)
         for q in range(n):
             part = comps[lo:ends[q]]
             lo = ends[q]
@@ -692,10 +692,11 @@ class EdgeUtilityEnv(gym.Env):
                 sim._commit(k0 + q, cloud, float(nows[q]))
             if sync_t > sim.servers[cloud].t:
                 sim.servers[cloud].t = sync_t
-        sim._orphans = []
+        sim._orphans = orphans
         sim.now = max(sim.now, now)
         self._k = k0 + n
-        self._est = self._est_all = self._inc = self._util_sim = self._est_sim = None
+        self._est = self._est_all = self._inc = self._util_sim = None
+        self._est_sim = est_end  # what the observation's sim.estimates(k) returned
         self._pending_done = []
         return self._observation(), n, float(total), more
 

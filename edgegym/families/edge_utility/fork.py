@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from ...core.forking import cached_draw, fork_env, shifted_arrivals, splice_jobs
+from ...core.forking import cached_draw, fast_copy, fork_env, shifted_arrivals, splice_jobs
 
 __all__ = ["FAST_RESAMPLE", "FORK_SHARED", "fork", "resample_future"]
 
@@ -18,12 +18,35 @@ FAST_RESAMPLE = True
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
 FORK_SHARED = ("_fork_draws", "_trace_cache",
                "preset", "features", "observation_space", "action_space", "metadata", "spec", "_instance", "jobs",
-               "server_type", "sim.jobs", "sim._scale_p", "sim._scale_up", "sim._scale_down")
+               "server_type", "sim.jobs", "sim._scale_p", "sim._scale_up", "sim._scale_down", "sim._bank.utab")
 
 
 def fork(env, seed: int = 0, future: str = "resample"):
     """See :meth:`EdgeUtilityEnv.fork <edgegym.families.edge_utility.env.EdgeUtilityEnv.fork>`."""
-    return fork_env(env, seed=seed, future=future, shared=FORK_SHARED, resample=resample_future)
+    return fork_env(env, seed=seed, future=future, shared=FORK_SHARED, resample=resample_future,
+                    copies=_bank_copies(env))
+
+
+def _bank_copies(env) -> dict | None:
+    """``fork_env``'s ``copies`` for a simulator whose servers are all in the priority bank: the bank copied on its
+    own (its utility table shared) and the server list rebuilt as views of the copy, instead of a generic copy of
+    each of the servers' views (the same state, a fraction of the calls)."""
+    from .simulator import _BankServer
+
+    sim = getattr(env, "sim", None)
+    bank = getattr(sim, "_bank", None)
+    if bank is None or not bank.all_members or any(type(s) is not _BankServer for s in sim.servers):
+        return None
+    made = []
+
+    def copy_bank(b, _env):
+        made.append(fast_copy(b, {id(b.utab): b.utab}))
+        return made[0]
+
+    def copy_servers(servers, _env):
+        return [_BankServer(made[0], s._k, s.name, s.speed) for s in servers]
+
+    return {"sim._bank": copy_bank, "sim.servers": copy_servers}
 
 
 #: per-server arrays of the server banks (never per-job rows, even when a preset has as many servers as jobs)
@@ -51,7 +74,9 @@ def resample_future(env, rng: np.random.Generator) -> None:
     finally:
         env.preset = p
         env._workload_source = source
-    jobs = splice_jobs(env.jobs, new, k + 1, release_s=shifted_arrivals(env.jobs.release_s, new.release_s, k + 1))
+    # rows of two valid tables are valid, the shifted arrivals non-decreasing: no need to re-run the table's checks
+    jobs = splice_jobs(env.jobs, new, k + 1, revalidate=False,
+                       release_s=shifted_arrivals(env.jobs.release_s, new.release_s, k + 1))
     sim = env.sim
     if FAST_RESAMPLE and _splice_bank(env, sim, new, jobs, k):
         return
