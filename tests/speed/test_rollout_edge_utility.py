@@ -197,3 +197,24 @@ def test_fast_resample_matches_fresh_simulator(env_id, seed, monkeypatch):
                 o0, r0, *_ = g0.step(a)
                 o1, r1, *_ = g1.step(a)
                 assert r0 == r1 and np.array_equal(o0, o1)
+
+
+def test_planned_utility_rows_match_vector():
+    from edgegym.families.edge_utility import utility_fn as U
+    from edgegym.families.edge_utility._kernels import utility_table
+    from edgegym.families.edge_utility.env import _utility_rows
+
+    rng = np.random.default_rng(1)
+    fns = []
+    for q in range(400):
+        f = q % 6
+        a, b, c = (float(x) for x in rng.uniform(0.1, 5.0, 3))
+        fns.append([U.linear(a, b), U.aon(a, c, inclusive=bool(q % 2)), U.sigmoid(a, b, c), U.constant(b),
+                    U.step((c, c + 1.0), (b, b / 2, 0.0)), U.sigmoid(800.0, b, 0.0)][f])
+    t = np.round(rng.uniform(-1.0, 8.0, 400), int(rng.integers(0, 3)))
+    t[::7] = [fn.c if fn.family == "aon" else 1.0 for fn in fns[::7]]  # AoN deadlines hit exactly
+    got = _utility_rows(utility_table(fns), fns, 0, t)
+    want = np.array([fn.vector(np.array([x]))[0] for fn, x in zip(fns, t.tolist(), strict=True)])
+    assert np.array_equal(got, want)
+    got = _utility_rows(utility_table(fns), fns, 150, t[150:220])
+    assert np.array_equal(got, want[150:220])

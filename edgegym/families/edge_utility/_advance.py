@@ -47,6 +47,10 @@ from ._kernels import (
 
 __all__ = ["ondisc_run"]
 
+#: :func:`~._kernels.bank_sync` itself (its source), compiled to be inlined into this module's loops: a call that
+#: passes the bank's arrays costs more than the sync of a server with a few jobs
+_sync = njit_inline(bank_sync.py_func)
+
 #: why :func:`ondisc_run` stopped: it took every step it was asked for / the next step needs the Python path
 DONE, BLOCKED = 0, 1
 
@@ -153,7 +157,7 @@ def _increment(k, job, now, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, oj, oc, 
     if si[k, SN] == 0:
         return ap + pp / s + dp - rr, -INF, no
     if not quiet:
-        no = bank_sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+        no = _sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
     if si[k, SN] == 0:
         v = ap + pp / s + dp
         return v - rr, -INF, no
@@ -181,7 +185,7 @@ def _observe(i, now, full, est, cls, pre, quiet, cloud, cloud_q, release, sup, s
             if full:
                 est[k] = base
             continue
-        no = bank_sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+        no = _sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
         if si[k, SN] == 0:
             cls[k] = 1
             if full:

@@ -203,6 +203,31 @@ def _trace_release_times(cfg: WorkloadConfig, rng: np.random.Generator,
     return t
 
 
+def _utility_rows(utab: tuple, utilities, lo: int, t: np.ndarray) -> np.ndarray:
+    """``utilities[lo + q].vector(t[q:q+1])[0]`` for every ``q``: :func:`vector_rows`' elementwise numpy operations,
+    a family at a time, with the parameters read from the simulator's utility table (``utility_table``: the same
+    values) instead of the utility objects."""
+    n = t.size
+    code, a, b, c, inc = (x[lo:lo + n] for x in utab[:5])
+    out = np.empty(n)
+    for f in np.unique(code).tolist():
+        sel = np.flatnonzero(code == f)
+        x = t[sel]
+        if f == 0:  # linear
+            out[sel] = np.maximum(0.0, b[sel] - a[sel] * x)
+        elif f == 1:  # aon
+            out[sel] = np.where(np.where(inc[sel], x <= c[sel], x < c[sel]), a[sel], 0.0)
+        elif f == 2:  # sigmoid
+            with np.errstate(over="ignore"):
+                out[sel] = b[sel] / (np.exp(np.minimum(a[sel] * (x - c[sel]), 700.0)) + 1.0)
+        elif f == 3:  # constant
+            out[sel] = b[sel]
+        else:  # step: one row at a time
+            for q in sel.tolist():
+                out[q] = utilities[lo + q].vector(t[q:q + 1])[0]
+    return out
+
+
 class _JobFeatures:
     """The observation features of an episode's jobs that do not depend on the servers' state (the job block,
     each row's processing time, delays, no-queue response time and its utility, the presence flags and the global
@@ -664,7 +689,7 @@ class EdgeUtilityEnv(gym.Env):
         self._decisions[idx] = servers
         sim.server_of[idx] = servers
         if self._dispatch_credit:  # g_i(f̂_i − r_i) of the chosen server's estimate, UtilityFn.vector's operations
-            planned = vector_rows(utilities[k0:k0 + n], (est[:n] - jobs.release_s[k0:k0 + n])[:, None])[:, 0]
+            planned = _utility_rows(bank.utab, utilities, k0, est[:n] - jobs.release_s[k0:k0 + n])
             self._planned[idx] = planned
             planned = planned.tolist()
         else:
