@@ -16,6 +16,7 @@ pytest.importorskip("numba")
 
 from edgegym.agents.baselines.edge_utility import OnDisc  # noqa: E402
 from edgegym.agents.runner import make_env  # noqa: E402
+
 from edgegym.families.edge_utility import fork as fork_mod  # noqa: E402
 
 SMALL = {"workload": {"num_jobs": 120}}
