@@ -157,10 +157,9 @@ def _new_job_features(env) -> None:
     """A new (empty) table of the job-only observation features for the fork's new jobs, made now rather than on the
     first observation, so that the forks of this fork share it (a table is shared by deep copies) and fill each
     block once instead of once per fork."""
-    if getattr(env, "_job_features", None) is not None:
-        from .env import _JobFeatures
-
-        env._job_features = _JobFeatures(env)
+    table = getattr(env, "_job_features", None)
+    if table is not None:  # the env's own table class (env.py's _JobFeatures), without importing env from here
+        env._job_features = type(table)(env)
 
 
 def _splice_utab(old: tuple, new: tuple, start: int) -> tuple:
