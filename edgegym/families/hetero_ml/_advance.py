@@ -30,9 +30,12 @@ import numpy as np
 
 from ...core.jit import njit
 from ._kernels import (
+    _breakpoints,
     _caps_of,
+    _derive_all,
     _fits_cached,
     _free_over_profiles,
+    _residual_at,
     _stable_order,
     decode_commit,
     duration,
@@ -134,21 +137,8 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
             todo[c] = False
             n_todo -= 1
     # every breakpoint after now of every server, by time: (time, piece row, server)
-    nev = 0
-    for h in range(H):
-        nev += cnt[h] - 1
-    ev_t = np.empty(nev, dtype=np.int64)
-    ev_i = np.empty(nev, dtype=np.int64)
-    ev_h = np.empty(nev, dtype=np.int64)
-    i = 0
-    for h in range(H):
-        for q in range(pp[h] + 1, pp[h] + cnt[h]):
-            ev_t[i] = times[q]
-            ev_i[i] = q
-            ev_h[i] = h
-            i += 1
-    order = _stable_order(ev_t)
-    ev_t, ev_i, ev_h = ev_t[order], ev_i[order], ev_h[order]
+    ev_t, ev_i, ev_h = _breakpoints(H, pp, cnt, times)
+    nev = ev_t.shape[0]
     used = np.empty((H, R))
     free = np.full((H, R), np.nan)
     caps_hm = np.zeros((H, M))
@@ -196,50 +186,9 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
                 n_todo -= 1
         if n_todo == 0:
             break
-        for h in range(H):
-            q = pp[h]
-            while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
-                q += 1
-            row_changed = False
-            for r in range(R):
-                if used[h, r] != vals[q, r] or first:
-                    row_changed = True
-                used[h, r] = vals[q, r]
-            if row_changed and not dirty[h]:
-                dirty[h] = True
-                dlist[n_dirty] = h
-                n_dirty += 1
+        n_dirty = _residual_at(t, first, pp, cnt, times, vals, used, dirty, dlist, n_dirty)
         if first:
-            for h in range(H):
-                dirty[h] = False
-                same = True
-                for r in range(R):
-                    f = cap[h, r] - used[h, r]
-                    free[h, r] = f
-                    if f != cfree[h, r]:
-                        same = False
-                if same:
-                    for mm in range(M):
-                        caps_hm[h, mm] = ccaps[h, mm]
-                else:
-                    for mm in range(M):
-                        caps_hm[h, mm] = _caps_of(free[h], wres[mm], R)
-                        ccaps[h, mm] = caps_hm[h, mm]
-                    for r in range(R):
-                        cfree[h, r] = free[h, r]
-            for mm in range(M):
-                x = 0.0
-                for h in range(H):
-                    x += caps_hm[h, mm]
-                    if caps_hm[h, mm] > cmax[mm]:
-                        cmax[mm] = caps_hm[h, mm]
-                        cmax_h[mm] = h
-                tot_m[mm] = x
-            for r in range(R):
-                for h in range(H):
-                    if free[h, r] > fmax[r]:
-                        fmax[r] = free[h, r]
-                        fmax_h[r] = h
+            _derive_all(cap, used, free, cfree, ccaps, caps_hm, wres, dirty, tot_m, cmax, cmax_h, fmax, fmax_h)
             n_dirty = 0
         first = False
         e = np.searchsorted(ev_t, t, side="right")

@@ -1403,6 +1403,87 @@ def _stable_order(x):
     return key % n
 
 
+@njit_inline
+def _breakpoints(H, pp, cnt, times):
+    """Every breakpoint after the first piece of the usage profile of each of the ``H`` servers, by time (stable):
+    ``(time, piece row, server)`` arrays."""
+    nev = 0
+    for h in range(H):
+        nev += cnt[h] - 1
+    ev_t = np.empty(nev, dtype=np.int64)
+    ev_i = np.empty(nev, dtype=np.int64)
+    ev_h = np.empty(nev, dtype=np.int64)
+    i = 0
+    for h in range(H):
+        for q in range(pp[h] + 1, pp[h] + cnt[h]):
+            ev_t[i] = times[q]
+            ev_i[i] = q
+            ev_h[i] = h
+            i += 1
+    order = _stable_order(ev_t)
+    return ev_t[order], ev_i[order], ev_h[order]
+
+
+@njit_inline
+def _residual_at(t, first, pp, cnt, times, vals, used, dirty, dlist, n_dirty):
+    """Set ``used`` to each server's usage piece containing ``t``; a server whose row changed (every server when
+    ``first``) is listed in ``dlist`` once (``dirty``). Returns the new count of listed servers."""
+    H, R = used.shape
+    for h in range(H):
+        q = pp[h]
+        while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
+            q += 1
+        row_changed = False
+        for r in range(R):
+            if used[h, r] != vals[q, r] or first:
+                row_changed = True
+            used[h, r] = vals[q, r]
+        if row_changed and not dirty[h]:
+            dirty[h] = True
+            dlist[n_dirty] = h
+            n_dirty += 1
+    return n_dirty
+
+
+@njit_inline
+def _derive_all(cap, used, free, cfree, ccaps, caps_hm, wres, dirty, tot_m, cmax, cmax_h, fmax, fmax_h):
+    """The residual rows of every server (``cap - used``), their worker capacities (from the cache ``ccaps`` where
+    the row equals the cached ``cfree``, refreshing the cache elsewhere), the capacity totals and the per-type and
+    per-resource maxima with a server holding each; clears ``dirty``."""
+    H, R = used.shape
+    M = wres.shape[0]
+    for h in range(H):
+        dirty[h] = False
+        same = True
+        for r in range(R):
+            f = cap[h, r] - used[h, r]
+            free[h, r] = f
+            if f != cfree[h, r]:
+                same = False
+        if same:
+            for mm in range(M):
+                caps_hm[h, mm] = ccaps[h, mm]
+        else:
+            for mm in range(M):
+                caps_hm[h, mm] = _caps_of(free[h], wres[mm], R)
+                ccaps[h, mm] = caps_hm[h, mm]
+            for r in range(R):
+                cfree[h, r] = free[h, r]
+    for mm in range(M):
+        x = 0.0
+        for h in range(H):
+            x += caps_hm[h, mm]
+            if caps_hm[h, mm] > cmax[mm]:
+                cmax[mm] = caps_hm[h, mm]
+                cmax_h[mm] = h
+        tot_m[mm] = x
+    for r in range(R):
+        for h in range(H):
+            if free[h, r] > fmax[r]:
+                fmax[r] = free[h, r]
+                fmax_h[r] = h
+
+
 @njit
 def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4, n4,
                    q4, p4, mask, start_out, dur_out, cfree, ccaps):
@@ -1461,21 +1542,8 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
             i += 1
     ends.sort()
     # every breakpoint after now of every server, by time: (time, piece row, server)
-    nev = 0
-    for h in range(H):
-        nev += cnt[h] - 1
-    ev_t = np.empty(nev, dtype=np.int64)
-    ev_i = np.empty(nev, dtype=np.int64)
-    ev_h = np.empty(nev, dtype=np.int64)
-    i = 0
-    for h in range(H):
-        for q in range(pp[h] + 1, pp[h] + cnt[h]):
-            ev_t[i] = times[q]
-            ev_i[i] = q
-            ev_h[i] = h
-            i += 1
-    order = _stable_order(ev_t)
-    ev_t, ev_i, ev_h = ev_t[order], ev_i[order], ev_h[order]
+    ev_t, ev_i, ev_h = _breakpoints(H, pp, cnt, times)
+    nev = ev_t.shape[0]
     cdd = np.maximum(cd, 1)
     by_d = _stable_order(cdd)
     used = np.empty((H, R))
@@ -1524,50 +1592,9 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
             if ci > 0 and t == ends[e0 + ci - 1]:
                 continue
             # residual at t: the piece of each server containing t, then extended by duration
-            for h in range(H):
-                q = pp[h]
-                while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
-                    q += 1
-                row_changed = False
-                for r in range(R):
-                    if used[h, r] != vals[q, r] or first:
-                        row_changed = True
-                    used[h, r] = vals[q, r]
-                if row_changed and not dirty[h]:
-                    dirty[h] = True
-                    dlist[n_dirty] = h
-                    n_dirty += 1
+            n_dirty = _residual_at(t, first, pp, cnt, times, vals, used, dirty, dlist, n_dirty)
             if first:  # the residual at the first candidate: worker capacities from the cache where the row is equal
-                for h in range(H):
-                    dirty[h] = False
-                    same = True
-                    for r in range(R):
-                        f = cap[h, r] - used[h, r]
-                        free[h, r] = f
-                        if f != cfree[h, r]:
-                            same = False
-                    if same:
-                        for mm in range(M):
-                            caps_hm[h, mm] = ccaps[h, mm]
-                    else:
-                        for mm in range(M):
-                            caps_hm[h, mm] = _caps_of(free[h], wres[mm], R)
-                            ccaps[h, mm] = caps_hm[h, mm]
-                        for r in range(R):
-                            cfree[h, r] = free[h, r]
-                for mm in range(M):
-                    x = 0.0
-                    for h in range(H):
-                        x += caps_hm[h, mm]
-                        if caps_hm[h, mm] > cmax[mm]:
-                            cmax[mm] = caps_hm[h, mm]
-                            cmax_h[mm] = h
-                    tot_m[mm] = x
-                for r in range(R):
-                    for h in range(H):
-                        if free[h, r] > fmax[r]:
-                            fmax[r] = free[h, r]
-                            fmax_h[r] = h
+                _derive_all(cap, used, free, cfree, ccaps, caps_hm, wres, dirty, tot_m, cmax, cmax_h, fmax, fmax_h)
                 n_dirty = 0
             first = False
             e = np.searchsorted(ev_t, t, side="right")
@@ -1589,8 +1616,6 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
                         n_dirty += 1
                     e += 1
                 if n_dirty > 0:
-                    # the residual rows of the changed servers, their worker capacities (exact integer totals) and
-                    # the per-resource largest free amount (a column whose holder lost room is rescanned)
                     for i in range(n_dirty):
                         h = dlist[i]
                         dirty[h] = False
