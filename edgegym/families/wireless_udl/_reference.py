@@ -190,15 +190,16 @@ def observation(env) -> np.ndarray:
     parts.append([min(-(-D // inst.kappa[i]), sim.static.n_cap[i]) / nz["nmax"]])
     C = 2 * env.G
     clip = p.env.cost_clip
-    if env.mode == "commit" and env._cand is not None:
-        c = env._cand
+    tbl = env.obs_table()  # the commit mode's candidates, or the replan mode's worker-rule rows (or None)
+    if tbl is not None:
+        c = tbl
         ok = c.mask
         nmax = max(c.n_max, 1)
         remote = np.where(ok, c.N - c.y[np.arange(C), np.maximum(c.ps, 0)], 0) / np.maximum(c.N, 1)
         S = env.reward_scale
         feats = [
             np.where(ok, c.N / nmax, 0), np.where(ok, c.win / p.max_window_slots, 0),
-            np.where(ok, (c.start - sim.t) / sim.calendar_len, 0), remote,
+            np.where(ok, (c.start - sim.t) / max(sim.calendar_len, 1), 0), remote,
             np.where(ok, c.transfer / S, 0), np.where(ok, c.param / S, 0), np.where(ok, c.latency / S, 0),
             np.where(ok, c.transfer / S + c.param / S + c.latency / S, 0), np.where(ok, c.peak, 0),
             ok.astype(float),
@@ -206,8 +207,8 @@ def observation(env) -> np.ndarray:
     else:
         feats = [np.zeros(C)] * len(CAND_FEATURES)
     if p.env.obs_rows:  # v1: (C, F) row-major, plus the cost relative to the cheapest row and the N_tent flag
-        if env.mode == "commit" and env._cand is not None and env._cand.mask.any():
-            c = env._cand
+        if tbl is not None and tbl.mask.any():
+            c = tbl
             rel_cost = np.where(c.mask, (c.total - c.total[c.mask].min()) / env.reward_scale, 0)
             feats = feats + [rel_cost, np.where(c.mask & (c.N == c.n_tent), 1.0, 0.0)]
         else:

@@ -18,7 +18,7 @@ from . import _kernels as kn
 from .simulator import EPS, Simulator, job_latency_cost, tentative
 
 __all__ = ["DISCIPLINES", "DRFDiscipline", "FIFODiscipline", "OkitaDiscipline", "WORKER_RULES", "make_discipline",
-           "priority"]
+           "priority", "rule_workers"]
 
 #: the worker rules of the replan mode's per-arrival action (``env.replan_workers``), by action index: the
 #: arriving job's worker count in every slot, relative to Okita's tentative optimum N* of that slot (the nearest
@@ -70,6 +70,18 @@ def priority(inst, active: np.ndarray, M: np.ndarray, t: int, alpha=(1.0, 1.0), 
     return alpha[0] * first - alpha[1] * M[active].sum(axis=1) / D
 
 
+def rule_workers(tab: dict, rule: int) -> int:
+    """The worker count of ``WORKER_RULES[rule]`` on a tentative table ``tab``: N* (``tab["best"]``) for rule 0,
+    else the feasible count nearest to the rule's target (1, N*//2 at least 1, 2·N*), the smaller on a tie."""
+    best = tab["best"]
+    if rule == 0:
+        return best
+    total = tab["total"]
+    target = (best, 1, max(1, best // 2), 2 * best)[rule]
+    feas = np.flatnonzero(np.isfinite(total))
+    return int(feas[np.argmin(np.abs(feas - target))]) if feas.size else best
+
+
 class OkitaDiscipline(Discipline):
     """Okita (Alg 1) as a slot hook: tentative optimum per job under full capacities, priority
     order, then keep / migrate / delay on conflicts. The per-N bandwidth estimates are cached per job and
@@ -101,14 +113,13 @@ class OkitaDiscipline(Discipline):
 
     def _workers(self, tab: dict, i: int) -> int:
         """Job ``i``'s worker count this slot: N* (``tab["best"]``) under its rule (see ``WORKER_RULES``)."""
-        best = tab["best"]
-        rule = self.rules.get(int(i), 0)
-        if rule == 0:
-            return best
-        total = tab["total"]
-        target = (best, 1, max(1, best // 2), 2 * best)[rule]
-        feas = np.flatnonzero(np.isfinite(total))
-        return int(feas[np.argmin(np.abs(feas - target))]) if feas.size else best
+        return rule_workers(tab, self.rules.get(int(i), 0))
+
+    def table(self, sim: Simulator, i: int, t: int) -> dict:
+        """Job ``i``'s tentative table at slot ``t`` (:func:`~.simulator.tentative`), the one ``allocate`` reads
+        (and caches: asking for it does not change any later decision)."""
+        return self._tab(sim, i, t)
+
 
     def _tab(self, sim: Simulator, i: int, t: int) -> dict:
         key = int(sim.M[i].sum())

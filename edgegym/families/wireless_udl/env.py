@@ -45,7 +45,7 @@ from ...core.validation import check_config_mapping
 from . import _kernels as kn
 from . import _reference as ref
 from .candidates import Candidates, build_candidates
-from .disciplines import WORKER_RULES, make_discipline
+from .disciplines import WORKER_RULES, make_discipline, rule_workers
 from .instance import Instance, build_instance
 from .presets import DEFAULT_PRESET, UDLPreset, load_preset
 from .simulator import Plan, Simulator, make_static
@@ -213,6 +213,8 @@ class WirelessUDLEnv(gym.Env):
         high = np.concatenate([np.full(int(np.prod(s)), hi, np.float32) for _, s, _, _, hi in blocks])
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
         n_replan = len(WORKER_RULES) if p.env.replan_workers else 1
+        # replan mode with the worker-rule action and v1 rows: one candidate row per rule (``_rule_table``)
+        self._rule_rows = bool(self.mode == "replan" and p.env.replan_workers and p.env.obs_rows)
         self.action_space = spaces.Discrete(2 * self.G if self.mode == "commit" else n_replan)
         jb = p.jobs
         self._norm = dict(
@@ -232,6 +234,7 @@ class WirelessUDLEnv(gym.Env):
         self.inst: Instance | None = None
         self._k = 0
         self._cand: Candidates | None = None
+        self._rules: Candidates | None = None  # replan + replan_workers + obs_rows: the rows of the worker rules
         self._return = 0.0
         self._illegal = 0
         self._decisions = 0
@@ -297,6 +300,7 @@ class WirelessUDLEnv(gym.Env):
         sim.arrive(i)
         if self.mode != "commit":
             self._cand = None
+            self._rules = self._rule_table(i) if self._rule_rows else None
             return cost
         wait_max, ratio = self.preset.env.wait_max_slots, self.preset.env.prune_ratio
         if self._use_reference:
@@ -461,7 +465,7 @@ class WirelessUDLEnv(gym.Env):
         else:
             head = np.array([min(sim.t / inst.horizon_slots, pe.cap_factor), k / nj, nj], dtype=float)
         commit = self.mode == "commit"
-        c = self._cand if commit else None
+        c = self.obs_table()
         has_cand = c is not None
         if c is None:
             c = self._no_cand()
@@ -477,8 +481,52 @@ class WirelessUDLEnv(gym.Env):
         return kn.observe(
             self._low64, self._high64, float(pe.cost_clip), head, self._obs_site, self._obs_job[i], cal, free_len,
             inst.cap, R, self.R_max, H, not commit, sim.usage, has_cand, rows, rows, c.mask, c.N, int(c.n_max),
-            c.win, self._max_win, c.start, t, int(sim.calendar_len), c.y, c.ps, c.transfer, c.param, c.latency,
+            c.win, self._max_win, c.start, t, max(int(sim.calendar_len), 1), c.y, c.ps, c.transfer, c.param, c.latency,
             c.peak, c.total, int(c.n_tent), float(self.reward_scale), sim.start, sim.t_last, sim.status)
+
+    def obs_table(self) -> Candidates | None:
+        """The table behind the observation's candidate rows: the commit mode's candidates; in the replan mode with
+        ``env.replan_workers`` and ``env.obs_rows``, one row per worker rule (:meth:`_rule_table`); else ``None``."""
+        return self._cand if self.mode == "commit" else self._rules
+
+    def _rule_table(self, i: int) -> Candidates:
+        """Replan mode, worker-rule action, v1 rows: row ``r`` (action ``r``) describes arriving job ``i`` run with
+        ``WORKER_RULES[r]`` as Okita's tentative table prices it at this slot (the table Okita's next allocation
+        reads and caches, so asking for it changes no decision): its worker count N, window, PS site and
+        Q-greedy worker placement, estimated transfer, parameter and latency costs, and the peak utilisation of
+        the sites it would use on top of the last slot's usage. Rows past ``len(WORKER_RULES)`` are padding."""
+        sim = self.sim
+        disc = sim.discipline
+        t = int(sim.t)
+        tab = disc.table(sim, i, t)
+        inst, st = sim.inst, sim.static
+        C, R = 2 * self.G, inst.num_sites
+        z = np.zeros(C)
+        N, win, start, ps = (np.zeros(C, np.int64) for _ in range(4))
+        y = np.zeros((C, R), np.int64)
+        transfer, param, latency, total, peak = z.copy(), z.copy(), z.copy(), z.copy(), z.copy()
+        mask = np.zeros(C, bool)
+        order, _ = kn.site_order(inst.cap, inst.cap, st.qbar, sim.M[i], inst.data[i], *st.beta)
+        cap = inst.cap
+        for r in range(len(WORKER_RULES)):
+            n = rule_workers(tab, r)
+            N[r], start[r], mask[r] = n, t, True
+            win[r], ps[r] = int(tab["l"][n]), int(tab["ps"][n])
+            transfer[r], param[r] = tab["transfer"][n], tab["param"][n]
+            latency[r], total[r] = tab["latency"][n], tab["total"][n]
+            if ps[r] >= 0:
+                y[r] = kn.fill(cap, order, inst.m[i], inst.n[i], n, ps[r])
+                if (y[r] >= 0).all():
+                    used = sim.usage + sim.demand(i, y[r], int(ps[r]))
+                    sites = (y[r] > 0) | (np.arange(R) == ps[r])
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        frac = np.where(cap[sites] > 0, used[sites] / cap[sites], 0.0)
+                    peak[r] = float(frac.max()) if frac.size else 0.0
+                else:
+                    y[r] = 0
+        return Candidates(mode=np.zeros(C, np.int64), N=N, win=win, start=start, ps=ps, y=y, transfer=transfer,
+                          param=param, latency=latency, total=total, peak=peak, mask=mask, n_tent=int(tab["best"]),
+                          n_now=0, n_max=int(tab["n_max"]))
 
     def _no_cand(self) -> Candidates:
         """An all-masked table of the right shapes (the observation of the replan mode has no candidates)."""
@@ -494,13 +542,15 @@ class WirelessUDLEnv(gym.Env):
         policies (``edgegym.agents.rl.shared``): ``glob`` and ``job`` are ``(start, stop)``; ``rows`` = ``2·G``
         candidate rows of ``row_dim`` features from ``rows_start``; action ``a`` picks row ``a`` (``row_actions``), no
         other actions. ``None`` without ``env.obs_rows`` (the v0 candidate features are one block per feature)."""
-        if not self.preset.env.obs_rows or self.mode != "commit":
+        if not self.preset.env.obs_rows or (self.mode != "commit" and not self._rule_rows):
             return None
         sizes = [int(np.prod(shape)) for _, shape, *_ in self._blocks]
         ends = np.cumsum(sizes)
         glob_end = int(ends[[n for n, *_ in self._blocks].index("free_frac")])
         job_end = int(ends[-2])
         C, F = self._blocks[-1][1]
+        if self._rule_rows:  # the first len(WORKER_RULES) rows, one per worker rule
+            C = len(WORKER_RULES)
         layout = {"job": (glob_end, job_end), "rows_start": job_end, "rows": int(C), "row_dim": int(F),
                   "glob": (0, glob_end), "row_actions": True, "extra_actions": 0}
         return lambda: dict(layout)
