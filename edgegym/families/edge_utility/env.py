@@ -494,6 +494,47 @@ class EdgeUtilityEnv(gym.Env):
 
     def step(self, action):
         """Dispatch the pending job per ``action``, advance to the next release, credit completed utility."""
+        reward, terminated, i, server, done, utility, planned = self._transition(action)
+        info: dict = {
+            "job": i,
+            "server": -1 if server is None else server,
+            "completed_count": len(done),
+            "reward_utility": float(utility),
+            "reward_planned_utility": planned,
+        }
+        if self.info_details:
+            info["completed"] = [(c.job, c.server, c.utility, c.jrt_s, c.job) for c in done]
+        if terminated:
+            info["episode_metrics"] = self.episode_metrics()
+            obs = np.zeros(self.observation_space.shape, dtype=np.float32)
+        else:
+            obs = self._observation()
+        info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
+        return obs, float(reward), terminated, False, info
+
+    def step_quiet(self, action) -> tuple[float, bool, bool]:
+        """:meth:`step` without building the observation and the info: returns ``(reward, terminated, truncated)``
+        and leaves the env in exactly the state ``step(action)`` would (the observation's side effects included:
+        with ``env.obs_estimates`` the simulator's estimates of the next job, which sync the busy servers to its
+        release, are computed here and kept for :meth:`observe` and the next step's credit). For look-ahead on
+        forks, where most observations are never read."""
+        reward, terminated, *_ = self._transition(action)
+        if not terminated and self._obs_estimates and self._est is None and self._est_sim is None:
+            self._est_sim = self.sim.estimates(self._k)  # what _observation computes first (and keeps)
+        return float(reward), terminated, False
+
+    def observe(self) -> np.ndarray:
+        """The observation of the current state: what the last :meth:`step` (or :meth:`reset`) returned, also after
+        :meth:`step_quiet` (zeros once the episode has terminated)."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before observe()")
+        if self._k >= self._J:
+            return np.zeros(self.observation_space.shape, dtype=np.float32)
+        return self._observation()
+
+    def _transition(self, action) -> tuple[float, bool, int, int | None, list, float, float]:
+        """:meth:`step`'s state change: ``(reward, terminated, job, server or None, completions, their utility,
+        planned utility)``."""
         if self.sim is None:
             raise RuntimeError("call reset() before step()")
         if self._k >= self._J:
@@ -554,22 +595,7 @@ class EdgeUtilityEnv(gym.Env):
         utility = sum([c.utility for c in done]) if done else 0
         reward = self._credit(done, planned, terminated, utility)
         self._return += reward
-        info: dict = {
-            "job": i,
-            "server": -1 if server is None else server,
-            "completed_count": len(done),
-            "reward_utility": float(utility),
-            "reward_planned_utility": planned,
-        }
-        if self.info_details:
-            info["completed"] = [(c.job, c.server, c.utility, c.jrt_s, c.job) for c in done]
-        if terminated:
-            info["episode_metrics"] = self.episode_metrics()
-            obs = np.zeros(self.observation_space.shape, dtype=np.float32)
-        else:
-            obs = self._observation()
-        info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
-        return obs, float(reward), terminated, False, info
+        return reward, terminated, i, server, done, utility, planned
 
     def _credit(self, done: list, planned: float, final: bool, utility: float | None = None) -> float:
         """The reward of a step: the utility of the completions ``done`` (``completion`` credit; ``utility``: their
