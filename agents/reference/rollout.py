@@ -238,30 +238,63 @@ class RolloutPolicy(Policy):
         out = np.empty(legal.size)
         for i, a in enumerate(legal):
             g = futures[0].fork(seed=0, future="keep")
-            out[i] = -g.step(int(a))[1]
+            quiet = getattr(g, "step_quiet", None)  # the same reward, no observation built
+            out[i] = -(quiet(int(a))[0] if quiet is not None else g.step(int(a))[1])
         return out
 
     def _continue(self, g, action) -> float:
-        """The sum of rewards of ``action`` then the base on fork ``g`` for ``H`` steps (or to the end)."""
-        obs, r, term, trunc, _ = g.step(action)
+        """The sum of rewards of ``action`` then the base on fork ``g`` for ``H`` steps (or to the end).
+
+        Where the base has an ``advance`` fast path and the fork offers ``step_quiet``/``observe`` (the rollout
+        contract: ``step_quiet`` leaves the env as ``step`` does, without building the observation or the info),
+        the candidate's own step is taken quietly and its observation built only if a ``predict`` needs it: the
+        same rewards and steps as :meth:`_continue_reference`, the oracle kept for the differential tests."""
+        quiet = getattr(g, "step_quiet", None)
+        if quiet is None or not self._base_has_advance():
+            return self._continue_reference(g, action)
+        r, term, trunc = quiet(action)
         total = float(r)
         if term or trunc:
             return total
+        return self._after_first(g, None, total)
+
+    def _base_has_advance(self) -> bool:
+        """Whether the base overrides :meth:`Policy.advance <edgegym.agents.policy.Policy.advance>` (a fast path
+        that may take the continuation's steps; it can still decline, returning None)."""
+        return getattr(type(self.base), "advance", None) is not getattr(Policy, "advance", None)
+
+    def _after_first(self, g, obs, total: float) -> float:
+        """The continuation after the candidate's step (``total``: its reward; ``obs``: its observation, ``None``
+        when it was taken quietly): the base's ``advance`` fast path where it has one, then ``predict`` + ``step``
+        for the steps left (building the observation only when one is needed), then the terminal value (``D=1``)."""
         pol = self.base.fork(g)
         h = 1
+        term = trunc = False
         if self.H != 1:  # the base's own fast path, where it has one (the same steps and rewards)
             fast = pol.advance(self.H - 1 if self.H else None, total)
             if fast is not None:
                 obs, n, total = fast
                 h += n
-        while not (term or trunc) and (self.H == 0 or h < self.H):
+        while self.H == 0 or h < self.H:
+            if obs is None:
+                obs = g.observe()
             a, _ = pol.predict(obs, deterministic=True)
             obs, r, term, trunc, _ = g.step(a)
             total += float(r)
             h += 1
-        if self.D and not (term or trunc):  # terminal value: the jobs in the system run to completion
+            if term or trunc:
+                return total
+        if self.D:  # terminal value: the jobs in the system run to completion
             total += float(g.drain_return())
         return total
+
+    def _continue_reference(self, g, action) -> float:
+        """:meth:`_continue` through ``step`` alone (every observation built): the reference path."""
+        obs, r, term, trunc, _ = g.step(action)
+        total = float(r)
+        if term or trunc:
+            return total
+        return self._after_first(g, obs, total)
 
     def act(self, obs):
         base_action, _ = self.base.predict(obs, deterministic=True)

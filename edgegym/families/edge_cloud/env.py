@@ -346,12 +346,42 @@ class EdgeCloudMLEnv(gym.Env):
 
     def step(self, action):
         """Place the current job per ``action``, advance to the next arrival, return the reward."""
+        reward, terminated, info = self._place_and_advance(action, True)
+        if terminated:
+            obs = np.zeros(self.observation_space.shape, dtype=np.float32)
+        else:
+            obs = self._observation()
+        info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
+        return obs, float(reward), terminated, False, info
+
+    def step_quiet(self, action) -> tuple[float, bool, bool]:
+        """:meth:`step` without the observation and the info: ``(reward, terminated, truncated)``, the env left in
+        the state ``step(action)`` leaves it in (the placement, the clock, Φ, the return, the counters, the drain
+        at the last job). Only what the observation computes lazily (the completion heap's finished entries, the
+        cached legal rows) is left for later; :meth:`observe` then returns what ``step`` would have returned. For
+        look-ahead that does not read every observation (``rollout``'s first step of a candidate)."""
+        reward, terminated, _ = self._place_and_advance(action, False)
+        return float(reward), terminated, False
+
+    def observe(self) -> np.ndarray:
+        """The observation of the current state: what the last :meth:`step` (or :meth:`step_quiet`, or
+        :meth:`reset`) returned or would have returned (zeros once the episode has terminated)."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before observe()")
+        if self._k >= self._J:
+            return np.zeros(self.observation_space.shape, dtype=np.float32)
+        return self._observation()
+
+    def _place_and_advance(self, action, details: bool) -> tuple[float, bool, dict | None]:
+        """The state change of :meth:`step`: place the current job per ``action`` and advance to the next arrival
+        (the drain after the last job). Returns ``(reward, terminated, info)``; ``details=False``: no info
+        (``None``)."""
         if self.sim is None:
             raise RuntimeError("call reset() before step()")
         if self._k >= self._J:
             raise RuntimeError("the episode has terminated; call reset()")
         j = self._k
-        info: dict = {"job": j}
+        info: dict | None = {"job": j} if details else None
         if self.discipline == "paper":
             before = self._fallbacks
             counts, n_cloud, server_counts = self.decode_action(action)
@@ -359,25 +389,28 @@ class EdgeCloudMLEnv(gym.Env):
                 self._fallbacks += 1  # no qualified edge worker: the job had to go to the cloud (paper: unspecified)
             rec = self.sim.place(j, counts, n_cloud, self._cand)
             reward = -rec["delta_phi"] / self.reward_scale
-            info.update(
-                placement=server_counts,
-                zeta=rec["zeta"],
-                alpha_sum=float(_kernels().pairwise_sum(rec["alpha"], 0, rec["alpha"].size)),  # == np.sum
-                projected_jct=rec["projected_jct"],
-                postponed_chunks=rec["postponed_chunks"],
-                reward_projected_jct_increase=rec["delta_phi"],
-            )
-            if self.info_details:
-                info["alpha"] = rec["alpha"]
+            if details:
+                info.update(
+                    placement=server_counts,
+                    zeta=rec["zeta"],
+                    alpha_sum=float(_kernels().pairwise_sum(rec["alpha"], 0, rec["alpha"].size)),  # == np.sum
+                    projected_jct=rec["projected_jct"],
+                    postponed_chunks=rec["postponed_chunks"],
+                    reward_projected_jct_increase=rec["delta_phi"],
+                )
+                if self.info_details:
+                    info["alpha"] = rec["alpha"]
         else:
             self._check_discrete(action)
             reward = -self._integral_reward(j) / self.reward_scale
         self._return += reward
         self._k += 1
         terminated = self._k >= self._J
-        if terminated:
-            if self.discipline == "paper":
-                self._outcome = self.sim.drain()
+        if not terminated:
+            self._prepare_step()
+        elif self.discipline == "paper":
+            self._outcome = self.sim.drain()
+        if terminated and details:
             metrics = episode_metrics(self.jobs.arrival_slots, self._outcome, self.cluster.num_workers)
             if self.discipline == "paper" and not self.keep_schedule:  # no segments: the busy time kept
                 busy, W = self.sim.busy_time, self.cluster.num_workers
@@ -387,12 +420,7 @@ class EdgeCloudMLEnv(gym.Env):
             metrics["illegal_actions"] = self._illegal
             metrics["reward_scale"] = self.reward_scale
             info["episode_metrics"] = metrics
-            obs = np.zeros(self.observation_space.shape, dtype=np.float32)
-        else:
-            self._prepare_step()
-            obs = self._observation()
-        info["action_mask"] = self.action_masks()  # the same shape at every step (vector envs stack it)
-        return obs, float(reward), terminated, False, info
+        return reward, terminated, info
 
     def advance_aonline(self, steps: int | None = None, *, edge_only: bool = False,
                         total: float = 0.0) -> tuple[np.ndarray, int, float]:
