@@ -331,6 +331,23 @@ class HeteroMLEnv(gym.Env):
         obs = self._observation() if not terminated else np.zeros(self.observation_space.shape, dtype=np.float32)
         return obs, r, terminated, False, info
 
+    def step_quiet(self, action) -> tuple[float, bool, bool]:
+        """:meth:`step` without building the observation and the info: returns ``(reward, terminated, truncated)``
+        and leaves the env in exactly the state ``step(action)`` would (the same commit, ledger, rewards and step
+        index; the observation's caches of the next job are filled on demand, by :meth:`observe` or the next
+        step, with the same values). For look-ahead on forks, where most observations are never read."""
+        r, terminated, _ = self._commit_step(action, want_info=False)
+        return r, terminated, False
+
+    def observe(self) -> np.ndarray:
+        """The observation of the current state: what the last :meth:`step` (or :meth:`reset`) returned, also after
+        :meth:`step_quiet` (zeros once the episode has terminated)."""
+        if self._inst is None:
+            raise RuntimeError("call reset() before observe()")
+        if self._k >= self.jobs.num_jobs:
+            return np.zeros(self.observation_space.shape, dtype=np.float32)
+        return self._observation()
+
     def _commit_step(self, action, want_info: bool = True):
         """:meth:`step` without the observation: commit the pending job with ``action`` and move to the next one.
         Returns ``(reward, terminated, info)`` (``info`` is ``None`` with ``want_info=False``, except on the
