@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from edgegym.families.edge_utility.env import EdgeUtilityEnv
+from edgegym.families.edge_utility.testing import env_state
 
 SMALL = {"num_jobs": 90}
 CASES = [
@@ -20,35 +21,6 @@ CASES = [
     ("testbed", {"scheduler": {"discipline": "hpu"}, "env": {"allow_reject": True}}),
     ("testbed", {"env": {"mask": "do4a", "obs_estimates": False}}),
 ]
-
-
-def state(obj, seen=None):
-    """Every value reachable from ``obj``'s attributes (the simulator's objects, lists, dicts, arrays), as a nested
-    structure that ``same`` compares exactly; shared immutable inputs (the job table, presets) are skipped."""
-    seen = set() if seen is None else seen
-    if isinstance(obj, np.ndarray):
-        return ("a", obj.dtype.str, obj.shape, obj.tobytes())
-    if isinstance(obj, list | tuple):
-        return [state(v, seen) for v in obj]
-    if isinstance(obj, dict):
-        return {k: state(v, seen) for k, v in obj.items()}
-    if isinstance(obj, float) and np.isnan(obj):
-        return "nan"
-    if type(obj).__module__.startswith("edgegym") and not hasattr(type(obj), "__dataclass_params__"):
-        if id(obj) in seen:
-            return ("seen", type(obj).__name__)
-        seen.add(id(obj))
-        names = list(getattr(obj, "__dict__", {})) + [s for c in type(obj).__mro__
-                                                       for s in getattr(c, "__slots__", ())]
-        return {n: state(getattr(obj, n), seen) for n in names if hasattr(obj, n) and n not in ("jobs", "utab")}
-    return obj if isinstance(obj, int | float | str | bool | type(None) | np.generic) else type(obj).__name__
-
-
-def env_state(env: EdgeUtilityEnv) -> dict:
-    """The env's episode state (not its per-step caches of the observation)."""
-    return {"k": env._k, "ret": env._return, "illegal": env._illegal, "planned": env._planned.tobytes(),
-            "dec": env._decisions.tobytes(), "rej": env._rejected.tobytes(), "est": state(env._est_sim),
-            "pending": state(env._pending_done), "sim": state(env.sim)}
 
 
 @pytest.mark.parametrize("preset,config", CASES)

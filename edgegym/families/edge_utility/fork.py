@@ -6,9 +6,18 @@ import dataclasses
 
 import numpy as np
 
-from ...core.forking import cached_draw, fast_copy, fork_env, shifted_arrivals, splice_jobs
+from ...core.forking import (
+    _ATOMIC_TYPES,
+    cached_draw,
+    check_fork_args,
+    fast_copy,
+    fork_env,
+    retain_freed_memory,
+    shifted_arrivals,
+    splice_jobs,
+)
 
-__all__ = ["FAST_RESAMPLE", "FORK_SHARED", "fork", "resample_future"]
+__all__ = ["DIRECT_FORK", "FAST_RESAMPLE", "FORK_SHARED", "fork", "resample_future"]
 
 #: resample a simulator whose servers are all in the priority bank (or an infinite cloud) by splicing its per-job
 #: rows and the utility table directly, from per-draw tables kept with the draw, instead of building a fresh simulator
@@ -21,10 +30,105 @@ FORK_SHARED = ("_fork_draws", "_trace_cache",
                "server_type", "sim.jobs", "sim._scale_p", "sim._scale_up", "sim._scale_down", "sim._bank.utab")
 
 
+#: fork an env whose simulator is the priority bank alone (every server in it, no pending commit, no record) by
+#: copying its attributes directly (:func:`_direct_fork`: the per-job and per-server state arrays copied, the rest
+#: shared or rebuilt) instead of :func:`~edgegym.core.forking.fork_env`'s generic walk of the object graph (False:
+#: the generic copy, the test oracle; the same state: ``tests/speed/test_fork_edge_utility.py``)
+DIRECT_FORK = True
+
+#: env attributes a direct fork copies: per-job arrays written by the steps
+_ENV_ARRAYS = frozenset({"_rejected", "_decisions", "_planned"})
+#: the per-step caches of the pending job's estimates (arrays that may alias each other, and the tuple
+#: ``_util_sim = (_est_sim, utilities)`` whose first item is compared by identity): copied with one memo
+_ENV_ALIASED = frozenset({"_est_sim", "_est", "_est_all", "_util_sim", "_inc"})
+#: simulator arrays a direct fork copies (written by the steps); its other arrays are the planned job tables
+_SIM_ARRAYS = frozenset({"utility", "jrt_s", "server_of", "completed"})
+#: simulator lists of immutable items (heap entries, versions, pending commits, completions): shallow copies
+_SIM_LISTS = frozenset({"_heap", "_version", "_pending", "_orphans"})
+#: simulator attributes a direct fork shares: the planned job tables (replaced, never written in place, by a resampled
+#: future) and the last request's rows (a cache of immutable job values)
+_SIM_SHARED = frozenset({"jobs", "_scale_p", "_scale_up", "_scale_down", "_req_rows"})
+#: bank arrays written by its kernels (the rest, ``ks``, ``member`` and the utility table, is read only)
+_BANK_ARRAYS = ("slots", "si", "sf", "jf", "oj", "oc", "os")
+
+
 def fork(env, seed: int = 0, future: str = "resample"):
     """See :meth:`EdgeUtilityEnv.fork <edgegym.families.edge_utility.env.EdgeUtilityEnv.fork>`."""
+    if DIRECT_FORK and _direct_ok(env):
+        check_fork_args(env, seed, future)
+        retain_freed_memory()
+        if "_fork_draws" not in env.__dict__:
+            env._fork_draws = {}
+        new = _direct_fork(env)
+        # the flags as fork_env sets them
+        new.clairvoyant = bool(getattr(env, "clairvoyant", False)) or (
+            future == "keep" and not getattr(env, "resampled", False))
+        new.resampled = bool(getattr(env, "resampled", False)) or future == "resample"
+        new.fork_seed = int(seed)
+        if future == "resample":
+            from ...core.forking import fork_rng
+
+            resample_future(new, fork_rng(seed))
+        return new
     return fork_env(env, seed=seed, future=future, shared=FORK_SHARED, resample=resample_future,
                     copies=_bank_copies(env))
+
+
+def _direct_ok(env) -> bool:
+    """Whether :func:`_direct_fork` covers ``env``'s simulator: the priority bank holds every server, nothing else."""
+    from .simulator import _BankServer
+
+    sim = getattr(env, "sim", None)
+    bank = getattr(sim, "_bank", None)
+    return bank is not None and bank.all_members and sim._o4bank is None and sim._o4a_lv is None \
+        and not sim._pending and not sim.plans and all(type(s) is _BankServer for s in sim.servers)
+
+
+def _direct_fork(env):
+    """A copy of ``env`` in the same state (see :data:`DIRECT_FORK`): the attributes it knows are copied or shared
+    by name, any other one by :func:`~edgegym.core.forking.fast_copy` (one memo for all of them)."""
+    from .simulator import _BankServer, _Plans
+
+    memo: dict = {}
+    for name in FORK_SHARED:
+        if "." not in name and name in env.__dict__:
+            v = env.__dict__[name]
+            memo[id(v)] = v
+    new = object.__new__(type(env))
+    d = new.__dict__
+    for name, v in env.__dict__.items():
+        if type(v) in _ATOMIC_TYPES or id(v) in memo:
+            d[name] = v
+        elif name in _ENV_ARRAYS:
+            d[name] = v.copy()
+        elif name != "sim":
+            d[name] = fast_copy(v, memo)  # the aliased estimate caches, the generator, the pending completions
+    sim = env.sim
+    bank = sim._bank
+    nb = object.__new__(type(bank))
+    nb.__dict__.update(bank.__dict__)
+    for name in _BANK_ARRAYS:
+        setattr(nb, name, getattr(bank, name).copy())
+    nb.state = tuple(getattr(nb, name) for name in _BANK_ARRAYS)
+    ns = object.__new__(type(sim))
+    sd = ns.__dict__
+    for name, v in sim.__dict__.items():
+        if name in _SIM_ARRAYS:
+            sd[name] = v.copy()
+        elif name in _SIM_LISTS:
+            sd[name] = list(v)
+        elif name == "_bank":
+            sd[name] = nb
+        elif name == "servers":
+            sd[name] = [_BankServer(nb, s._k, s.name, s.speed) for s in v]
+        elif name == "plans":
+            sd[name] = _Plans()  # empty: only O4A servers record plans
+        elif type(v) in _ATOMIC_TYPES or name in _SIM_SHARED:
+            sd[name] = v
+        else:
+            sd[name] = fast_copy(v, memo)
+    d["sim"] = ns
+    return new
 
 
 def _bank_copies(env) -> dict | None:
@@ -139,7 +243,10 @@ def _splice_bank(env, sim, new, jobs, k: int) -> bool:
             cache[key] = hit
     _, unew, soft = hit
     sim.jobs = jobs
-    sim._scale_p, sim._scale_up, sim._scale_down = jobs.p_est_s * ps, jobs.up_est_s * ps, jobs.down_est_s * ps
+    if ps == 1.0:  # x * 1.0 == x for every finite float: the job table's own (read-only) arrays, no product
+        sim._scale_p, sim._scale_up, sim._scale_down = jobs.p_est_s, jobs.up_est_s, jobs.down_est_s
+    else:
+        sim._scale_p, sim._scale_up, sim._scale_down = jobs.p_est_s * ps, jobs.up_est_s * ps, jobs.down_est_s * ps
     bank.utab = _splice_utab(bank.utab, unew, k + 1)
     jf = bank.jf
     rel = jobs.release_s[k + 1:]

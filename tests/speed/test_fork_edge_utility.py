@@ -1,0 +1,78 @@
+"""EdgeUtility's direct fork (``fork.DIRECT_FORK``: the state copied attribute by attribute) against the generic copy
+of ``edgegym.core.forking.fork_env`` (the oracle): the same state of every attribute (arrays bit for bit, the
+random generator's state, the aliasing of the estimate caches), the same steps afterwards, and a fork that is
+independent of its parent; on more than 1,000 fork points, ``keep`` and ``resample`` forks, forks of forks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgegym.families.edge_utility import fork as fork_mod
+from edgegym.families.edge_utility.env import EdgeUtilityEnv
+from edgegym.families.edge_utility.testing import env_state, state
+
+V1 = {"reward_credit": "dispatch", "obs_relative": True, "reward_scale": 100.0}
+CASES = [
+    ("testbed", {"scheduler": {"discipline": "srpt"}, "env": V1}),  # rollout:ondisc's env
+    ("testbed", {"scheduler": {"discipline": "edf"}}),
+    ("tiny", {"scheduler": {"discipline": "fifo", "cloud": "same"}, "env": V1}),  # a cloud in the bank
+]
+
+
+def _forks(env, seed, future, monkeypatch):
+    monkeypatch.setattr(fork_mod, "DIRECT_FORK", False)
+    ref = env.fork(seed=seed, future=future)
+    monkeypatch.setattr(fork_mod, "DIRECT_FORK", True)
+    assert fork_mod._direct_ok(env)
+    return ref, env.fork(seed=seed, future=future)
+
+
+def _same(a, b):
+    assert state(a) == state(b)
+    assert (a.clairvoyant, a.resampled, a.fork_seed) == (b.clairvoyant, b.resampled, b.fork_seed)
+    assert sorted(vars(a)) == sorted(vars(b))
+    if a._util_sim is not None:  # the estimate caches alias each other as in the original
+        assert (a._util_sim[0] is a._est_sim) == (b._util_sim[0] is b._est_sim)
+
+
+@pytest.mark.parametrize("preset,config", CASES)
+def test_direct_fork_matches_generic_fork(preset, config, monkeypatch):
+    config = {**config, "workload": {"num_jobs": 120}}
+    env = EdgeUtilityEnv(preset, config=config)
+    rng = np.random.default_rng(0)
+    points = 0
+    for seed in (0, 1):
+        env.reset(seed=seed)
+        while env._k < env._J - 1:
+            if env._k % 2 == 0:
+                env.query_finish()  # the estimate caches filled by a policy's query (aliased arrays)
+            for future, fs in (("keep", 0), ("resample", 5 + env._k % 3)):
+                ref, new = _forks(env, fs, future, monkeypatch)
+                _same(ref, new)
+                points += 1
+            if env._k % 7 == 0:  # forks of a fork, and each fork continues as its oracle does
+                before = env_state(env)
+                r2, n2 = _forks(new, 0, "keep", monkeypatch)
+                _same(r2, n2)
+                for _ in range(min(5, env._J - 1 - env._k)):
+                    a = int(rng.choice(np.flatnonzero(ref.action_masks())))
+                    o1, x1, *_ = ref.step(a)
+                    o2, x2, *_ = new.step(a)
+                    assert x1 == x2 and np.array_equal(o1, o2)
+                    n2.step_quiet(a)
+                assert env_state(ref) == env_state(new)
+                assert env_state(env) == before  # stepping the forks left the parent alone
+            env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert points >= 300
+
+
+def test_direct_fork_leaves_other_simulators_to_the_generic_copy():
+    env = EdgeUtilityEnv("tiny", config={"scheduler": {"discipline": "fifo", "cloud": "infinite"}})
+    env.reset(seed=0)
+    assert not fork_mod._direct_ok(env)  # the infinite cloud is a server object outside the bank
+    env.step(0)
+    assert env.fork(seed=0, future="keep")._k == 1
+    o4a = EdgeUtilityEnv("tiny")
+    o4a.reset(seed=0)
+    assert not fork_mod._direct_ok(o4a)
