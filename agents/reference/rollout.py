@@ -183,6 +183,10 @@ def _is_markov(base: Policy) -> bool:
 class RolloutPolicy(Policy):
     """The rollout policy over ``base`` (see the module docstring for the algorithm and every design choice)."""
 
+    #: run one continuation per distinct effect (the env's ``action_key``); False: one per candidate (the reference
+    #: for the differential tests: the same scores)
+    dedupe = True
+
     def __init__(self, env, base: Policy, *, K: int = 4, H: int = 20, k: int = 6, z: float = 0.0,
                  clairvoyant: int = 0, D: int = 0, seed: int = 0) -> None:
         super().__init__(env)
@@ -206,6 +210,16 @@ class RolloutPolicy(Policy):
         new = super().fork(env)
         new.base = self.base.fork(env)
         return new
+
+    def _same_effect(self, cands: list) -> list[int]:
+        """Per candidate, the first candidate with the same effect (itself when none): by the env's
+        ``action_key(action)`` where it has one (actions with equal keys change the env's state and rewards the
+        same way, so their continuations are the same and run once), else every candidate its own."""
+        key_of = getattr(self.unwrapped, "action_key", None) if self.dedupe else None
+        if key_of is None:
+            return list(range(len(cands)))
+        first: dict = {}
+        return [first.setdefault(key_of(a), c) for c, a in enumerate(cands)]
 
     def _seeds(self) -> list[int]:
         return [(self.seed * 1000003 + i) % (2**63) for i in range(self.K)]
@@ -305,8 +319,12 @@ class RolloutPolicy(Policy):
         if len(cands) == 1:
             return base_action
         runs = np.zeros((len(cands), len(futures)))  # return of each candidate on each fork
+        same = self._same_effect(cands)
         for i, f in enumerate(futures):
             for c, a in enumerate(cands):
+                if same[c] < c:  # the same effect as an earlier candidate: the same continuation
+                    runs[c, i] = runs[same[c], i]
+                    continue
                 g = f if c == len(cands) - 1 else f.fork(seed=0, future="keep")
                 runs[c, i] = self._continue(g, a)
         score = runs.mean(axis=1)

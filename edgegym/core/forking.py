@@ -50,6 +50,7 @@ __all__ = [
     "fast_copy",
     "fork_env",
     "fork_rng",
+    "mark_fork",
     "prefix_copy",
     "shifted_arrivals",
     "splice_jobs",
@@ -194,14 +195,20 @@ def fork_env(env, *, seed: int, future: str, shared: Iterable[str] = (),
         v = _resolve(env, name)
         if v is not None and id(v) not in memo:
             memo[id(v)] = fn(v, env)
-    fork = _copy(env, memo)
-    # a "keep" fork of the real env knows the true future; a "keep" fork of a resampled fork only its parent's
+    fork = mark_fork(env, _copy(env, memo), seed, future)
+    if future == "resample" and resample is not None:
+        resample(fork, fork_rng(seed))
+    return fork
+
+
+def mark_fork(env, fork, seed: int, future: str):
+    """Set ``fork``'s marks as :func:`fork_env` does (for a family that copies its state itself): ``clairvoyant``
+    (a ``"keep"`` fork of the real env knows the true future; a ``"keep"`` fork of a resampled fork only its
+    parent's), ``resampled`` and ``fork_seed``. Returns ``fork``."""
     fork.clairvoyant = bool(getattr(env, "clairvoyant", False)) or (
         future == "keep" and not getattr(env, "resampled", False))
     fork.resampled = bool(getattr(env, "resampled", False)) or future == "resample"
     fork.fork_seed = int(seed)
-    if future == "resample" and resample is not None:
-        resample(fork, fork_rng(seed))
     return fork
 
 

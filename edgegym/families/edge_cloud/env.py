@@ -521,6 +521,20 @@ class EdgeCloudMLEnv(gym.Env):
         self._rows_cache = (self._cand, rows.copy())
         return rows
 
+    def action_key(self, action) -> tuple[bytes, int]:
+        """What ``action`` does at this decision point, as a hashable key: the placement it decodes to (chunks per
+        edge worker, chunks in the cloud). Two actions with the same key give the same reward and the same next
+        state (only the counts of illegal actions and fallbacks in the episode's metrics may differ), so a
+        look-ahead simulates one of them (``rollout``). Nothing of the env changes."""
+        if self.discipline != "paper":  # one action (Discrete(1)): nothing to tell apart
+            return b"", self._check_discrete(action)
+        fallbacks, illegal = self._fallbacks, self._illegal
+        try:
+            counts, n_cloud, _ = self.decode_action(action)
+        finally:
+            self._fallbacks, self._illegal = fallbacks, illegal
+        return counts.tobytes(), int(n_cloud)
+
     def _check_discrete(self, action) -> int:
         """Exact validation (no coercion of 3.5, "3", True or inf): ``ValueError`` naming the action space."""
         return check_discrete_action(self.action_space, action)
@@ -755,6 +769,9 @@ class EdgeCloudMLEnv(gym.Env):
         "sim._wt_list", "sim._off_list", "sim._no_workers", "sim._dc_arr", "sim._D_arr", "sim._p0_arr", "sim._p1_arr",
         "sim._qual_ptr", "sim._qual_idx",
     )
+    #: the env attributes among them, and those :meth:`_fork_copy` shares besides: never written in place (a new
+    #: object replaces them)
+    _FORK_SHARED_ENV = frozenset(a for a in _FORK_SHARED if "." not in a) | {"_cand", "_rows_cache", "_view_cache"}
     #: the same without the per-chunk tables that are per-slot state with ``keep_schedule=False``
     _FORK_SHARED_BOUNDED = tuple(a for a in _FORK_SHARED if a not in ("sim.chunk_job", "sim._inv_d"))
     #: the simulator attributes among them (a resampled fork's simulator shares them with its parent's)
@@ -788,7 +805,10 @@ class EdgeCloudMLEnv(gym.Env):
         """
         from ...core.forking import fork_env
 
-        if future == "resample" and self._redraws_future():
+        redraw = future == "resample" and self._redraws_future()
+        if not redraw and self.keep_schedule and self.sim is not None and self._fast_fork:
+            return self._fork_copy(seed, future)
+        if redraw:
             # _resample_future builds the fork's own simulator from this env's, reading it only: no copy first
             copies = {"sim": _share}
         else:
@@ -796,6 +816,64 @@ class EdgeCloudMLEnv(gym.Env):
         shared = self._FORK_SHARED if self.keep_schedule else self._FORK_SHARED_BOUNDED
         return fork_env(self, seed=seed, future=future, shared=shared,
                         resample=type(self)._resample_future, copies=copies)
+
+    #: ``fork`` copies the state by :meth:`_fork_copy` where it can (False: always by ``fork_env``'s generic walk,
+    #: the reference for the differential tests)
+    _fast_fork = True
+    def _fork_copy(self, seed: int, future: str) -> EdgeCloudMLEnv:
+        """The fork of a future that is not redrawn (``"keep"``, or nothing left to redraw), with the state
+        ``fork_env`` gives it (every shared attribute shared, every other array copied, the large simulator
+        buffers by their live part as :meth:`_fork_copies` says) but without its generic walk over the objects:
+        one pass over the env's and the simulator's attributes."""
+        from ...core.forking import _ATOMIC_TYPES, check_fork_args, fast_copy, mark_fork, retain_freed_memory
+
+        check_fork_args(self, seed, future)
+        retain_freed_memory()
+        if "_fork_draws" not in self.__dict__:
+            self._fork_draws = {}
+        shared = self._FORK_SHARED_ENV
+        memo: dict = {}
+        d = {}
+        for name, v in self.__dict__.items():
+            if type(v) in _ATOMIC_TYPES or name in shared:
+                d[name] = v
+            elif name == "sim":
+                d[name] = self._fork_sim(memo)
+            else:
+                d[name] = fast_copy(v, memo)
+        fork = object.__new__(type(self))
+        fork.__dict__.update(d)
+        return mark_fork(self, fork, seed, future)  # nothing to redraw: _resample_future would do nothing
+
+    def _fork_sim(self, memo: dict) -> PaperSimulator:
+        """The simulator of :meth:`_fork_copy`: shared attributes shared, the log, the plans and the per-chunk
+        buffers copied by their live part (:meth:`_fork_copies`'s rule), every other array copied."""
+        from ...core.forking import _ATOMIC_TYPES, fast_copy, prefix_copy
+
+        old = self.sim
+        shared = self._SIM_SHARED
+        n_log = int(old._cnt[0])
+        n_chunks = old._chunks_in_use()
+        n_plan = int(old._plen.max(initial=0))
+        d = {}
+        for name, v in old.__dict__.items():
+            t = type(v)
+            if t in _ATOMIC_TYPES or name in shared:
+                d[name] = v
+            elif t is np.ndarray:
+                if name in self._LOG_ARRAYS:
+                    d[name] = prefix_copy(v, n_log)
+                elif name in self._PREFIX_CHUNK_ARRAYS:
+                    d[name] = prefix_copy(v, n_chunks)
+                elif name in self._PLAN_ARRAYS:
+                    d[name] = prefix_copy(v, n_plan, axis=1)
+                else:
+                    d[name] = v.copy()
+            else:
+                d[name] = fast_copy(v, memo)
+        sim = object.__new__(PaperSimulator)
+        sim.__dict__.update(d)
+        return sim
 
     def _redraws_future(self) -> bool:
         """Whether ``fork(future="resample")`` redraws anything: a job is still to arrive after the pending one and
@@ -813,13 +891,22 @@ class EdgeCloudMLEnv(gym.Env):
             return {}
         n_log = int(sim._cnt[0])
         n_chunks = sim._chunks_in_use()
-        out = {f"sim.{a}": (lambda v, env, n=n_log: prefix_copy(v, n)) for a in ("_lw", "_ls", "_le", "_lc")}
-        out.update({f"sim.{a}": (lambda v, env, n=n_chunks: prefix_copy(v, n))
-                    for a in ("chunk_rho", "chunk_key", "chunk_seq", "_rem", "chunk_alpha")})
+        out = {f"sim.{a}": (lambda v, env, n=n_log: prefix_copy(v, n)) for a in self._LOG_ARRAYS}
+        out.update({f"sim.{a}": (lambda v, env, n=n_chunks: prefix_copy(v, n)) for a in self._PREFIX_CHUNK_ARRAYS})
         # each worker's plan lives in columns [phead, plen) of ps/pe/pc: the columns up to the longest plen
         n_plan = int(sim._plen.max(initial=0))
-        out.update({f"sim.{a}": (lambda v, env, n=n_plan: prefix_copy(v, n, axis=1)) for a in ("_ps", "_pe", "_pc")})
+        out.update({f"sim.{a}": (lambda v, env, n=n_plan: prefix_copy(v, n, axis=1)) for a in self._PLAN_ARRAYS})
         return out
+
+    #: the executed log's columns (rows up to its length are live)
+    _LOG_ARRAYS = ("_lw", "_ls", "_le", "_lc")
+    #: per-chunk arrays that are zero until a chunk is placed (the chunks of the jobs placed so far are live)
+    _PREFIX_CHUNK_ARRAYS = ("chunk_rho", "chunk_key", "chunk_seq", "_rem", "chunk_alpha")
+    #: the workers' plans (columns up to the longest plan are live)
+    _PLAN_ARRAYS = ("_ps", "_pe", "_pc")
+
+    #: completion-heap entries and log rows (beyond the used ones) a resampled fork makes room for
+    _FORK_HEAP, _FORK_LOG_ROWS = 512, 4096
 
     def _resample_future(self, rng: np.random.Generator) -> None:
         """Replace the jobs after the pending one by a fresh draw (``fork(future="resample")``)."""
@@ -847,6 +934,15 @@ class EdgeCloudMLEnv(gym.Env):
                 setattr(fresh, name, v if name in shared else fast_copy(v, memo))
         fresh._init_jobs(jobs)
         fresh._adopt_placed(old, k)  # the chunks and jobs placed so far: their state is the parent's
+        # the HAPRF keys of the redrawn jobs, computed once per drawn table (they are per row: the spliced rows are
+        # the drawn table's), and room in the heap and the log for a look-ahead's steps: the keep forks of this
+        # fork (a rollout's candidates) inherit both instead of each computing and growing them (the same values)
+        hit = self._fork_draws.get((self.fork_seed, "keys"))
+        if hit is None or hit[2] is not new:
+            hit = (np.full(jobs.num_jobs, np.nan), None, new)
+            self._fork_draws[(self.fork_seed, "keys")] = hit
+        fresh._keys[k + 1:] = fresh.fill_keys(hit[0], k + 1)[k + 1:]
+        fresh.reserve(heap=self._FORK_HEAP, log_rows=int(fresh._cnt[0]) + self._FORK_LOG_ROWS)
         self.sim, self.jobs = fresh, jobs
         self._prepare_buffers()
         if self.discipline != "paper":

@@ -289,6 +289,27 @@ class PaperSimulator:
             k = self._keys[j] = haprf_key(float(self._D_list[j]), self._p0_list[j])
         return k
 
+    def fill_keys(self, keys: np.ndarray, start: int) -> np.ndarray:
+        """``keys`` (J,) with the HAPRF key (:func:`haprf_key`) of every job from ``start`` on written where it is
+        NaN (a cache of keys per row, shared by simulators whose job tables agree from ``start`` on); returns it."""
+        todo = np.flatnonzero(np.isnan(keys[start:])) + start
+        for j in todo.tolist():
+            keys[j] = haprf_key(float(self._D_list[j]), self._p0_list[j])
+        return keys
+
+    def reserve(self, *, heap: int = 0, log_rows: int = 0) -> None:
+        """Capacity for ``heap`` completion-heap entries and ``log_rows`` executed-log rows (buffers grown, the
+        contents and every result the same): for a simulator about to be copied many times (forks)."""
+        if heap > self._hcap:
+            for name in ("_hk", "_hs", "_hi"):
+                old = getattr(self, name)
+                new = np.zeros(heap, dtype=old.dtype)
+                new[: old.size] = old
+                setattr(self, name, new)
+            self._hcap = heap
+        if log_rows > self._lcap:
+            self._ensure_log(log_rows - int(self._k.log_need(self._cnt, self._plen, self._phead)))
+
     @property
     def _k(self):
         return _K if _K is not None else _kernels()
