@@ -45,7 +45,7 @@ from ._kernels import (
     bank_sync,
 )
 
-__all__ = ["ondisc_run"]
+__all__ = ["ondisc_run", "step_credits"]
 
 #: :func:`~._kernels.bank_sync` itself (its source), compiled to be inlined into this module's loops: a call that
 #: passes the bank's arrays costs more than the sync of a server with a few jobs
@@ -352,3 +352,39 @@ def _blocked(nxt_r, hmin, ks, si, cap):
         if si[k, SN] >= cap:
             return True
     return False
+
+
+@njit
+def step_credits(cend, oj, os, oc, ou, planned, planned_of, dispatch, scale, ret, total):
+    """The rewards of steps ``1..n-1`` of an :func:`ondisc_run` call (step ``q``'s completions are
+    ``cend[q-1]:cend[q]`` of ``oj, os, oc`` with utilities ``ou``) as ``EdgeUtilityEnv._credit`` computes them: each
+    step's completions in ``(completion time, server, job)`` order, ``(planned[q] + Σ (utility − planned_of[job])) /
+    scale`` with the dispatch credit, ``Σ utility / scale`` without, each sum from 0 in that order; returns ``(ret,
+    total)`` with every reward added to both in order (``ret`` the env's return)."""
+    n = cend.size
+    idx = np.empty(oj.size, np.int64)
+    for q in range(1, n):
+        lo, hi = cend[q - 1], cend[q]
+        m = 0
+        for c in range(lo, hi):  # insertion sort by (C, server, job): the step's few completions
+            p = m
+            while p > 0:
+                b = idx[p - 1]
+                if oc[b] < oc[c] or (oc[b] == oc[c] and (os[b] < os[c] or (os[b] == os[c] and oj[b] < oj[c]))):
+                    break
+                idx[p] = b
+                p -= 1
+            idx[p] = c
+            m += 1
+        acc = 0.0
+        if dispatch:
+            for p in range(m):
+                acc += ou[idx[p]] - planned_of[oj[idx[p]]]
+            reward = (planned[q] + acc) / scale
+        else:
+            for p in range(m):
+                acc += ou[idx[p]]
+            reward = acc / scale
+        ret += reward
+        total += reward
+    return ret, total

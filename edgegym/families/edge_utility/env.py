@@ -703,11 +703,9 @@ class EdgeUtilityEnv(gym.Env):
         utilities = jobs.utilities
         cj = oj[:no]
         jrt = oc[:no] + bank.jf[cj, 6] - bank.jf[cj, 0]  # C + Δ↓ − r, as the bank's completions
-        comps = []
-        for j, k, C, t in zip(cj.tolist(), os_[:no].tolist(), oc[:no].tolist(), jrt.tolist(), strict=True):
-            u = utilities[j](t)
-            sim.utility[j] = u
-            comps.append(Completion(j, k, C, t, u))
+        cjl, jrtl = cj.tolist(), jrt.tolist()
+        cu = [utilities[j](t) for j, t in zip(cjl, jrtl, strict=True)]  # UtilityFn.__call__, as the step computes it
+        sim.utility[cj] = cu
         sim.jrt_s[cj] = jrt
         sim.completed[cj] = True
         idx = np.arange(k0, k0 + n)
@@ -717,27 +715,29 @@ class EdgeUtilityEnv(gym.Env):
         if self._dispatch_credit:  # g_i(f̂_i − r_i) of the chosen server's estimate, UtilityFn.vector's operations
             planned = _utility_rows(bank.utab, utilities, k0, est[:n] - jobs.release_s[k0:k0 + n])
             self._planned[idx] = planned
-            planned = planned.tolist()
         else:
-            planned = [0.0] * n
-        lo = 0
-        ends = cend[:n].tolist()
-        orphans = comps[ends[-1]:]  # found by the observation at the stop (the kernel took its side effects)
-        for q in range(n):
-            part = comps[lo:ends[q]]
-            lo = ends[q]
-            if q == 0:  # the orphans of the observation built before the call, then the pending completions
-                part = sim._orphans + part
-                part.sort(key=_completion_key)
-                done = list(self._pending_done) + part if self._pending_done else part
-            else:
-                done = part
-                if len(done) > 1:
-                    done.sort(key=_completion_key)
-            utility = sum([c.utility for c in done]) if done else 0
-            reward = self._credit(done, planned[q], False, utility)
-            self._return += reward
-            total += float(reward)
+            planned = np.zeros(n)
+        e0, e1 = int(cend[0]), int(cend[n - 1])
+
+        def completions(lo: int, hi: int) -> list:
+            return [Completion(j, k, C, t, u) for j, k, C, t, u in zip(
+                cjl[lo:hi], os_[lo:hi].tolist(), oc[lo:hi].tolist(), jrtl[lo:hi], cu[lo:hi], strict=True)]
+
+        # the first step: the orphans of the observation built before the call, then the pending completions
+        part = sim._orphans + completions(0, e0)
+        part.sort(key=_completion_key)
+        done = list(self._pending_done) + part if self._pending_done else part
+        utility = sum([c.utility for c in done]) if done else 0
+        reward = self._credit(done, float(planned[0]), False, utility)
+        self._return += reward
+        total += float(reward)
+        if n > 1:  # the other steps' rewards: the same sums, in the same order, in one compiled call
+            from ._advance import step_credits
+
+            self._return, total = step_credits(
+                cend[:n], cj, os_, oc, np.array(cu), planned, self._planned, self._dispatch_credit,
+                float(self.reward_scale), self._return, total)
+        orphans = completions(e1, no)  # found by the observation at the stop (the kernel took its side effects)
         if cloud >= 0:  # the cloud's commits, replayed in order (nothing of it falls due before the stop)
             for q in np.flatnonzero(servers == cloud).tolist():
                 sim._commit(k0 + q, cloud, float(nows[q]))
