@@ -10,7 +10,9 @@ what-if estimates themselves are only computed where a step needs one), OnDisc's
 evaluates and run their what-if simulations, the dispatch commits, the step advances to the next release. The
 what-if simulation of a fifo/srpt/edf server (:func:`_whatif_acc`) is :func:`~._kernels.whatif`'s ordered variant
 on preallocated scratch rows: the same event sequence and floating-point operations (the best ready item is the
-smallest ``(key, r, id)`` of the items pushed, as its sorted list's first pushed item), without allocations.
+smallest ``(key, r, id)`` of the items pushed, as its sorted list's first pushed item), without allocations; the
+loop runs it as :func:`_whatif_sorted`, which keeps the items' orders between events instead of scanning them at
+each event (``_whatif_acc``, the scan, is its test oracle).
 
 What needs Python objects stays in Python (the env, after the call): the completions' utilities (``UtilityFn``),
 the dispatch credit's planned utility (``UtilityFn.vector``), the rewards, and the commits to a non-bank cloud
@@ -126,6 +128,70 @@ def _whatif_acc(disc, now, s, n, xid, xr, xa, xrem, xdn, xkey, live, pushed, wan
 
 
 @njit_inline
+def _before(disc, i, j, xr, xrem, xkey, xid):
+    """Whether item ``i`` comes before item ``j`` in :func:`_whatif_acc`'s choice: the smaller ``(key, r, id)``."""
+    ki = xr[i] if disc == FIFO else (xkey[i] if disc == EDF else xrem[i])
+    kj = xr[j] if disc == FIFO else (xkey[j] if disc == EDF else xrem[j])
+    return ki < kj or (ki == kj and (xr[i] < xr[j] or (xr[i] == xr[j] and xid[i] < xid[j])))
+
+
+@njit_inline
+def _whatif_sorted(disc, now, s, n, xid, xr, xa, xrem, xdn, xkey, live, aord, ready, want):
+    """:func:`_whatif_acc` with the scans replaced by orders kept between events: the items sorted by ready time once
+    (pushed items are a prefix of that order, the next ready time a pointer that only moves forward, as ``t`` never
+    decreases) and the pushed, live items kept sorted by ``(key, r, id)`` (the running item's key only decreases,
+    srpt, or stays, fifo and edf: it stays first). The same choices, event times and floating-point operations."""
+    for i in range(n):
+        live[i] = True
+        p = i
+        while p > 0 and xa[aord[p - 1]] > xa[i]:
+            aord[p] = aord[p - 1]
+            p -= 1
+        aord[p] = i
+    pp = 0  # the first item of aord not pushed yet
+    pn = 0  # the first item of aord that may still be the next ready time (live, ready after t)
+    nr = 0  # pushed, live items: ready[:nr], best first
+    nd = 0
+    acc = 0.0
+    fw = INF
+    t = now
+    while nd < n:
+        lim = t + 1e-15
+        while pp < n and xa[aord[pp]] <= lim:
+            i = aord[pp]
+            pp += 1
+            p = nr
+            while p > 0 and _before(disc, i, ready[p - 1], xr, xrem, xkey, xid):
+                ready[p] = ready[p - 1]
+                p -= 1
+            ready[p] = i
+            nr += 1
+        if nr == 0:  # the earliest item not pushed yet
+            t = xa[aord[pp]]
+            continue
+        best = ready[0]
+        while pn < n and (xa[aord[pn]] <= t or not live[aord[pn]]):
+            pn += 1
+        nxt = xa[aord[pn]] if pn < n else INF
+        tc = t + xrem[best] / s
+        if tc <= nxt:
+            f = tc + xdn[best]
+            acc += f - xr[best]
+            if best == want:
+                fw = f
+            live[best] = False
+            nr -= 1
+            for p in range(nr):
+                ready[p] = ready[p + 1]
+            nd += 1
+            t = tc
+        else:
+            xrem[best] -= (nxt - t) * s
+            t = nxt
+    return acc, fw
+
+
+@njit_inline
 def _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscratch, live, pushed, want_inc):
     """The what-if of busy bank server ``k`` with the request of ``job`` added (``bank_query``'s items): returns
     ``(increment of the total planned JRT or 0.0 unless want_inc, the request's finish)``; no side effects."""
@@ -140,11 +206,11 @@ def _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscrat
     xrem[n] = pp
     xdn[n] = dp
     xkey[n] = rkey
-    acc1, fin = _whatif_acc(disc, t, s, n + 1, xid, xr, xa, xrem, xdn, xkey, live, pushed, n)
+    acc1, fin = _whatif_sorted(disc, t, s, n + 1, xid, xr, xa, xrem, xdn, xkey, live, iscratch[1], iscratch[2], n)
     if not want_inc:
         return 0.0, fin
     _fill_items(k, t, slots, si, jf, xid, xr, xa, xrem, xdn, xkey)
-    acc0, _ = _whatif_acc(disc, t, s, n, xid, xr, xa, xrem, xdn, xkey, live, pushed, -1)
+    acc0, _ = _whatif_sorted(disc, t, s, n, xid, xr, xa, xrem, xdn, xkey, live, iscratch[1], iscratch[2], -1)
     return acc1 - acc0, fin
 
 
@@ -229,7 +295,7 @@ def ondisc_run(i0, nmax, est0, now, batch, prune, hmin, cloud, cloud_q, cloud_ne
     J = release.size
     cap = slots.shape[1]
     scratch = np.empty((5, cap + 1))
-    iscratch = np.empty((1, cap + 1), np.int64)
+    iscratch = np.empty((3, cap + 1), np.int64)  # item ids, order by ready time, ready items by key
     live = np.empty(cap + 1, np.bool_)
     pushed = np.empty(cap + 1, np.bool_)
     cls = np.zeros(M, np.int64)
