@@ -454,6 +454,13 @@ def _ps_server_exists(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp, N,
 
 
 @njit(cache=True)
+def _price_may_pass(lb, thr, comp, bc, bcomp, mode):
+    """Whether a candidate of cost >= lb and completion comp could pass the threshold and beat the incumbent (the
+    search's prices are >= 0, so a bound on part of a cost is a bound on all of it)."""
+    return lb < thr and _can_win(lb, comp, bc, bcomp, mode)
+
+
+@njit(cache=True)
 def _fits_somewhere(N, em, zp, maxw, R):
     """Whether N workers (demand em each) and one PS (zp) can fit within the per-resource maxima ``maxw`` (the
     co-located test against the best residual of each resource: necessary for fitting on one server)."""
@@ -515,11 +522,13 @@ def _kernel(
                         if prune:
                             if not _fits_somewhere(N, e[m], z[p], _res_ub(cst, logt, a, L, ub), R):
                                 continue
+                            om_min = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp,
+                                                    False)[0]
+                            if not _price_may_pass(N * om_min, thr, comp, best_c, best_comp, mode):
+                                continue
                             if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 0, N, e[m], z[p], 0.0,
                                                1.0):
                                 continue
-                            om_min = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp,
-                                                    False)[0]
                             ps_min = _ps_min(p, L, a, min_comp, H, Ap, cache, stamp)
                             lb = N * om_min + ps_min
                             if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
@@ -559,11 +568,11 @@ def _kernel(
                     if prune:
                         if not _fits_somewhere(N, e[m], zero_r, _res_ub(cst, logt, a, L, ub), R):
                             continue
+                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, False)[0]
+                        if not _price_may_pass(lb, thr, comp, best_c, best_comp, mode):
+                            continue
                         if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 0, N, e[m], zero_r, 0.0,
                                            1.0):
-                            continue
-                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, False)[0]
-                        if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
                             continue
                     for h in range(H):
                         ok = True
@@ -625,9 +634,13 @@ def _kernel(
                         # the PS server n needs s0_n >= 1 and s0_n B_p >= (N - g) b_m with g <= cap_n (the search's
                         # own test, relaxed to the maxima over the servers: first from the per-resource residuals)
                         ps_min = 0.0
+                        if arch_ps and not _ps_may_fit(N, _res_ub(cst, logt, a, L, ub), e[m], z[p], b[m], B[p], R):
+                            continue
+                        # the workers' price bound before the capacity scans (the PS price only adds to it)
+                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, False)[0]
+                        if not _price_may_pass(lb, thr, comp, best_c, best_comp, mode):
+                            continue
                         if arch_ps:
-                            if not _ps_may_fit(N, _res_ub(cst, logt, a, L, ub), e[m], z[p], b[m], B[p], R):
-                                continue
                             if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 1, N, e[m], z[p], b[m],
                                                B[p]):
                                 continue
