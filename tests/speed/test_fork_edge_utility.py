@@ -29,7 +29,9 @@ def _forks(env, seed, future, monkeypatch):
 
 
 def _same(a, b):
-    assert state(a) == state(b)
+    sa, sb = state(a), state(b)
+    sa.pop("_rng_shared"), sb.pop("_rng_shared")  # whether the generator is shared yet (not the env's state)
+    assert sa == sb
     assert (a.clairvoyant, a.resampled, a.fork_seed) == (b.clairvoyant, b.resampled, b.fork_seed)
     assert sorted(vars(a)) == sorted(vars(b))
     if a._util_sim is not None:  # the estimate caches alias each other as in the original
@@ -65,6 +67,24 @@ def test_direct_fork_matches_generic_fork(preset, config, monkeypatch):
                 assert env_state(env) == before  # stepping the forks left the parent alone
             env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
     assert points >= 300
+
+
+def test_a_fork_and_its_parent_draw_from_their_own_generators():
+    """The direct fork shares the parent's generator until either uses it: each then draws the stream the generic
+    copy draws, and neither's draws move the other's."""
+    env = EdgeUtilityEnv("testbed", config={"scheduler": {"discipline": "srpt"}, "workload": {"num_jobs": 30}})
+    env.reset(seed=4)
+    env.step(0)
+    ref = fork_mod.fork_env(env, seed=0, future="keep", shared=fork_mod.FORK_SHARED)
+    new = env.fork(seed=0, future="keep")
+    assert new._np_random is env._np_random and new._rng_shared and env._rng_shared
+    first = new.np_random.random(3)
+    assert np.array_equal(first, ref.np_random.random(3))
+    assert np.array_equal(env.np_random.random(3), first)  # the parent's stream did not move
+    new.reset()  # draws the jobs from the fork's own generator
+    assert env.np_random is not new.np_random
+    env.np_random = np.random.default_rng(1)
+    assert not env._rng_shared
 
 
 def test_direct_fork_leaves_other_simulators_to_the_generic_copy():

@@ -408,6 +408,25 @@ class EdgeUtilityEnv(gym.Env):
         self._return = 0.0
         self._est_sim: np.ndarray | None = None
         self._util_sim: tuple | None = None
+        #: the generator ``_np_random`` is shared with a fork (or a parent): copied before its first use
+        self._rng_shared = False
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """gymnasium's ``Env.np_random``. A fork shares its parent's generator until one of them uses it (the
+        direct fork of :mod:`.fork`; only ``reset`` draws from it): that one then takes a copy in the same state."""
+        if self._rng_shared:
+            self._rng_shared = False
+            if self._np_random is not None:
+                from ...core.forking import fast_copy
+
+                self._np_random = fast_copy(self._np_random)  # the same stream, a generator of its own
+        return gym.Env.np_random.fget(self)
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._rng_shared = False
+        gym.Env.np_random.fset(self, value)
 
     # ----------------------------------------------------------------- helpers
     def _row_of_server(self, k: int) -> int:

@@ -99,6 +99,9 @@ def _direct_fork(env):
     for name, v in env.__dict__.items():
         if type(v) in _ATOMIC_TYPES or id(v) in memo:
             d[name] = v
+        elif name == "_np_random":  # shared until either env uses it (EdgeUtilityEnv.np_random copies it then)
+            d[name] = v
+            d["_rng_shared"] = env._rng_shared = True
         elif name in _ENV_ARRAYS:
             d[name] = v.copy()
         elif name != "sim":
