@@ -23,6 +23,7 @@ from edgegym.agents.runner import make_env
 import edgegym  # noqa: F401  (registers the envs)
 from edgegym.core import forking
 from edgegym.families.hetero_ml import fork as hfork
+from edgegym.families.hetero_ml.env import HeteroMLEnv
 
 IDS = ("HeteroML-v0", "HeteroML-v1", "HeteroML-rl-hard-v1")
 
@@ -235,3 +236,87 @@ def test_fork_ledger_and_resampled_jobs(monkeypatch):
     a, b = forks
     pa, pb = Earliest(a), Earliest(b)
     assert pa.advance(15, 0.0)[1:] == pb.advance(15, 0.0)[1:]
+
+
+def _full_state(obj, seen=None):
+    """Every value reachable from ``obj``'s attributes (arrays by their bytes), for an exact comparison; the
+    shared read-only inputs (the cluster, the job tables, the preset, the spaces), the caches ``quick_fork`` shares
+    (``fork.QUICK_SHARED``) and the buffers' parts never read before written (the kernels' listing past its listed
+    jobs, the usage profiles' unused tails) are left out."""
+    seen = set() if seen is None else seen
+    if isinstance(obj, np.ndarray):
+        return ("a", obj.dtype.str, obj.shape, obj.tobytes())
+    if isinstance(obj, list | tuple):
+        return [_full_state(v, seen) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _full_state(v, seen) for k, v in obj.items()}
+    if isinstance(obj, float) and np.isnan(obj):
+        return "nan"
+    if isinstance(obj, np.random.Generator):
+        return ("rng", str(obj.bit_generator.state))
+    if type(obj).__module__.startswith("edgegym") and not hasattr(type(obj), "__dataclass_params__"):
+        if id(obj) in seen:
+            return ("seen", type(obj).__name__)
+        seen.add(id(obj))
+        skip = {"jobs", "cluster", "ideal", "_inst", "preset", "observation_space", "action_space", "spec",
+                "features", "_jsc", "_fork_draws", "obs_layout", "_jsrv"}
+        skip.update(hfork.QUICK_SHARED)  # caches checked against the state they describe, and scratch
+        out = {n: _full_state(v, seen) for n, v in vars(obj).items() if n not in skip and n != "_prof_step"}
+        if "_jsrv" in vars(obj):
+            out["_jsrv"] = obj._jsrv[: obj._jptr[obj._jptr[-1]]].tobytes()
+        pr = vars(obj).get("_prof_step")
+        if pr is not None:  # the usage profiles: each server's pieces (the buffers' unused tails are not state)
+            pp, cnt, times, vals = pr[1]
+            out["_prof_step"] = (pr[0], [(times[pp[h]:pp[h] + cnt[h]].tobytes(), vals[pp[h]:pp[h] + cnt[h]].tobytes())
+                                         for h in range(cnt.shape[0])])
+        return out
+    return obj if isinstance(obj, int | float | str | bool | type(None) | np.generic) else type(obj).__name__
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_quick_fork_equals_the_generic_fork(env_id):
+    """``quick_fork`` (the direct copy ``HeteroMLEnv.fork`` uses) against ``fork_env``'s generic copy, the oracle,
+    on states reached by random legal actions and by forks of forks: the same state (every simulator array, the
+    ledger, the rewards, the generator, the marks, the resampled jobs), the same observation, and the same
+    steps afterwards (rewards, observations, masks, state), with neither fork touching the env."""
+    env = gym.make(env_id).unwrapped
+    generic = lambda e, s, fut: forking.fork_env(e, seed=s, future=fut, shared=hfork.FORK_SHARED,  # noqa: E731
+                                                 resample=hfork.resample_future,
+                                                 copies={"sim.ledger": hfork.copy_ledger})
+    checked = 0
+    for seed in (0, 5):
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        J = env.jobs.num_jobs
+        for k in range(J - 1):
+            if k % max(1, J // 10) == 1:
+                before = _full_state(env)
+                for fut, s in (("keep", 0), ("resample", k + 3)):
+                    src = env if fut == "keep" or k % 2 else env.fork(seed=1, future="resample")
+                    assert hfork.quick_forkable(src)
+                    q, g = hfork.quick_fork(src, s, fut), generic(src, s, fut)
+                    assert _full_state(q) == _full_state(g)
+                    for fld in dataclasses.fields(q.jobs):
+                        np.testing.assert_array_equal(getattr(q.jobs, fld.name), getattr(g.jobs, fld.name))
+                    assert (q.clairvoyant, q.resampled, q.fork_seed) == (g.clairvoyant, g.resampled, g.fork_seed)
+                    np.testing.assert_array_equal(q.observe(), g.observe())
+                    for _ in range(4):
+                        if q._k >= J - 1:
+                            break
+                        a = int(rng.choice(np.flatnonzero(q.action_masks())))
+                        oq, rq, *_ = q.step(a)
+                        og, rg, *_ = g.step(a)
+                        assert rq == rg
+                        np.testing.assert_array_equal(oq, og)
+                        np.testing.assert_array_equal(q.action_masks(), g.action_masks())
+                        checked += 1
+                    assert q.advance_earliest(6, decide=lambda f=q: Earliest(f).act(None))[1:] == \
+                        g.advance_earliest(6, decide=lambda f=g: Earliest(f).act(None))[1:]
+                    assert _full_state(q) == _full_state(g)
+                assert _full_state(env) == before
+            env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert checked > 100
+    slot = HeteroMLEnv("tiny", config={"env": {"discipline": "drf"}})
+    slot.reset(seed=0)
+    assert not hfork.quick_forkable(slot)  # the generic copy
+    assert not hfork.quick_forkable(gym.make(env_id).unwrapped)  # never reset

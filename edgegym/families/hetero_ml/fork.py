@@ -23,10 +23,107 @@ FORK_SHARED = ("_fork_draws",
                "_mask_step", "_cfg_step", "_est_step", "_prof_step")
 
 
+#: caches and scratch buffers a fork shares with its env in :func:`quick_fork` (copied by :func:`fork_env`): each is
+#: checked against the state it describes before use (``_est_free``/``_est_caps``: a server's residual row and its
+#: worker capacities; ``_look_cache``: a server's free row and what it hosts), a function of the cluster alone
+#: (``_feas``), or scratch consumed within one call (``_rows_buf``, ``_ratio_buf``, ``_bins_buf``): sharing them
+#: changes no result (forks are not stepped in parallel threads)
+QUICK_SHARED = ("_est_free", "_est_caps", "_look_cache", "_feas", "_rows_buf", "_ratio_buf", "_bins_buf")
+#: what a step changes, copied by :func:`quick_fork`: the simulator (its arrays and ledger), the kernels' per-job server
+#: lists, the rewards and the env's generator
+QUICK_COPIED = ("sim", "_jptr", "_jsrv", "_rewards", "_np_random")
+#: the simulator's arrays (one row per job)
+_SIM_ARRAYS = ("start", "duration", "worker_type", "ps_type", "workers", "ps", "colocated")
+_IMMUTABLE = (int, float, bool, str, type(None), np.generic)
+_MARKS = ("clairvoyant", "resampled", "fork_seed")
+
+
 def fork(env, seed: int = 0, future: str = "resample"):
-    """See :meth:`HeteroMLEnv.fork <edgegym.families.hetero_ml.env.HeteroMLEnv.fork>`."""
+    """See :meth:`HeteroMLEnv.fork <edgegym.families.hetero_ml.env.HeteroMLEnv.fork>`: :func:`quick_fork` where it
+    applies, else :func:`~edgegym.core.forking.fork_env` (the generic copy)."""
+    if quick_forkable(env):
+        return quick_fork(env, seed=seed, future=future)
     return fork_env(env, seed=seed, future=future, shared=FORK_SHARED, resample=resample_future,
                     copies={"sim.ledger": copy_ledger})
+
+
+def quick_forkable(env) -> bool:
+    """Whether :func:`quick_fork` knows every attribute of ``env``: a reset ``HeteroMLEnv`` itself (not a subclass)
+    with the reservation discipline, whose attributes are the shared ones (:data:`FORK_SHARED`,
+    :data:`QUICK_SHARED`), the copied ones (:data:`QUICK_COPIED`), immutable values, the fork marks, or the v1
+    ``obs_layout`` method."""
+    from .env import HeteroMLEnv
+    from .simulator import ReservationSim
+
+    if type(env) is not HeteroMLEnv or env.slot_driven or getattr(env, "_inst", None) is None:
+        return False
+    if type(env.sim) is not ReservationSim or set(vars(env.sim)) != {"cluster", "jobs", "ledger", *_SIM_ARRAYS}:
+        return False
+    known = _known_names()
+    for name, v in vars(env).items():
+        if name in known or name in _MARKS or isinstance(v, _IMMUTABLE):
+            continue
+        if name == "grid_shape" and type(v) is tuple and all(type(x) is int for x in v):
+            continue
+        if name == "obs_layout" and getattr(v, "__self__", None) is env:
+            continue
+        return False
+    return True
+
+
+_KNOWN: set = set()
+
+
+def _known_names() -> set:
+    if not _KNOWN:
+        _KNOWN.update(n for n in FORK_SHARED if "." not in n)
+        _KNOWN.update(QUICK_SHARED, QUICK_COPIED, ("_slot",))
+    return _KNOWN
+
+
+def quick_fork(env, seed: int = 0, future: str = "resample"):
+    """The fork of ``env`` as :func:`~edgegym.core.forking.fork_env` makes it (the same state: every simulator
+    array, the ledger, the rewards, the generator's stream, the step index, the marks; the same resampled future),
+    built directly: the env's attributes are shared, except the simulator's arrays, the kernels' per-job server
+    lists (the listed part), the rewards and the generator, which are copied, and the ledger
+    (:func:`copy_ledger`). Only for an env :func:`quick_forkable` accepts; tested against ``fork_env``'s copy."""
+    from ...core.forking import check_fork_args, fork_rng, mark_fork, retain_freed_memory
+
+    check_fork_args(env, seed, future)
+    retain_freed_memory()
+    d = env.__dict__
+    if "_fork_draws" not in d:
+        env._fork_draws = {}
+    cls = type(env)
+    new = cls.__new__(cls)
+    nd = new.__dict__
+    nd.update(d)
+    s = env.sim
+    sim = type(s).__new__(type(s))
+    sim.__dict__.update(s.__dict__)
+    for name in _SIM_ARRAYS:
+        setattr(sim, name, getattr(s, name).copy())
+    sim.ledger = copy_ledger(s.ledger)
+    nd["sim"] = sim
+    jptr, jsrv = d["_jptr"], d["_jsrv"]
+    nd["_jptr"] = jptr.copy()
+    listed = int(jptr[int(jptr[-1])])  # the entries of the jobs listed so far (the rest is never read before written)
+    new_jsrv = np.empty_like(jsrv)
+    new_jsrv[:listed] = jsrv[:listed]
+    nd["_jsrv"] = new_jsrv
+    nd["_rewards"] = list(d["_rewards"])
+    g = d.get("_np_random")
+    if g is not None:
+        bg = g.bit_generator
+        ng = np.random.Generator(type(bg)())
+        ng.bit_generator.state = bg.state
+        nd["_np_random"] = ng
+    if "obs_layout" in d:
+        nd["obs_layout"] = new._obs_layout
+    mark_fork(env, new, seed, future)
+    if future == "resample":
+        resample_future(new, fork_rng(seed))
+    return new
 
 
 def copy_ledger(ledger, env=None):
