@@ -124,6 +124,13 @@ class Earliest(Policy):
             return None
         return env.advance_earliest(steps, decide=lambda: self.act(None), total=total)
 
+    def fork(self, env) -> Earliest:
+        """This policy bound to ``env``: it keeps no state besides its env, so a new one is the copy
+        (:meth:`Policy.fork <edgegym.agents.policy.Policy.fork>` where a subclass or an attribute says otherwise)."""
+        if type(self) is not Earliest or vars(self).keys() != {"env", "unwrapped"}:
+            return super().fork(env)
+        return Earliest(env)
+
 
 _FAM = ("HeteroML",)
 POLICY_SPECS = (

@@ -320,3 +320,21 @@ def test_quick_fork_equals_the_generic_fork(env_id):
     slot.reset(seed=0)
     assert not hfork.quick_forkable(slot)  # the generic copy
     assert not hfork.quick_forkable(gym.make(env_id).unwrapped)  # never reset
+
+
+def test_earliest_fork_is_the_generic_copy():
+    """``Earliest.fork`` (a new policy on the fork) against ``Policy.fork``'s deep copy: the same attributes, bound to
+    the fork (and its unwrapped env), and the same actions there; a subclass or an extra attribute takes the copy."""
+    from edgegym.agents.policy import Policy
+
+    env = gym.make("HeteroML-v1")
+    env.reset(seed=2)
+    pol = Earliest(env)
+    f = env.unwrapped.fork(seed=1)
+    quick, deep = pol.fork(f), Policy.fork(pol, f)
+    assert type(quick) is type(deep) is Earliest
+    assert vars(quick).keys() == vars(deep).keys() and quick.env is deep.env is f and quick.unwrapped is f
+    assert quick.act(None) == deep.act(None)
+    pol.note = [1]
+    other = pol.fork(f)
+    assert other.note == [1] and other.note is not pol.note
