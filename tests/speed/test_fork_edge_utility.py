@@ -96,3 +96,34 @@ def test_direct_fork_leaves_other_simulators_to_the_generic_copy():
     o4a = EdgeUtilityEnv("tiny")
     o4a.reset(seed=0)
     assert not fork_mod._direct_ok(o4a)
+
+
+@pytest.mark.parametrize("preset,config", [
+    ("testbed", {"scheduler": {"discipline": "srpt"}, "env": V1}),
+    ("testbed", {"estimation": {"conservative": True, "delta": 0.2}}),  # O4A servers, planned times scaled by 1.2
+    ("tiny", {"scheduler": {"discipline": "fifo"}}),
+])
+def test_rows_shared_by_the_forks_of_a_draw_match_computed_rows(preset, config, monkeypatch):
+    """A resampled fork's observations with the draw's shared rows (``env.SHARE_DRAW_ROWS``) equal those computed
+    for the fork alone and the from-scratch reference, over the forks of one draw at every decision point."""
+    from edgegym.families.edge_utility import env as env_mod
+
+    env = EdgeUtilityEnv(preset, config={**config, "workload": {"num_jobs": 300}})
+    env.reset(seed=0)
+    rng = np.random.default_rng(1)
+    seen = 0
+    while env._k < env._J - 4:
+        for fs in (0, 7):
+            monkeypatch.setattr(env_mod, "SHARE_DRAW_ROWS", True)
+            shared = env.fork(seed=fs)
+            monkeypatch.setattr(env_mod, "SHARE_DRAW_ROWS", False)
+            alone = env.fork(seed=fs)
+            assert shared._job_features.base is not None and alone._job_features.base is None
+            for _ in range(3):
+                a = int(rng.choice(np.flatnonzero(alone.action_masks())))
+                o1, *_ = shared.step(a)
+                o2, *_ = alone.step(a)
+                assert np.array_equal(o1, o2) and np.array_equal(o1, shared._observation_reference())
+                seen += 1
+        env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert seen >= 1700

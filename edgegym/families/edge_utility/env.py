@@ -228,6 +228,12 @@ def _utility_rows(utab: tuple, utilities, lo: int, t: np.ndarray) -> np.ndarray:
     return out
 
 
+#: a resampled fork's observation rows of its redrawn jobs are copied from a table of the draw shared by every fork
+#: that splices it (:class:`_DrawFeatures`) instead of computed per fork (False: computed, the test oracle; the same
+#: values)
+SHARE_DRAW_ROWS = True
+
+
 class _JobFeatures:
     """The observation features of an episode's jobs that do not depend on the servers' state (the job block,
     each row's processing time, delays, no-queue response time and its utility, the presence flags and the global
@@ -243,8 +249,10 @@ class _JobFeatures:
     BLOCK = 128
     MAX_BLOCKS = 8
 
-    def __init__(self, env: EdgeUtilityEnv) -> None:
+    def __init__(self, env: EdgeUtilityEnv, base: tuple[int, _DrawFeatures] | None = None) -> None:
         self.jobs = env.jobs
+        #: ``(first job of a redrawn future, the draw's rows)``: the rows from there are copied from the draw's
+        self.base = base if SHARE_DRAW_ROWS else None
         S = env.num_edge_servers
         idx = list(range(S)) + ([S] if env.has_cloud else [])
         self.idx = None if idx == list(range(len(env.sim.servers))) else np.array(idx, dtype=np.int64)
@@ -265,6 +273,18 @@ class _JobFeatures:
     def __reduce__(self):
         return (_JobFeatures.__new__, (_JobFeatures,), {"jobs": None})
 
+    @classmethod
+    def spliced(cls, env: EdgeUtilityEnv, draw, start: int, cache: dict | None, key) -> _JobFeatures:
+        """A new table for ``env``'s jobs, whose jobs from ``start`` on are those of the job table ``draw`` (a
+        resampled fork's future): their rows come from the draw's :class:`_DrawFeatures`, kept in ``cache`` under
+        ``key`` (the fork's dict of draws, shared with the env and its other forks)."""
+        hit = cache.get(key) if cache is not None else None
+        if hit is None or hit.jobs is not draw:
+            hit = _DrawFeatures(draw, env.sim.plan_scale)
+            if cache is not None:
+                cache[key] = hit
+        return cls(env, (start, hit))
+
     def row(self, env: EdgeUtilityEnv, i: int) -> tuple[np.ndarray, float]:
         """A new float32 copy of job ``i``'s row (its block computed first if needed) and the job's ``g_max``."""
         last = self.last
@@ -282,23 +302,34 @@ class _JobFeatures:
         return last[2][q].copy(), last[3][q]
 
     def _fill(self, env: EdgeUtilityEnv, lo: int, hi: int) -> tuple[np.ndarray, list[float]]:
-        jobs, sim = self.jobs, env.sim
-        J = jobs.num_jobs
+        base = self.base
+        if base is not None and lo >= base[0]:  # jobs of a redrawn future: the draw's rows, shared by its forks
+            obs, g0l = base[1].rows(self, env, lo, hi)
+        else:
+            sim = env.sim
+            obs, g0l = self._job_rows(self.jobs.utilities[lo:hi], sim._scale_p[lo:hi], sim._scale_up[lo:hi],
+                                      sim._scale_down[lo:hi], sim.speed, env.preset.env.obs_relative, lo, hi)
+        self._global_rows(obs, env.preset.env.obs_relative, lo, hi)
+        return obs, g0l
+
+    def _job_rows(self, us, p_plan, up_plan, down_plan, speed: float, relative: bool, lo: int,
+                  hi: int) -> tuple[np.ndarray, list[float]]:
+        """The rows of jobs ``lo..hi-1`` (utilities ``us``, planned rows ``p_plan``, ``up_plan``, ``down_plan``)
+        without their global features, and each job's ``g_max``."""
+        J = self.jobs.num_jobs
         n = hi - lo
         obs = np.zeros((n, self.dim), dtype=np.float32)  # each float64 value rounded once as it is stored
-        us = jobs.utilities[lo:hi]
         g0l = [g.g_max for g in us]
         g0 = np.array(g0l)
         f = obs[:, :_JOB_FEATURES]
         f[np.arange(n), [min(FAMILY_CODES[g.family], 3) for g in us]] = 1.0
         pos = np.flatnonzero(g0 > 0)
         f[:, -2] = [math.log1p(x) / 5 for x in g0l]
-        relative = env.preset.env.obs_relative
         if not relative:
             f[:, -1] = (J - np.arange(lo, hi)) / J
         sel = slice(None) if self.idx is None else self.idx
-        pp, pu, pdn = sim._scale_p[lo:hi][:, sel], sim._scale_up[lo:hi][:, sel], sim._scale_down[lo:hi][:, sel]
-        lb = pu + pp / sim.speed + pdn  # UtilitySimulator.planned_lb of each job
+        pp, pu, pdn = p_plan[:, sel], up_plan[:, sel], down_plan[:, sel]
+        lb = pu + pp / speed + pdn  # UtilitySimulator.planned_lb of each job
         c = self.cols
         obs[:, c] = np.log1p(pp)
         obs[:, c + 1] = np.log1p(pu)
@@ -311,8 +342,13 @@ class _JobFeatures:
             f[pos, 4 : 4 + G] = v[:, :G]
             obs[pos[:, None], c + 5] = v[:, G:]
         obs[:, c + 8] = 1.0
+        return obs, g0l
+
+    def _global_rows(self, obs: np.ndarray, relative: bool, lo: int, hi: int) -> None:
+        """The global features (release time, position, release rate) of jobs ``lo..hi-1`` into their rows."""
+        J = self.jobs.num_jobs
         gl = obs[:, -_GLOBAL_FEATURES:]
-        r = jobs.release_s
+        r = self.jobs.release_s
         if not relative:
             gl[:, 0] = [math.log1p(x) / 10 for x in r[lo:hi].tolist()]
             gl[:, 1] = np.arange(lo, hi) / J
@@ -321,7 +357,52 @@ class _JobFeatures:
         first = [max(0, i - 50) for i in range(lo, hi)]  # the first of the last 50 releases
         gl[:, 2] = [_log_rate(i - j, rl[i - base] - rl[j - base]) / 5
                     for i, j in zip(range(lo, hi), first, strict=True)]
-        return obs, g0l
+
+
+class _DrawFeatures:
+    """The job-only observation rows (all but the global features) of a redrawn job table (a resampled fork's
+    future, :mod:`.fork`), by aligned blocks of :attr:`_JobFeatures.BLOCK` jobs: the forks that splice the same draw
+    at different jobs (a rollout's forks at every decision) copy their rows of it instead of computing them, as those
+    rows are the draw's own jobs and planned times (the release times, which the splice shifts, enter the global
+    features only). A cache like :class:`_JobFeatures` (shared by deep copies, dropped by pickling)."""
+
+    MAX_BLOCKS = 16
+
+    def __init__(self, jobs, plan_scale: float) -> None:
+        self.jobs, self.plan_scale = jobs, plan_scale
+        self.blocks: dict[int, tuple[np.ndarray, list[float]]] = {}
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_DrawFeatures, (self.jobs, self.plan_scale))
+
+    def rows(self, tab: _JobFeatures, env: EdgeUtilityEnv, lo: int, hi: int) -> tuple[np.ndarray, list[float]]:
+        """Rows ``lo..hi-1`` for ``tab`` (a fork's table, same layout) and the jobs' ``g_max``: new arrays."""
+        B, J = _JobFeatures.BLOCK, self.jobs.num_jobs
+        out = np.empty((hi - lo, tab.dim), dtype=np.float32)
+        g0l: list[float] = []
+        q = lo
+        while q < hi:
+            b0 = q - q % B
+            blk = self.blocks.get(b0)
+            if blk is None:
+                b1, jobs, ps = min(b0 + B, J), self.jobs, self.plan_scale
+                if ps == 1.0:  # the planned times as the simulator holds them (x * 1.0 == x)
+                    p, u, d = jobs.p_est_s[b0:b1], jobs.up_est_s[b0:b1], jobs.down_est_s[b0:b1]
+                else:
+                    p, u, d = jobs.p_est_s[b0:b1] * ps, jobs.up_est_s[b0:b1] * ps, jobs.down_est_s[b0:b1] * ps
+                blk = tab._job_rows(jobs.utilities[b0:b1], p, u, d, env.sim.speed, env.preset.env.obs_relative,
+                                    b0, b1)
+                if len(self.blocks) >= self.MAX_BLOCKS:
+                    del self.blocks[next(iter(self.blocks))]
+                self.blocks[b0] = blk
+            e = min(hi, b0 + B)
+            out[q - lo:e - lo] = blk[0][q - b0:e - b0]
+            g0l += blk[1][q - b0:e - b0]
+            q = e
+        return out, g0l
 
 
 class EdgeUtilityEnv(gym.Env):

@@ -219,7 +219,7 @@ def resample_future(env, rng: np.random.Generator) -> None:
                     and name not in _PER_SERVER:
                 v[k + 1:] = t[k + 1:]
     env.jobs = jobs
-    _new_job_features(env)
+    _new_job_features(env, new, k)
 
 
 def _splice_bank(env, sim, new, jobs, k: int) -> bool:
@@ -259,17 +259,19 @@ def _splice_bank(env, sim, new, jobs, k: int) -> bool:
     for buf in (bank.oj, bank.oc, bank.os):
         buf[k + 1:] = 0
     env.jobs = jobs
-    _new_job_features(env)
+    _new_job_features(env, new, k)
     return True
 
 
-def _new_job_features(env) -> None:
+def _new_job_features(env, draw, k: int) -> None:
     """A new (empty) table of the job-only observation features for the fork's new jobs, made now rather than on the
     first observation, so that the forks of this fork share it (a table is shared by deep copies) and fill each
-    block once instead of once per fork."""
+    block once instead of once per fork; the rows of the jobs after ``k`` are copied from the rows of ``draw``, the
+    redrawn table, which every fork that splices it shares."""
     table = getattr(env, "_job_features", None)
     if table is not None:  # the env's own table class (env.py's _JobFeatures), without importing env from here
-        env._job_features = type(table)(env)
+        env._job_features = type(table).spliced(env, draw, k + 1, env.__dict__.get("_fork_draws"),
+                                                (env.fork_seed, "jobs", "features"))
 
 
 def _splice_utab(old: tuple, new: tuple, start: int) -> tuple:
