@@ -127,3 +127,47 @@ def test_rows_shared_by_the_forks_of_a_draw_match_computed_rows(preset, config, 
                 seen += 1
         env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
     assert seen >= 1700
+
+
+@pytest.mark.parametrize("preset,config", [
+    ("testbed", {"scheduler": {"discipline": "srpt"}, "env": V1}),
+    ("tiny", {"estimation": {"conservative": True, "delta": 0.2}}),
+])
+def test_reused_splice_arrays_match_a_fresh_splice(preset, config, monkeypatch):
+    """``fork.REUSE_SPLICE``: a resampled fork made after the last one was dropped writes the previous splice's arrays
+    in place; its job table equals a fresh ``splice_jobs`` at every decision point, forwards and backwards, and a
+    fork still held is never written over."""
+    env = EdgeUtilityEnv(preset, config={**config, "workload": {"num_jobs": 200}})
+    env.reset(seed=0)
+    rng = np.random.default_rng(2)
+    fields = ("release_s", "p_s", "up_s", "down_s", "p_est_s", "up_est_s", "down_est_s", "model")
+    reused = 0
+    points = [*range(0, 150), 40, 3, 120, 0]  # forwards, then jumps back
+    held = env.fork(seed=0)  # held for the whole test: its arrays must never be written over
+    kept = {f: getattr(held.jobs, f).copy() for f in fields}
+    for k in points:
+        if k < env._k:
+            env.reset(seed=0)
+        while env._k < k:
+            env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        ahead = env.fork(seed=0, future="keep")  # the same job table, a later splice point: the next one goes back
+        for _ in range(min(4, env._J - 2 - env._k)):
+            ahead.step(0)
+        for src, fs in ((env, 0), (env, 3), (ahead, 0)):
+            monkeypatch.setattr(fork_mod, "REUSE_SPLICE", False)
+            ref = src.fork(seed=fs)
+            monkeypatch.setattr(fork_mod, "REUSE_SPLICE", True)
+            before = env._fork_draws.get((fs, "jobs", "splice"))
+            new = src.fork(seed=fs)
+            reused += before is not None and new.jobs.p_s is before[3]["p_s"]
+            for f in fields:
+                a, b = getattr(ref.jobs, f), getattr(new.jobs, f)
+                assert a.dtype == b.dtype and np.array_equal(a, b) and not b.flags.writeable, (k, f)
+            assert new.jobs.utilities == ref.jobs.utilities
+            assert state(new) == state(ref)
+            o1, *_ = new.step(0)
+            o2, *_ = ref.step(0)
+            assert np.array_equal(o1, o2)
+            del new, ref
+    assert all(np.array_equal(getattr(held.jobs, f), kept[f]) for f in fields)
+    assert reused >= len(points)  # most forks reused the arrays of the last one

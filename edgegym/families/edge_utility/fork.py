@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import sys
 
 import numpy as np
 
@@ -17,12 +19,22 @@ from ...core.forking import (
     splice_jobs,
 )
 
-__all__ = ["DIRECT_FORK", "FAST_RESAMPLE", "FORK_SHARED", "fork", "resample_future"]
+__all__ = ["DIRECT_FORK", "FAST_RESAMPLE", "FORK_SHARED", "REUSE_SPLICE", "fork", "resample_future"]
 
 #: resample a simulator whose servers are all in the priority bank (or an infinite cloud) by splicing its per-job
 #: rows and the utility table directly, from per-draw tables kept with the draw, instead of building a fresh simulator
 #: for the spliced jobs and copying its rows (False: the fresh simulator, the test oracle; identical state)
 FAST_RESAMPLE = True
+
+#: a resampled fork's spliced job table reuses the arrays of the last splice of the same draw once no fork holds them
+#: any more, writing only the rows between the two splice points (:func:`_splice`; False: a new copy of every array by
+#: :func:`~edgegym.core.forking.splice_jobs`, the test oracle; the same values)
+REUSE_SPLICE = True
+#: the job table's (jobs, servers) arrays that :func:`_splice` keeps and writes over
+_SPLICE_KEPT = ("p_s", "up_s", "down_s", "p_est_s", "up_est_s", "down_est_s")
+#: ``sys.getrefcount`` of a kept splice array that only the cache holds, as :func:`_splice` counts it (the cache's
+#: dict, the loop variable and the call's argument)
+_UNHELD = 3
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
 FORK_SHARED = ("_fork_draws", "_trace_cache",
@@ -182,8 +194,9 @@ def resample_future(env, rng: np.random.Generator) -> None:
         env.preset = p
         env._workload_source = source
     # rows of two valid tables are valid, the shifted arrivals non-decreasing: no need to re-run the table's checks
-    jobs = splice_jobs(env.jobs, new, k + 1, revalidate=False,
-                       release_s=shifted_arrivals(env.jobs.release_s, new.release_s, k + 1))
+    release = shifted_arrivals(env.jobs.release_s, new.release_s, k + 1)
+    jobs = _splice(env, new, k + 1, release) if REUSE_SPLICE else \
+        splice_jobs(env.jobs, new, k + 1, revalidate=False, release_s=release)
     sim = env.sim
     if FAST_RESAMPLE and _splice_bank(env, sim, new, jobs, k):
         return
@@ -220,6 +233,49 @@ def resample_future(env, rng: np.random.Generator) -> None:
                 v[k + 1:] = t[k + 1:]
     env.jobs = jobs
     _new_job_features(env, new, k)
+
+
+def _splice(env, new, start: int, release: np.ndarray):
+    """``splice_jobs(env.jobs, new, start, revalidate=False, release_s=release)``, with the spliced per-job arrays
+    kept with the draw (``env._fork_draws``) and written over in place by the next splice of the same two tables
+    once nothing else holds them (the forks of the last one dropped, as a rollout drops its forks after each decision):
+    only the rows between the two splice points change, instead of a copy of every table (see
+    :data:`REUSE_SPLICE`)."""
+    old = env.jobs
+    J = old.num_jobs
+    cache = env.__dict__.get("_fork_draws")
+    key = (env.fork_seed, "jobs", "splice")
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None and hit[0] is old and hit[1] is new and all(
+            sys.getrefcount(b) <= _UNHELD for b in hit[3].values()):
+        prev, bufs = hit[2], hit[3]
+        for name, buf in bufs.items():
+            buf.setflags(write=True)
+            if start > prev:
+                buf[prev:start] = getattr(old, name)[prev:start]
+            elif start < prev:
+                buf[start:prev] = getattr(new, name)[start:prev]
+            buf.setflags(write=False)
+    else:
+        bufs = {name: _spliced(getattr(old, name), getattr(new, name), start) for name in _SPLICE_KEPT}
+    if cache is not None:
+        cache[key] = (old, new, start, bufs)
+    out = copy.copy(old)
+    release.setflags(write=False)
+    object.__setattr__(out, "release_s", release)
+    object.__setattr__(out, "utilities", old.utilities[:start] + new.utilities[start:])
+    if old.model.shape[0] == J:  # the small per-job columns: spliced anew
+        object.__setattr__(out, "model", _spliced(old.model, new.model, start))
+    for name, buf in bufs.items():
+        object.__setattr__(out, name, buf)
+    return out
+
+
+def _spliced(a: np.ndarray, b: np.ndarray, start: int) -> np.ndarray:
+    """Rows ``..start-1`` of ``a`` and ``start..`` of ``b`` in a new read-only array of ``a``'s dtype."""
+    out = np.concatenate([a[:start], np.asarray(b[start:], dtype=a.dtype)])
+    out.setflags(write=False)
+    return out
 
 
 def _splice_bank(env, sim, new, jobs, k: int) -> bool:
