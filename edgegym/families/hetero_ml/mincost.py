@@ -461,6 +461,17 @@ def _price_may_pass(lb, thr, comp, bc, bcomp, mode):
 
 
 @njit(cache=True)
+def _ps_host_exists(s0, cap, N, bm, Bp, H):
+    """Whether some server h could host the PS of a spread placement: s0_h >= 1 PS fit there and s0_h B_p >= (N - g) b_m
+    for g = min(cap_h, N), the most workers it can keep (the spread search's g-loop test at its most lenient)."""
+    for h in range(H):
+        g = cap[h] if cap[h] < N else N
+        if s0[h] >= 1 and s0[h] * Bp >= (N - g) * bm - 1e-9:
+            return True
+    return False
+
+
+@njit(cache=True)
 def _fits_somewhere(N, em, zp, maxw, R):
     """Whether N workers (demand em each) and one PS (zp) can fit within the per-resource maxima ``maxw`` (the
     co-located test against the best residual of each resource: necessary for fitting on one server)."""
@@ -489,6 +500,7 @@ def _kernel(
     zero_r = np.zeros(R)
     ub = np.zeros(R)
     cap = np.zeros(H, dtype=np.int64)
+    s0a = np.zeros(H, dtype=np.int64)
     omo = np.zeros(H)
     capo = np.zeros(H, dtype=np.int64)
     cumcap = np.zeros(H + 1, dtype=np.int64)
@@ -496,6 +508,12 @@ def _kernel(
     n_max = D if D < max_workers else max_workers
     nslots = tau - 1
     big = 1 << 40
+    # the best residual of each resource over every window of this call (>= _res_ub of any of them)
+    ubmax = np.full(R, -1e300)
+    for r in range(R):
+        for t in range(nslots):
+            if cst[0, r, t] > ubmax[r]:
+                ubmax[r] = cst[0, r, t]
     # ---- co-located (Alg. 3 line 3): A_mincost2 (PS) / A_RAmincost1 (RA)
     for m in range(M):
         if not allow_m[m]:
@@ -515,6 +533,8 @@ def _kernel(
                         break
                     if not _can_win(0.0, 1 + L, best_c, best_comp, mode):
                         break
+                    if prune and not _fits_somewhere(N, e[m], z[p], ubmax, R):
+                        continue
                     for a in range(max(0, min_comp - L), tau - L):
                         comp = a + 1 + L
                         if not _can_win(0.0, comp, best_c, best_comp, mode):
@@ -560,6 +580,8 @@ def _kernel(
                 if mode == 1 and found and best_c <= 0.0:
                     break
                 if not _can_win(0.0, 1 + L, best_c, best_comp, mode):
+                    continue
+                if prune and not _fits_somewhere(N, e[m], zero_r, ubmax, R):
                     continue
                 for a in range(max(0, min_comp - L), tau - L):
                     comp = a + 1 + L
@@ -626,6 +648,8 @@ def _kernel(
                     if arch_ps:
                         break
                     continue
+                if prune and arch_ps and not _ps_may_fit(N, ubmax, e[m], z[p], b[m], B[p], R):
+                    continue
                 for a in range(max(0, min_comp - L), tau - L):
                     comp = a + 1 + L
                     if not _can_win(0.0, comp, best_c, best_comp, mode):
@@ -669,10 +693,14 @@ def _kernel(
                                 ps_min = Psi[h]
                         cap[h] = max(0, _units_fit(st, logt, h, e, m, a, L, R, big))
                         tot += cap[h]
+                        if arch_ps:
+                            s0a[h] = _units_fit(st, logt, h, z, p, a, L, R, big)
                     if tot < N:
                         continue
                     lb = N * om_min + (ps_min if arch_ps else 0.0)
                     if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
+                        continue
+                    if arch_ps and prune and not _ps_host_exists(s0a, cap, N, b[m], B[p], H):
                         continue
                     order = np.argsort(Omega, kind="mergesort")
                     for i in range(H):
@@ -709,8 +737,10 @@ def _kernel(
                         # largest feasible g in 0..yhat (the last assignment wins, Alg. 4)
                         g = -1
                         s_g = 0
-                        s0 = _units_fit(st, logt, n, z, p, a, L, R, big)
+                        s0 = s0a[n]
                         if s0 < 1:
+                            continue
+                        if prune and s0 * B[p] < (N - yhat) * b[m] - 1e-9:  # no g passes: sh(g) <= s0, g <= yhat
                             continue
                         for gg in range(yhat, -1, -1):
                             sh = big
