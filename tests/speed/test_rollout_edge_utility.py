@@ -42,7 +42,8 @@ def _same(a: dict, b: dict) -> bool:
 
 @pytest.mark.parametrize("env_id,seed,config", [
     ("EdgeUtility-v1", 0, None), ("EdgeUtility-v1", 3, SMALL), ("EdgeUtility-v0", 1, SMALL),
-    ("EdgeUtility-tiny-v1", 2, None), ("EdgeUtility-tiny-v1", 5, None), ("EdgeUtility-tiny-v0", 4, None)])
+    ("EdgeUtility-tiny-v1", 2, None), ("EdgeUtility-tiny-v1", 5, None), ("EdgeUtility-tiny-v0", 4, None),
+    ("EdgeUtility-v1", 6, {**SMALL, "servers": {"speed": 1.3}})])  # a speed other than 1: the syncs' products
 def test_advance_matches_predict_and_step(env_id, seed, config):
     env, pol = make_env(env_id, "ondisc", seed, env_config=config)
     obs, _ = env.reset(seed=seed)

@@ -37,10 +37,14 @@ from ._kernels import (
     JPT,
     JR,
     JREM,
+    SBUSY,
     SDISC,
+    SEV,
     SN,
+    SRAN,
     SRUN,
     ST,
+    _bank_next_bp,
     bank_advance_due,
     bank_commit,
     bank_pick,
@@ -55,6 +59,33 @@ _sync = njit_inline(bank_sync.py_func)
 
 #: why :func:`ondisc_run` stopped: it took every step it was asked for / the next step needs the Python path
 DONE, BLOCKED = 0, 1
+
+
+@njit_inline
+def _sync_c(k, t1, cnb, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val):
+    """:func:`_sync` of server ``k`` to ``t1``, in a few operations where ``cnb[k]`` says what the sync would find:
+    ``cnb[k]`` (not -inf) is the server's next ready time after its clock, and its running job ``si[k, SRUN]`` is
+    the one it picks at its clock. Then, for ``t1`` before that ready time, no job becomes ready, the running job
+    stays the best (its key only decreases, srpt, or stays, fifo and edf) and, unless it completes by ``t1``, the
+    sync's one iteration runs it to ``t1``: the same operations, and ``cnb[k]`` stays true. Anything else (a
+    completion, a ready time passed, no cache) runs :func:`_sync` and drops the cache."""
+    t = sf[k, ST]
+    if t <= t1 and t1 < cnb[k]:
+        q = si[k, SRUN]
+        if q < 0:  # nothing ready: the clock moves
+            if t1 > t:
+                sf[k, ST] = t1
+            return no
+        if t + jf[q, JREM] / s > t1:
+            jf[q, JREM] -= (t1 - t) * s
+            if t1 > t:
+                si[k, SRAN] = 1
+            sf[k, SBUSY] += t1 - t
+            if t1 > t:
+                sf[k, ST] = t1
+            return no
+    cnb[k] = -INF
+    return _sync(k, t1, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
 
 
 @njit_inline
@@ -192,7 +223,7 @@ def _whatif_sorted(disc, now, s, n, xid, xr, xa, xrem, xdn, xkey, live, aord, re
 
 
 @njit_inline
-def _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscratch, live, pushed, want_inc):
+def _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscratch, live, want_inc):
     """The what-if of busy bank server ``k`` with the request of ``job`` added (``bank_query``'s items): returns
     ``(increment of the total planned JRT or 0.0 unless want_inc, the request's finish)``; no side effects."""
     t = sf[k, ST]
@@ -216,30 +247,31 @@ def _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscrat
 
 @njit_inline
 def _increment(k, job, now, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, oj, oc, os, no, scratch, iscratch, live,
-               pushed, quiet, code, ua, ub, uc, inc, bptr, brk, val):
+               quiet, cnb, code, ua, ub, uc, inc, bptr, brk, val):
     """``bank_query(1, [k], ...)``: OnDisc's increment of ``job`` on bank server ``k`` (synced to ``now`` first,
     completions appended from ``no``; ``quiet``: that sync is known to change nothing, skipped). Returns
     ``(increment, the request's what-if finish or -inf when the server was idle, new completion count)``."""
     if si[k, SN] == 0:
         return ap + pp / s + dp - rr, -INF, no
     if not quiet:
-        no = _sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+        no = _sync_c(k, now, cnb, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
     if si[k, SN] == 0:
         v = ap + pp / s + dp
         return v - rr, -INF, no
-    v, fin = _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscratch, live, pushed, True)
+    v, fin = _whatifs(k, job, rr, rkey, ap, pp, dp, s, slots, si, sf, jf, scratch, iscratch, live, True)
     return v, fin, no
 
 
 @njit
-def _observe(i, now, full, est, cls, pre, quiet, cloud, cloud_q, release, sup, sp, sdn, ks, s, slots, si, sf, jf, oj,
-             oc, os, no, scratch, iscratch, live, pushed, code, ua, ub, uc, inc, bptr, brk, val):
+def _observe(i, now, full, est, cls, pre, quiet, cnb, cloud, cloud_q, release, sup, sp, sdn, ks, s, slots, si, sf, jf,
+             oj, oc, os, no, scratch, iscratch, live, code, ua, ub, uc, inc, bptr, brk, val):
     """The side effects of the observation of pending job ``i`` (``UtilitySimulator.estimates``): every busy bank
     server synced to ``now`` (completions appended from ``no``). Records per server ``cls`` (0 idle, 1 emptied by
     the sync, 2 busy), ``quiet`` (a second sync at ``now`` changes nothing: the job it would pick runs already and
     does not finish at once, so bank_sync would only subtract and add zeros) and ``pre`` (a busy server's estimate
     when a second sync would complete a job, else -inf); with ``full``, every server's estimate into ``est``
-    (server order, as ``estimates`` returns them). Returns the new completion count."""
+    (server order, as ``estimates`` returns them); keeps ``cnb`` (see :func:`_sync_c`) for the busy servers whose
+    running job is the one they pick. Returns the new completion count."""
     r = release[i]
     rkey = jf[i, JKEY]
     for k in ks:
@@ -251,18 +283,23 @@ def _observe(i, now, full, est, cls, pre, quiet, cloud, cloud_q, release, sup, s
             if full:
                 est[k] = base
             continue
-        no = _sync(k, now, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
+        no = _sync_c(k, now, cnb, s, slots, si, sf, jf, oj, oc, os, no, code, ua, ub, uc, inc, bptr, brk, val)
         if si[k, SN] == 0:
             cls[k] = 1
             if full:
                 est[k] = r + sup[i, k] + sp[i, k] / s + sdn[i, k]
             continue
         cls[k] = 2
-        q = bank_pick(k, sf[k, ST], s, slots, si, jf, code, ua, ub, uc, inc, bptr, brk, val)
+        if cnb[k] != -INF:  # the cache holds: the running job is the one picked
+            q = si[k, SRUN]
+        else:
+            q = bank_pick(k, sf[k, ST], s, slots, si, jf, code, ua, ub, uc, inc, bptr, brk, val)
+            if q == si[k, SRUN]:
+                cnb[k] = _bank_next_bp(k, sf[k, ST], slots, si, jf)
         loom = q >= 0 and sf[k, ST] + jf[q, JREM] / s <= sf[k, ST]  # a second sync at now would complete it
         if full or loom:
             _, pre[k] = _whatifs(k, i, r, rkey, r + sup[i, k], sp[i, k], sdn[i, k], s, slots, si, sf, jf, scratch,
-                                 iscratch, live, pushed, False)
+                                 iscratch, live, False)
             if full:
                 est[k] = pre[k]
         if not loom:
@@ -297,11 +334,11 @@ def ondisc_run(i0, nmax, est0, now, batch, prune, hmin, cloud, cloud_q, cloud_ne
     scratch = np.empty((5, cap + 1))
     iscratch = np.empty((3, cap + 1), np.int64)  # item ids, order by ready time, ready items by key
     live = np.empty(cap + 1, np.bool_)
-    pushed = np.empty(cap + 1, np.bool_)
     cls = np.zeros(M, np.int64)
     pre = np.full(M, -INF)
     quiet = np.zeros(M, np.bool_)
     fin = np.full(M, -INF)  # the request's what-if finish of each evaluated busy server
+    cnb = np.full(M, -INF)  # _sync_c's cache: the next ready time of each server whose sync it can take
     incs = np.empty(N)
     lb = np.empty(N)
     rows = np.empty(N, np.int64)
@@ -345,9 +382,10 @@ def ondisc_run(i0, nmax, est0, now, batch, prune, hmin, cloud, cloud_q, cloud_ne
                 k = srv_of_row[row]
                 ap = r + sup[i, k]
                 if member[k]:
+                    qk = quiet[k] and not first
                     v, fin[k], no = _increment(k, i, now, r, rkey, ap, sp[i, k], sdn[i, k], s, slots, si, sf, jf,
-                                               oj, oc, os, no, scratch, iscratch, live, pushed, quiet[k] and not first,
-                                               code, ua, ub, uc, inc, bptr, brk, val)
+                                               oj, oc, os, no, scratch, iscratch, live, qk, cnb, code, ua, ub,
+                                               uc, inc, bptr, brk, val)
                 else:  # the infinite cloud: estimate − r, synced first when it holds jobs
                     if cloud_q > 0:
                         sync_t = now
@@ -382,6 +420,7 @@ def ondisc_run(i0, nmax, est0, now, batch, prune, hmin, cloud, cloud_q, cloud_ne
         nows[step] = now
         # dispatch, then advance to the next release
         if member[k]:
+            cnb[k] = -INF  # a new job in the queue
             no += bank_commit(k, i, now, tup[i, k], sup[i, k], tp[i, k], sp[i, k], tdn[i, k], sdn[i, k], s, slots,
                               si, sf, jf, oj[no:], oc[no:], os[no:], code, ua, ub, uc, inc, bptr, brk, val)
         else:
@@ -392,6 +431,9 @@ def ondisc_run(i0, nmax, est0, now, batch, prune, hmin, cloud, cloud_q, cloud_ne
                 cloud_next = tc
             if cloud_next < hmin:
                 hmin = cloud_next
+        for kq in ks:  # the servers bank_advance_due syncs
+            if sf[kq, SEV] <= nxt_r:
+                cnb[kq] = -INF
         no += bank_advance_due(nxt_r, ks, s, slots, si, sf, jf, oj[no:], oc[no:], os[no:], code, ua, ub, uc, inc,
                                bptr, brk, val)
         if nxt_r > now:
@@ -401,8 +443,9 @@ def ondisc_run(i0, nmax, est0, now, batch, prune, hmin, cloud, cloud_q, cloud_ne
         # the observation of the next pending job (step() builds it): every estimate when the loop stops there
         i += 1
         last = step >= nmax or i + 1 >= J or _blocked(release[i + 1], hmin, ks, si, cap)
-        no = _observe(i, now, last, est_end, cls, pre, quiet, cloud, cloud_q, release, sup, sp, sdn, ks, s, slots, si,
-                      sf, jf, oj, oc, os, no, scratch, iscratch, live, pushed, code, ua, ub, uc, inc, bptr, brk, val)
+        no = _observe(i, now, last, est_end, cls, pre, quiet, cnb, cloud, cloud_q, release, sup, sp, sdn, ks, s,
+                      slots, si, sf, jf, oj, oc, os, no, scratch, iscratch, live, code, ua, ub, uc, inc, bptr,
+                      brk, val)
         if cloud >= 0 and cloud_q > 0:
             sync_t = now
     return step, status, now, no, sync_t
