@@ -520,15 +520,6 @@ def _heap_pop2(hk, hs, hi, n):
     return n
 
 
-@njit_inline
-def _heap_replace_top2(hk, hs, hi, n, k, s, i):
-    """Replace the top of the heap ``hk/hs/hi[:n]`` by (k, s, i) and restore the heap (size unchanged)."""
-    hk[0] = k
-    hs[0] = s
-    hi[0] = i
-    _sift_down3(hk, hs, hi, n)
-
-
 @njit
 def fill_servers(server_counts, q, order, srv_ptr, srv_workers, step, counts):
     """The env's within-server rule for every server at once: ``server_counts[s]`` chunks water-filled over
@@ -557,9 +548,24 @@ def greedy(q, order, D, p_edge, qc0, qc1, counts):
     hi = np.empty(n, np.int64)
     h = 0
     q_best = INF
+    # the heap operations (a push per worker, a replace-top per chunk) written out: an inlined helper's array parameters
+    # cost atomic reference-count updates per call (see sync_workers), here one per worker and per chunk
     for i in range(n):
         if math.isfinite(q[i]):
-            h = _heap_push2(hk, hs, hi, h, q[i], order[i], i)
+            pos = h
+            hk[pos] = q[i]
+            hs[pos] = order[i]
+            hi[pos] = i
+            while pos > 0:
+                par = (pos - 1) >> 1
+                if _less3(hk[pos], hs[pos], hi[pos], hk[par], hs[par], hi[par]):
+                    hk[pos], hk[par] = hk[par], hk[pos]
+                    hs[pos], hs[par] = hs[par], hs[pos]
+                    hi[pos], hi[par] = hi[par], hi[pos]
+                    pos = par
+                else:
+                    break
+            h += 1
             if q[i] < q_best:
                 q_best = q[i]
     if h == 0:
@@ -576,7 +582,25 @@ def greedy(q, order, D, p_edge, qc0, qc1, counts):
         i = hi[0]
         counts[i] += 1
         # pop the top and push it back with its next key, in one sift (keys are unique: the same picks)
-        _heap_replace_top2(hk, hs, hi, h, q[i] + counts[i] * step, order[i], i)
+        hk[0] = q[i] + counts[i] * step
+        hs[0] = order[i]
+        hi[0] = i
+        pos = 0
+        while True:
+            left = 2 * pos + 1
+            if left >= h:
+                break
+            best = left
+            right = left + 1
+            if right < h and _less3(hk[right], hs[right], hi[right], hk[left], hs[left], hi[left]):
+                best = right
+            if _less3(hk[best], hs[best], hi[best], hk[pos], hs[pos], hi[pos]):
+                hk[pos], hk[best] = hk[best], hk[pos]
+                hs[pos], hs[best] = hs[best], hs[pos]
+                hi[pos], hi[best] = hi[best], hi[pos]
+                pos = best
+            else:
+                break
     return 0
 
 
