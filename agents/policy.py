@@ -95,6 +95,16 @@ class NoOpPolicy(Policy):
     def act(self, obs):
         return 0
 
+    def advance(self, steps: int | None, total: float):
+        """The env's own loop of a constant action (``advance_constant``, where the env offers one; no observation
+        is built), with action 0: the same steps and rewards as :meth:`act` + ``step``; ``None`` otherwise or on a
+        wrapped env."""
+        env = self.unwrapped
+        fn = getattr(env, "advance_constant", None)
+        if self.env is not env or fn is None:
+            return None
+        return fn(0, steps, total)
+
 
 class RandomPolicy(Policy):
     """A uniformly random *legal* action (masked rows / values excluded), seeded at each episode."""

@@ -97,6 +97,14 @@ class OkitaRule(Policy):
     def act(self, obs):
         return self.rule
 
+    def advance(self, steps: int | None, total: float):
+        """The env's constant-action loop (``WirelessUDLEnv.advance_constant``) with this rule: the same steps and
+        rewards as :meth:`act` + ``step``, no observation built; ``None`` on a wrapped env."""
+        env = self.unwrapped
+        if self.env is not env or not hasattr(env, "advance_constant"):
+            return None
+        return env.advance_constant(self.rule, steps, total)
+
 
 POLICY_SPECS = (
     PolicySpec(

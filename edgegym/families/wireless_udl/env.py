@@ -300,7 +300,7 @@ class WirelessUDLEnv(gym.Env):
         sim.arrive(i)
         if self.mode != "commit":
             self._cand = None
-            self._rules = self._rule_table(i) if self._rule_rows else None
+            self._rules = None  # built on demand (obs_table), from this state: the next step runs no slot before
             return cost
         wait_max, ratio = self.preset.env.wait_max_slots, self.preset.env.prune_ratio
         if self._use_reference:
@@ -334,6 +334,41 @@ class WirelessUDLEnv(gym.Env):
 
     def step(self, action):
         """Commit the pending job's plan (or no-op in replan mode), advance to the next arrival."""
+        reward, terminated, truncated, info = self._transition(action)
+        info["action_mask"] = self.action_masks()
+        if terminated or truncated:
+            info["episode_metrics"] = self.episode_metrics()
+        return self._observation(), reward, terminated, truncated, info
+
+    def step_quiet(self, action) -> tuple[float, bool, bool]:
+        """:meth:`step` without building the observation and the info: ``(reward, terminated, truncated)``, the env
+        left exactly as ``step(action)`` leaves it (for look-ahead loops; :meth:`observe` gives the observation)."""
+        reward, terminated, truncated, _ = self._transition(action)
+        return reward, terminated, truncated
+
+    def observe(self) -> np.ndarray:
+        """The observation of the current state: what the last ``step`` (or ``reset``) returned."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before observe()")
+        return self._observation()
+
+    def advance_constant(self, action, steps: int | None, total: float):
+        """Take ``action`` at every decision for up to ``steps`` decisions (``None``: all but the last) with
+        :meth:`step_quiet`, never the step that ends the episode: ``(None, steps taken, total + their rewards added
+        in order)``, the ``Policy.advance`` contract with no observation built (policies that always take the same
+        action, e.g. Okita's re-plan mode, use it as their fast path)."""
+        if self.sim is None:
+            raise RuntimeError("call reset() before advance_constant()")
+        n, last = 0, self.inst.num_jobs - 1
+        while (steps is None or n < steps) and self._k < last:
+            r, _, _ = self.step_quiet(action)
+            total += r
+            n += 1
+        return None, n, total
+
+    def _transition(self, action) -> tuple[float, bool, bool, dict]:
+        """The state change of :meth:`step`: ``(reward, terminated, truncated, info)`` (info without the mask and
+        the metrics)."""
         if self.sim is None:
             raise RuntimeError("call reset() before step()")
         if self._k >= self.inst.num_jobs:
@@ -382,10 +417,9 @@ class WirelessUDLEnv(gym.Env):
         self._return += reward
         info["cost"] = float(cost)
         info["job_cost"] = float(job_cost)
-        info["action_mask"] = self.action_masks()
         if terminated or truncated:
-            info["episode_metrics"] = self.episode_metrics()
-        return self._observation(), float(reward), bool(terminated), bool(truncated), info
+            self._rules = None  # no decision left: no rule rows
+        return float(reward), bool(terminated), bool(truncated), info
 
     def episode_metrics(self) -> dict:
         """Flat metrics of the episode so far (``objective``: total cost, the return is minus it / scale)."""
@@ -487,7 +521,11 @@ class WirelessUDLEnv(gym.Env):
     def obs_table(self) -> Candidates | None:
         """The table behind the observation's candidate rows: the commit mode's candidates; in the replan mode with
         ``env.replan_workers`` and ``env.obs_rows``, one row per worker rule (:meth:`_rule_table`); else ``None``."""
-        return self._cand if self.mode == "commit" else self._rules
+        if self.mode == "commit":
+            return self._cand
+        if self._rules is None and self._rule_rows and self.sim is not None and self._k < self.inst.num_jobs:
+            self._rules = self._rule_table(self._k)
+        return self._rules
 
     def _rule_table(self, i: int) -> Candidates:
         """Replan mode, worker-rule action, v1 rows: row ``r`` (action ``r``) describes arriving job ``i`` run with
