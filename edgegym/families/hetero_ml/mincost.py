@@ -501,6 +501,7 @@ def _kernel(
     ub = np.zeros(R)
     cap = np.zeros(H, dtype=np.int64)
     s0a = np.zeros(H, dtype=np.int64)
+    wm = np.zeros((H, R))
     omo = np.zeros(H)
     capo = np.zeros(H, dtype=np.int64)
     cumcap = np.zeros(H + 1, dtype=np.int64)
@@ -691,10 +692,22 @@ def _kernel(
                             Psi[h] = Ap[p, h, a + L] - Ap[p, h, a]
                             if Psi[h] < ps_min:
                                 ps_min = Psi[h]
-                        cap[h] = max(0, _units_fit(st, logt, h, e, m, a, L, R, big))
+                        cu = big
+                        cs = big
+                        for r in range(R):
+                            wr = _wmin(st, logt, h, r, a, L)
+                            wm[h, r] = wr
+                            if e[m, r] > 0:
+                                q = int(math.floor(wr / e[m, r] + 1e-9))
+                                if q < cu:
+                                    cu = q
+                            if arch_ps and z[p, r] > 0:
+                                q = int(math.floor(wr / z[p, r] + 1e-9))
+                                if q < cs:
+                                    cs = q
+                        cap[h] = max(0, cu)
                         tot += cap[h]
-                        if arch_ps:
-                            s0a[h] = _units_fit(st, logt, h, z, p, a, L, R, big)
+                        s0a[h] = cs
                     if tot < N:
                         continue
                     lb = N * om_min + (ps_min if arch_ps else 0.0)
@@ -746,7 +759,7 @@ def _kernel(
                             sh = big
                             for r in range(R):
                                 if z[p, r] > 0:
-                                    q = int(math.floor((_wmin(st, logt, n, r, a, L) - gg * e[m, r]) / z[p, r] + 1e-9))
+                                    q = int(math.floor((wm[n, r] - gg * e[m, r]) / z[p, r] + 1e-9))
                                     if q < sh:
                                         sh = q
                             if sh * B[p] >= (N - gg) * b[m] - 1e-9:
