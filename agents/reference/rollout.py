@@ -62,6 +62,11 @@ Design choices (each one a documented decision):
   ``Placement`` computed on the env's state) are fine.
 * **The base forks with the env.** Each simulated continuation runs a copy of the base bound to the fork
   (:meth:`Policy.fork <edgegym.agents.policy.Policy.fork>`), so no base plans on a stale state.
+* **Simulated once per distinct effect.** Where the env has ``action_key(action)`` (EdgeCloudML: the placement an
+  action decodes to), candidates with equal keys change the state and the rewards the same way: their
+  continuation runs once and its returns count for each (the scores are the same as simulating each). Where the
+  env has ``step_quiet`` and the base an ``advance`` fast path, a candidate's own step is taken without building
+  its observation (``observe()`` builds it only if a ``predict`` needs it).
 * **Not clairvoyant.** Only resampled forks are used; the real future is never read (unless the name says
   ``clairvoyant=1``, the analysis variant above).
 
@@ -71,7 +76,6 @@ it).
 
 from __future__ import annotations
 
-import gc
 import re
 
 import numpy as np
@@ -312,20 +316,6 @@ class RolloutPolicy(Policy):
         return self._after_first(g, obs, total)
 
     def act(self, obs):
-        """The best candidate by its mean continuation return (ties and noise to the base's action). Python's
-        cyclic garbage collector is paused meanwhile (and restored after): the forks are thousands of short-lived
-        objects whose allocations otherwise trigger full collections over every object of the process (about 8 %
-        of a decision's time on EdgeCloudML-v1 with torch loaded); nothing else changes."""
-        paused = gc.isenabled()
-        if paused:
-            gc.disable()
-        try:
-            return self._act(obs)
-        finally:
-            if paused:
-                gc.enable()
-
-    def _act(self, obs):
         base_action, _ = self.base.predict(obs, deterministic=True)
         self.decisions += 1
         env = self.unwrapped
