@@ -2,7 +2,8 @@
 
 Differential: ``mincost(..., prune=True)`` (the shipped search: candidates skipped by cached server bounds) against
 ``mincost(..., prune=False)`` (the plain enumeration) on more than 1,000 random decision states of tiny and
-v0-sized clusters, every tie-break, with and without ``min_completion``; the same candidate, bit for bit. Episode
+v0-sized clusters, every tie-break, with and without ``min_completion``, and on about 700 more on heavily loaded
+windows (where the PS-host, bandwidth and capacity pre-checks decide); the same candidate, bit for bit. Episode
 level: the shipped policy against the plain one (``prune=False``, one sub-round state per window, numpy-built window
 arrays) takes the same actions and reaches the same objective on several seeds.
 """
@@ -65,6 +66,47 @@ def test_pruned_search_equals_plain_search_on_over_1000_states():
     assert 0.1 * n < found < n  # both accepted and rejected states are exercised
 
 
+def _loaded_states(name: str, seeds, taus, jobs_per_state: int):
+    """Decision states on heavily loaded windows (70-100 % of capacity in most cells, one server in four nearly
+    free in a random stretch of slots): the spread search's PS-host and bandwidth tests and the per-(types, N)
+    capacity pre-checks decide most candidates there."""
+    p = load_preset(name)
+    for seed in seeds:
+        rng = np.random.default_rng(10_000 + seed)
+        inst = build_instance(p, rng)
+        c = inst.cluster
+        H, R = c.num_servers, c.num_resources
+        tau = int(rng.choice(taus))
+        used = rng.uniform(0.7, 1.0, size=(H, R, tau)) * c.capacity[:, :, None]
+        for h in np.flatnonzero(rng.uniform(size=H) < 0.25):
+            a = int(rng.integers(0, tau))
+            used[h, :, a : a + int(rng.integers(1, tau + 1))] *= rng.uniform(0.0, 0.3)
+        used[:, :2] = np.floor(used[:, :2])
+        lam = price_base(150, H, R, 10.0) if rng.uniform() < 0.5 else float(rng.choice([10.0, 1e3]))
+        S = SubRound(c, tau, 1, lam, init_used=used)
+        for j in rng.choice(inst.jobs.num_jobs, size=min(jobs_per_state, inst.jobs.num_jobs), replace=False):
+            thr = float(inst.jobs.weight[j]) * float(rng.choice([1.0, 100.0, 1e4]))
+            yield S, inst.jobs, int(j), thr, MODES[int(rng.integers(3))], int(rng.choice([0, tau // 3]))
+
+
+def test_pruned_search_equals_plain_search_on_loaded_windows():
+    n = found = 0
+    for states in (
+        _loaded_states("tiny", range(150), [4, 8, 16], 3),
+        _loaded_states("tiny-ra", range(80), [4, 8, 16], 3),
+        _loaded_states("ps", range(8), [16, 30], 5),
+        _loaded_states("ra", range(3), [16, 30], 5),
+    ):
+        for S, jobs, j, thr, mode, minc in states:
+            a = mincost(S, jobs, j, thr, mode, min_completion=minc, prune=True)
+            b = mincost(S, jobs, j, thr, mode, min_completion=minc, prune=False)
+            assert _key(a) == _key(b), (j, thr, mode, minc)
+            n += 1
+            found += a is not None
+    assert n >= 700
+    assert 0.05 * n < found < n
+
+
 def test_prefix_state_equals_a_state_built_for_the_prefix():
     p = load_preset("ps")
     rng = np.random.default_rng(3)
@@ -113,6 +155,7 @@ def _episode(env_id: str, seed: int, config, shipped: bool):
         ("HeteroML-tiny-v0", None, (0, 1, 2, 3)),
         ("HeteroML-tiny-ra-v0", None, (0, 1, 2)),
         ("HeteroML-v0", {"workload": {"num_jobs": 8}}, (0, 1)),
+        ("HeteroML-v1", {"workload": {"num_jobs": 12}}, (2,)),
     ],
 )
 def test_shipped_policy_takes_the_plain_policys_actions(env_id, config, seeds):
