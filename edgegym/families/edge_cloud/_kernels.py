@@ -452,17 +452,10 @@ def water_fill(q, step, count, order, counts):
     hk = np.empty(n, np.float64)
     hs = np.empty(n, np.int64)
     hi = np.empty(n, np.int64)
-    h = 0
-    for i in range(n):
-        if math.isfinite(q[i]):
-            h = _heap_push2(hk, hs, hi, h, q[i], order[i], i)
+    h = _heap_build(q, order, hk, hs, hi)
     if count > 0 and h == 0:
         return -1
-    for _ in range(count):
-        i = hi[0]
-        h = _heap_pop2(hk, hs, hi, h)
-        counts[i] += 1
-        h = _heap_push2(hk, hs, hi, h, q[i] + counts[i] * step, order[i], i)
+    _heap_fill(q, order, step, count, INF, counts, hk, hs, hi, h)
     return 0
 
 
@@ -471,53 +464,63 @@ def _less3(ka, sa, ia, kb, sb, ib):
     return ka < kb or (ka == kb and (sa < sb or (sa == sb and ia < ib)))
 
 
-@njit_inline
-def _heap_push2(hk, hs, hi, n, k, s, i):
-    pos = n
-    hk[pos] = k
-    hs[pos] = s
-    hi[pos] = i
-    while pos > 0:
-        par = (pos - 1) >> 1
-        if _less3(hk[pos], hs[pos], hi[pos], hk[par], hs[par], hi[par]):
-            hk[pos], hk[par] = hk[par], hk[pos]
-            hs[pos], hs[par] = hs[par], hs[pos]
-            hi[pos], hi[par] = hi[par], hi[pos]
-            pos = par
-        else:
-            break
-    return n + 1
+# The two heap loops of the Q-min rule (water_fill, greedy), with the heap operations written out: a helper with
+# array parameters called per worker or per chunk costs atomic reference-count updates per call (see sync_workers).
+@njit
+def _heap_build(q, order, hk, hs, hi):
+    """The min-heap ``hk/hs/hi[:h]`` of the keys ``(q[i], order[i], i)`` of the finite entries of ``q``; returns
+    ``h``."""
+    h = 0
+    for i in range(q.size):
+        if math.isfinite(q[i]):
+            pos = h
+            hk[pos] = q[i]
+            hs[pos] = order[i]
+            hi[pos] = i
+            while pos > 0:
+                par = (pos - 1) >> 1
+                if _less3(hk[pos], hs[pos], hi[pos], hk[par], hs[par], hi[par]):
+                    hk[pos], hk[par] = hk[par], hk[pos]
+                    hs[pos], hs[par] = hs[par], hs[pos]
+                    hi[pos], hi[par] = hi[par], hi[pos]
+                    pos = par
+                else:
+                    break
+            h += 1
+    return h
 
 
-@njit_inline
-def _sift_down3(hk, hs, hi, n):
-    """Restore the heap ``hk/hs/hi[:n]`` (ordered by (k, s, i)) after its top was replaced."""
-    pos = 0
-    while True:
-        left = 2 * pos + 1
-        if left >= n:
-            break
-        best = left
-        right = left + 1
-        if right < n and _less3(hk[right], hs[right], hi[right], hk[left], hs[left], hi[left]):
-            best = right
-        if _less3(hk[best], hs[best], hi[best], hk[pos], hs[pos], hi[pos]):
-            hk[pos], hk[best] = hk[best], hk[pos]
-            hs[pos], hs[best] = hs[best], hs[pos]
-            hi[pos], hi[best] = hi[best], hi[pos]
-            pos = best
-        else:
-            break
-
-
-@njit_inline
-def _heap_pop2(hk, hs, hi, n):
-    n -= 1
-    hk[0] = hk[n]
-    hs[0] = hs[n]
-    hi[0] = hi[n]
-    _sift_down3(hk, hs, hi, n)
-    return n
+@njit
+def _heap_fill(q, order, step, count, qc0, counts, hk, hs, hi, h):
+    """Give ``count`` chunks one at a time to the top of the heap ``hk/hs/hi[:h]`` (a chunk raises its entry's key
+    to ``q[i] + counts[i]·step``), adding into ``counts``, unless ``qc0`` is below the top's key: returns the
+    chunks not given then (0 when all were). The top is replaced and sifted down in one pass (keys are unique: the
+    same picks as a pop and a push)."""
+    for d in range(count):
+        if qc0 < hk[0]:
+            return count - d
+        i = hi[0]
+        counts[i] += 1
+        hk[0] = q[i] + counts[i] * step
+        hs[0] = order[i]
+        hi[0] = i
+        pos = 0
+        while True:
+            left = 2 * pos + 1
+            if left >= h:
+                break
+            best = left
+            right = left + 1
+            if right < h and _less3(hk[right], hs[right], hi[right], hk[left], hs[left], hi[left]):
+                best = right
+            if _less3(hk[best], hs[best], hi[best], hk[pos], hs[pos], hi[pos]):
+                hk[pos], hk[best] = hk[best], hk[pos]
+                hs[pos], hs[best] = hs[best], hs[pos]
+                hi[pos], hi[best] = hi[best], hi[pos]
+                pos = best
+            else:
+                break
+    return 0
 
 
 @njit
@@ -546,62 +549,14 @@ def greedy(q, order, D, p_edge, qc0, qc1, counts):
     hk = np.empty(n, np.float64)
     hs = np.empty(n, np.int64)
     hi = np.empty(n, np.int64)
-    h = 0
-    q_best = INF
-    # the heap operations (a push per worker, a replace-top per chunk) written out: an inlined helper's array parameters
-    # cost atomic reference-count updates per call (see sync_workers), here one per worker and per chunk
-    for i in range(n):
-        if math.isfinite(q[i]):
-            pos = h
-            hk[pos] = q[i]
-            hs[pos] = order[i]
-            hi[pos] = i
-            while pos > 0:
-                par = (pos - 1) >> 1
-                if _less3(hk[pos], hs[pos], hi[pos], hk[par], hs[par], hi[par]):
-                    hk[pos], hk[par] = hk[par], hk[pos]
-                    hs[pos], hs[par] = hs[par], hs[pos]
-                    hi[pos], hi[par] = hi[par], hi[pos]
-                    pos = par
-                else:
-                    break
-            h += 1
-            if q[i] < q_best:
-                q_best = q[i]
+    h = _heap_build(q, order, hk, hs, hi)
     if h == 0:
         if not math.isfinite(qc1):
             return -1
         return D
-    if qc1 < q_best:
+    if qc1 < hk[0]:  # the top's key is the smallest finite Q
         return D
-    step = p_edge / D
-    for d in range(D):
-        qe = hk[0]
-        if qc0 < qe:
-            return D - d
-        i = hi[0]
-        counts[i] += 1
-        # pop the top and push it back with its next key, in one sift (keys are unique: the same picks)
-        hk[0] = q[i] + counts[i] * step
-        hs[0] = order[i]
-        hi[0] = i
-        pos = 0
-        while True:
-            left = 2 * pos + 1
-            if left >= h:
-                break
-            best = left
-            right = left + 1
-            if right < h and _less3(hk[right], hs[right], hi[right], hk[left], hs[left], hi[left]):
-                best = right
-            if _less3(hk[best], hs[best], hi[best], hk[pos], hs[pos], hi[pos]):
-                hk[pos], hk[best] = hk[best], hk[pos]
-                hs[pos], hs[best] = hs[best], hs[pos]
-                hi[pos], hi[best] = hi[best], hi[pos]
-                pos = best
-            else:
-                break
-    return 0
+    return _heap_fill(q, order, p_edge / D, D, qc0, counts, hk, hs, hi, h)
 
 
 @njit
