@@ -117,12 +117,14 @@ class Earliest(Policy):
     def advance(self, steps: int | None, total: float):
         """The env's compiled loop of this rule (``HeteroMLEnv.advance_earliest``): the same actions, state and
         rewards as :meth:`act` + ``step``, without the observations of the steps in between (tested step by step);
-        a step it cannot take on its compiled path is taken with :meth:`act`'s action. ``None`` on a wrapped env (a
-        wrapper may change what a step returns) or one that decides in its slot driver."""
+        a step it cannot take on its compiled path is taken with :meth:`act`'s action. The observation where it
+        stops is not built either: ``(None, steps taken, total)``, as ``Policy.advance`` allows where the env builds
+        it on demand (``env.observe()``). ``None`` on a wrapped env (a wrapper may change what a step returns) or
+        one that decides in its slot driver."""
         env = self.unwrapped
         if self.env is not env or getattr(env, "slot_driven", True) or not hasattr(env, "advance_earliest"):
             return None
-        return env.advance_earliest(steps, decide=lambda: self.act(None), total=total)
+        return env.advance_earliest(steps, decide=lambda: self.act(None), total=total, observe=False)
 
     def fork(self, env) -> Earliest:
         """This policy bound to ``env``: it keeps no state besides its env, so a new one is the copy

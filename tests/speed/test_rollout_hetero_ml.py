@@ -133,15 +133,20 @@ def test_advance_through_the_ordinary_path(env_id, monkeypatch):
 
 
 def test_advance_edges():
-    """steps=0 returns the current observation; the episode's last step is never taken; a wrapped env or a
-    slot-driven one has no fast path."""
+    """steps=0 leaves the env where it is; ``Earliest.advance`` builds no observation (``observe()`` then gives the
+    one the env's ``advance_earliest`` returns by default, and ``step`` would have returned); the episode's last step
+    is never taken; a wrapped env or a slot-driven one has no fast path."""
     env = gym.make("HeteroML-v1")
     u = env.unwrapped
     obs0, _ = env.reset(seed=0)
     pol = Earliest(u)
     got = pol.advance(0, 1.5)
-    np.testing.assert_array_equal(got[0], obs0)
-    assert got[1:] == (0, 1.5)
+    assert got == (None, 0, 1.5)
+    np.testing.assert_array_equal(u.observe(), obs0)
+    np.testing.assert_array_equal(u.advance_earliest(0, decide=None, total=1.5)[0], obs0)
+    f, g = u.fork(seed=1), u.fork(seed=1)
+    assert pol.fork(f).advance(9, 0.0)[1:] == g.advance_earliest(9, decide=lambda: Earliest(g).act(None))[1:]
+    np.testing.assert_array_equal(f.observe(), g._observation())
     J = u.jobs.num_jobs
     obs, n, _ = pol.advance(None, 0.0)
     assert n == J - 1 and u._k == J - 1

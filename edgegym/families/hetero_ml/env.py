@@ -401,7 +401,7 @@ class HeteroMLEnv(gym.Env):
         return float(r), terminated, info
 
     def advance_earliest(self, steps: int | None = None, *, decide, total: float = 0.0,
-                         actions: list | None = None) -> tuple[np.ndarray, int, float]:
+                         actions: list | None = None, observe: bool = True) -> tuple[np.ndarray | None, int, float]:
         """Take up to ``steps`` steps (default: as many as there are) with ``earliest``'s actions (the valid grid
         action without delay of least estimated completion, :meth:`grid_estimates`; ``edgegym.agents.baselines.
         hetero_ml.Earliest``) in one compiled loop (:mod:`._advance`) that builds no observation on the way.
@@ -412,7 +412,8 @@ class HeteroMLEnv(gym.Env):
         policy's own decision on the env's current state) through :meth:`step`'s code. It never takes the episode's
         last step (call :meth:`step` for it). Returns ``(observation, steps taken, total + their rewards added in
         order)``: the observation of the decision point it stops at, as the last ``step`` would have returned it.
-        ``actions``: a list that receives the action of every step taken, if given."""
+        ``actions``: a list that receives the action of every step taken, if given. ``observe=False``: the
+        observation is not built (``None`` in its place; :meth:`observe` builds it on demand)."""
         if self.slot_driven:
             raise ValueError("advance_earliest() needs the reservation discipline (this env's decides in its slot "
                              f"driver: {self.preset.env.discipline!r})")
@@ -437,6 +438,8 @@ class HeteroMLEnv(gym.Env):
                 r, _, _ = self._commit_step(a, want_info=False)
                 total += r
                 taken += 1
+        if not observe:
+            return None, taken, total
         obs = self._observation() if self._k < J else np.zeros(self.observation_space.shape, dtype=np.float32)
         return obs, taken, total
 
