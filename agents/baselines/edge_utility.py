@@ -59,15 +59,16 @@ class OnDisc(Policy):
         """The env's compiled OnDisc loop (``EdgeUtilityEnv.advance_ondisc``, with this policy's ``prune`` and
         ``batch``): the same actions, env state and rewards as :meth:`act` + ``step`` (tested on the v0, v1 and tiny
         presets), without the observations in between; a step the loop does not take (the cloud's delay server has an
-        event in it) is taken with :meth:`act` + ``step``. ``None`` on a wrapped env (a wrapper may change what a step
-        returns) or where the env has no such loop (see ``advance_ondisc``)."""
+        event in it) is taken with :meth:`act` + ``step``. Where it stops after the loop, the observation is not built
+        either: ``(None, steps taken, total)`` (``env.observe()`` builds it, the same). ``None`` on a wrapped env (a
+        wrapper may change what a step returns) or where the env has no such loop (see ``advance_ondisc``)."""
         env = self.unwrapped
         if self.env is not env or not hasattr(env, "advance_ondisc"):
             return None
         taken, obs = 0, None
         while True:
             res = env.advance_ondisc(None if steps is None else steps - taken, total, prune=self.prune,
-                                     batch=self.batch)
+                                     batch=self.batch, observe=False)
             if res is None:
                 return None if taken == 0 else (obs, taken, total)
             obs, n, total, more = res

@@ -71,8 +71,14 @@ def test_advance_matches_predict_and_step(env_id, seed, config):
             assert n2 == n1
             assert tot2 == tot1
             assert list(g2._decisions[start:start + n2]) == acts
+            if o2 is None:  # not built where the loop stopped: observe() builds it
+                o2 = g2.observe()
             assert o2.dtype == o1.dtype and np.array_equal(o2, o1)
             assert _same(_state(g2), _state(g1))
+            g3 = u.fork(seed=0, future="keep")  # the env's loop itself builds the observation at the stop by default
+            o3, n3, *_ = g3.advance_ondisc(steps, 0.25)
+            if n3 == n1:
+                assert np.array_equal(o3, o1)
             checked += 1
             if n1:  # both continue identically with the ordinary step
                 a, _ = p1.predict(o1)

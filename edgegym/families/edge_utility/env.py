@@ -748,7 +748,7 @@ class EdgeUtilityEnv(gym.Env):
         return None
 
     def advance_ondisc(self, steps: int | None = None, total: float = 0.0, *, prune: bool = True,
-                       batch: int = 16) -> tuple[np.ndarray, int, float, bool] | None:
+                       batch: int = 16, observe: bool = True) -> tuple[np.ndarray | None, int, float, bool] | None:
         """Take up to ``steps`` steps (None: as many as there are) with OnDisc's actions
         (``agents.baselines.edge_utility.OnDisc`` with ``prune`` and ``batch``: the least planned-JRT increase,
         ties to the smaller row) in one compiled loop (:mod:`._advance`) instead of a policy call and a ``step``
@@ -759,7 +759,8 @@ class EdgeUtilityEnv(gym.Env):
         never takes the episode's last step. Returns ``(observation at the stop, steps taken, total, more)``:
         ``more`` is True when it stopped before a step the compiled loop does not take (an event of the cloud's
         delay server falls due in it, or a server's queue storage is full): take that one with :meth:`step`, then
-        call again. None when the env has no such path: a discipline other than fifo, srpt or edf (or an O4A
+        call again. ``observe=False``: the observation at the stop is not built (None in its place; :meth:`observe`
+        builds it, the same). None when the env has no such path: a discipline other than fifo, srpt or edf (or an O4A
         server), a non-bank server other than an infinite cloud, DO4A's mask, a dispatch latency, no estimates in
         the observation, or a decision point whose OnDisc increments were already (partly) computed."""
         est0 = self._ondisc_estimates()
@@ -770,7 +771,7 @@ class EdgeUtilityEnv(gym.Env):
         k0 = self._k
         nmax = self._J - 1 - k0 if steps is None else min(self._J - 1 - k0, int(steps))
         if nmax <= 0:
-            return self._observation(), 0, float(total), False
+            return self._observation() if observe else None, 0, float(total), False
         from ._advance import BLOCKED, ondisc_run
         from .simulator import Completion, _completion_key
 
@@ -798,7 +799,7 @@ class EdgeUtilityEnv(gym.Env):
             *bank.utab, oj, oc, os_, cend, dec, est, nows, est_end)
         more = status == BLOCKED
         if n == 0:
-            return self._observation(), 0, float(total), more
+            return self._observation() if observe else None, 0, float(total), more
         # what needs the Python objects: completions' utilities, planned utilities, rewards (as step computes them)
         utilities = jobs.utilities
         cj = oj[:no]
@@ -849,7 +850,7 @@ class EdgeUtilityEnv(gym.Env):
         self._est = self._est_all = self._inc = self._util_sim = None
         self._est_sim = est_end  # what the observation's sim.estimates(k) returned
         self._pending_done = []
-        return self._observation(), n, float(total), more
+        return self._observation() if observe else None, n, float(total), more
 
     def obs_layout(self) -> dict:
         """Where the observation's blocks lie, for per-server policies (``edgegym.agents.rl.shared``): ``job`` and
