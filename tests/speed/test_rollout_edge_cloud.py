@@ -3,8 +3,8 @@
 * ``EdgeCloudMLEnv.step_quiet`` + ``observe`` against ``step``: the same rewards (``==``), the same termination,
   the same observation where one is asked for, the same simulator state, after A_online's and random legal actions,
   to the episode's end (the drain), in every action mode;
-* ``fork`` by ``_fork_copy`` (one pass over the attributes) against ``fork_env``'s generic walk
-  (``_fast_fork = False``): the same state, and the two forks replay the same episode step for step;
+* ``fork`` by ``_fork_copy`` (one pass over the attributes; keep and resampled forks) against ``fork_env``'s
+  generic walk (``_fast_fork = False``): the same state, and the two forks replay the same episode step for step;
 * ``action_key``: actions with equal keys give the same reward and next state, and the key changes nothing;
 * the rollout teacher's decisions with every fast path on (quiet first step, one continuation per distinct
   placement, the fast forks, the resampled forks' shared keys and reserved buffers) and off
@@ -106,11 +106,13 @@ def test_fast_fork_equals_the_generic_fork(env_id, monkeypatch):
     checked = 0
     for k in range(J - 1):
         if k in (0, 1, J // 3, J - 6, J - 2):
-            for parent in (env, env.fork(seed=k, future="resample")):
-                fast = parent.fork(seed=0, future="keep")
+            for parent, future in ((env, "keep"), (env, "resample"), (env.fork(seed=k, future="resample"), "keep")):
+                fast = parent.fork(seed=k, future=future)
                 monkeypatch.setattr(EdgeCloudMLEnv, "_fast_fork", False)
-                slow = parent.fork(seed=0, future="keep")
+                slow = parent.fork(seed=k, future=future)
                 monkeypatch.undo()
+                np.testing.assert_array_equal(fast.jobs.arrival_slots, slow.jobs.arrival_slots)
+                np.testing.assert_array_equal(fast.sim._keys, slow.sim._keys)
                 assert (fast.clairvoyant, fast.resampled, fast.fork_seed) == \
                     (slow.clairvoyant, slow.resampled, slow.fork_seed)
                 _assert_same_state(fast, slow)

@@ -806,8 +806,8 @@ class EdgeCloudMLEnv(gym.Env):
         from ...core.forking import fork_env
 
         redraw = future == "resample" and self._redraws_future()
-        if not redraw and self.keep_schedule and self.sim is not None and self._fast_fork:
-            return self._fork_copy(seed, future)
+        if self.keep_schedule and self.sim is not None and self._fast_fork:
+            return self._fork_copy(seed, future, redraw)
         if redraw:
             # _resample_future builds the fork's own simulator from this env's, reading it only: no copy first
             copies = {"sim": _share}
@@ -820,12 +820,20 @@ class EdgeCloudMLEnv(gym.Env):
     #: ``fork`` copies the state by :meth:`_fork_copy` where it can (False: always by ``fork_env``'s generic walk,
     #: the reference for the differential tests)
     _fast_fork = True
-    def _fork_copy(self, seed: int, future: str) -> EdgeCloudMLEnv:
-        """The fork of a future that is not redrawn (``"keep"``, or nothing left to redraw), with the state
-        ``fork_env`` gives it (every shared attribute shared, every other array copied, the large simulator
-        buffers by their live part as :meth:`_fork_copies` says) but without its generic walk over the objects:
-        one pass over the env's and the simulator's attributes."""
-        from ...core.forking import _ATOMIC_TYPES, check_fork_args, fast_copy, mark_fork, retain_freed_memory
+
+    def _fork_copy(self, seed: int, future: str, redraw: bool) -> EdgeCloudMLEnv:
+        """The fork with the state ``fork_env`` gives it (every shared attribute shared, every other array copied,
+        the large simulator buffers by their live part as :meth:`_fork_copies` says) but without its generic walk
+        over the objects: one pass over the env's and the simulator's attributes. ``redraw``: the simulator is
+        not copied but rebuilt on the redrawn future by :meth:`_resample_future` (reading this env's)."""
+        from ...core.forking import (
+            _ATOMIC_TYPES,
+            check_fork_args,
+            fast_copy,
+            fork_rng,
+            mark_fork,
+            retain_freed_memory,
+        )
 
         check_fork_args(self, seed, future)
         retain_freed_memory()
@@ -838,16 +846,20 @@ class EdgeCloudMLEnv(gym.Env):
             if type(v) in _ATOMIC_TYPES or name in shared:
                 d[name] = v
             elif name == "sim":
-                d[name] = self._fork_sim(memo)
+                d[name] = v if redraw else self._fork_sim(memo)
             else:
                 d[name] = fast_copy(v, memo)
         fork = object.__new__(type(self))
         fork.__dict__.update(d)
-        return mark_fork(self, fork, seed, future)  # nothing to redraw: _resample_future would do nothing
+        mark_fork(self, fork, seed, future)
+        if redraw:
+            type(self)._resample_future(fork, fork_rng(seed))
+        return fork
 
-    def _fork_sim(self, memo: dict) -> PaperSimulator:
+    def _fork_sim(self, memo: dict, skip: frozenset = frozenset()) -> PaperSimulator:
         """The simulator of :meth:`_fork_copy`: shared attributes shared, the log, the plans and the per-chunk
-        buffers copied by their live part (:meth:`_fork_copies`'s rule), every other array copied."""
+        buffers copied by their live part (:meth:`_fork_copies`'s rule), every other array copied; the attributes
+        named in ``skip`` left out (for the caller to build)."""
         from ...core.forking import _ATOMIC_TYPES, fast_copy, prefix_copy
 
         old = self.sim
@@ -858,6 +870,8 @@ class EdgeCloudMLEnv(gym.Env):
         d = {}
         for name, v in old.__dict__.items():
             t = type(v)
+            if name in skip:
+                continue
             if t in _ATOMIC_TYPES or name in shared:
                 d[name] = v
             elif t is np.ndarray:
@@ -928,10 +942,13 @@ class EdgeCloudMLEnv(gym.Env):
         memo: dict = {}
         shared, from_jobs = self._SIM_SHARED, self._SIM_JOB_PARTS
         # the parent's state without its job-derived parts, then those parts built on the spliced table
-        fresh = object.__new__(PaperSimulator)
-        for name, v in vars(old).items():
-            if name not in from_jobs:
-                setattr(fresh, name, v if name in shared else fast_copy(v, memo))
+        if self.keep_schedule and self._fast_fork:  # one pass, the large buffers by their live part
+            fresh = self._fork_sim(memo, skip=from_jobs)
+        else:
+            fresh = object.__new__(PaperSimulator)
+            for name, v in vars(old).items():
+                if name not in from_jobs:
+                    setattr(fresh, name, v if name in shared else fast_copy(v, memo))
         fresh._init_jobs(jobs)
         fresh._adopt_placed(old, k)  # the chunks and jobs placed so far: their state is the parent's
         # the HAPRF keys of the redrawn jobs, computed once per drawn table (they are per row: the spliced rows are
