@@ -361,6 +361,10 @@ class AOnlineNowCore:
         self.cluster, self.params = cluster, params
         self.lam = params.lam(cluster)
         self.ledger = Ledger(cluster.capacity)
+        # the last decision's state (its offset is that decision's slot), with that decision's commit applied
+        # (``A_maxweight`` commits the accepted candidate into it): while only :meth:`decide` commits to the ledger,
+        # it equals a state built now from the ledger, so the next decision at the same slot starts from it
+        self._last: SubRound | None = None
 
     def decide(self, jobs: HeteroJobs, j: int, now: int) -> Placement:
         p = self.params
@@ -369,7 +373,8 @@ class AOnlineNowCore:
         d_lb = int(np.ceil(float(jobs.epochs[j]) * float(jobs.batches[j]) * it - 1e-9))
         tau, seen = max(2, d_lb + 1), 0
         nested = p.tie_break == "completion_first"
-        built = None
+        last, self._last = self._last, None
+        built = last if self.share_windows and last is not None and last.offset == now else None
         while tau <= p.horizon_cap:
             if not self.share_windows or built is None or built.tau < tau:
                 # the windows of one decision are nested prefixes of [now, ...): one state serves all windows up to
@@ -384,6 +389,7 @@ class AOnlineNowCore:
                 pl = _to_placement(self.cluster, got[0][1], now)
                 f = footprint(self.cluster, pl.worker_type, pl.ps_type, pl.workers, pl.ps)
                 self.ledger.commit(f, pl.start, pl.start + pl.duration)
+                self._last = built if self.share_windows else None
                 return pl
             tau = tau + max(2, tau // 4) if nested else tau * 2
         raise RuntimeError(f"job {j} unschedulable before horizon_cap {p.horizon_cap}")
