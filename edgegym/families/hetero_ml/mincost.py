@@ -12,7 +12,10 @@ whose minimum cost is >= s_w·w_j is rejected either way, eq. 10). It runs as a 
 Speed-ups that do not change results: prefix sums (1), sparse-table window minima (2), pruning by the
 threshold / a lower bound / the earliest completion (3), ``dedupe_L`` (4: for a fixed N only the smallest window
 length can win). The spread greedy for every PS-server position uses cumulative sums over the sorted order
-(O(log H) per position instead of O(H)).
+(O(log H) per position instead of O(H)). With ``prune=True`` a candidate is first tested against necessary
+conditions of the search's own tests, cheapest first: the best residual over the call's slots (per types and N),
+the window's best residuals, the workers' price bound, worker and PS counts, and whether any server could host the
+PS (bandwidth) before the servers are sorted.
 """
 
 from __future__ import annotations
