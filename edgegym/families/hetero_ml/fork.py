@@ -47,15 +47,18 @@ def fork(env, seed: int = 0, future: str = "resample"):
                     copies={"sim.ledger": copy_ledger})
 
 
+_ENV_MODULE = __name__.rsplit(".", 1)[0] + ".env"
+
+
 def quick_forkable(env) -> bool:
     """Whether :func:`quick_fork` knows every attribute of ``env``: a reset ``HeteroMLEnv`` itself (not a subclass)
     with the reservation discipline, whose attributes are the shared ones (:data:`FORK_SHARED`,
     :data:`QUICK_SHARED`), the copied ones (:data:`QUICK_COPIED`), immutable values, the fork marks, or the v1
     ``obs_layout`` method."""
-    from .env import HeteroMLEnv
     from .simulator import ReservationSim
 
-    if type(env) is not HeteroMLEnv or env.slot_driven or getattr(env, "_inst", None) is None:
+    cls = type(env)  # HeteroMLEnv itself, named rather than imported (env.py imports this module)
+    if cls.__name__ != "HeteroMLEnv" or cls.__module__ != _ENV_MODULE or env.slot_driven or getattr(env, "_inst", None) is None:
         return False
     if type(env.sim) is not ReservationSim or set(vars(env.sim)) != {"cluster", "jobs", "ledger", *_SIM_ARRAYS}:
         return False
