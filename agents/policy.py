@@ -62,7 +62,8 @@ class Policy:
         """Take up to ``steps`` (``None``: as many as there are) of this policy's own steps on its env in one go,
         where the policy has a faster path than :meth:`predict` + ``env.step`` with the same result (the same
         actions, env state and rewards, bit for bit). Returns ``(observation, steps taken, total + their rewards
-        added in order)``, or ``None`` where the policy has no such path (the default). It never takes the step that
+        added in order)``, where the observation may be ``None`` when the path built none (the caller then asks
+        the env's ``observe()`` if it needs one), or ``None`` where the policy has no such path (the default). It never takes the step that
         ends the episode. Rollout (``rollout:<base>``) uses it for its base's continuations."""
         return None
 
