@@ -97,7 +97,7 @@ def test_run_trace_sets_the_workload_source(capsys):
         (["run", "--env", "EdgeUtility-tiny-v1", "--policy", "EdgeCloudML-v1"],
          "EdgeCloudML/EdgeCloudML-v1", "EdgeUtility-tiny-v1 (EdgeUtility)"),
         (["eval", "--model", "WirelessUDL-v1", "--env", "HeteroML-tiny-v1", "--seeds", "0"],
-         "WirelessUDL/WirelessUDL-sim-low-ceiling-v1", "HeteroML-tiny-v1 (HeteroML)"),  # trained on the former default
+         "WirelessUDL/WirelessUDL-v1", "HeteroML-tiny-v1 (HeteroML)"),
     ],
 )
 def test_model_of_another_family_names_the_mismatch(argv, trained, target, capsys):
