@@ -27,6 +27,7 @@ __all__ = [
     "learned_env_id",
     "make_env",
     "merge_config",
+    "policy_actions",
     "policy_env_config",
     "run_episode",
 ]
@@ -270,6 +271,39 @@ def run_episode(
     finally:
         env.close()
     return rec
+
+
+def _action_record(a):
+    """An action as a comparable value: a Python number for a scalar, a tuple of numbers for an array, the action
+    itself otherwise (a structured action)."""
+    if isinstance(a, int | float | np.integer | np.floating) or (isinstance(a, np.ndarray) and a.ndim == 0):
+        return a.item() if hasattr(a, "item") else a
+    if isinstance(a, np.ndarray | list | tuple):
+        return tuple(np.asarray(a).ravel().tolist())
+    return a
+
+
+def policy_actions(env_id: str, policy: str, seeds, limit: int | None = None) -> tuple[list[int], int]:
+    """Every action ``policy`` (a name, built as ``edgegym run`` builds it) takes on the episodes of ``seeds`` (at most
+    ``limit`` per episode), in order (numbers, or tuples for array actions), and how many of its decisions left its base policy (a rollout policy's
+    ``changed`` counter; 0 for other policies): the record that differential tests of fast paths compare."""
+    out, changed = [], 0
+    for seed in seeds:
+        env, pol = make_env(env_id, policy, seed)
+        try:
+            obs, _ = env.reset(seed=seed)
+            pol.reset(seed)
+            done, n = False, 0
+            while not done and (limit is None or n < limit):
+                a, _ = pol.predict(obs, deterministic=True)
+                out.append(_action_record(a))
+                obs, _, term, trunc, _ = env.step(a)
+                done = term or trunc
+                n += 1
+            changed += int(getattr(pol, "changed", 0))
+        finally:
+            env.close()
+    return out, changed
 
 
 def compile_clock():

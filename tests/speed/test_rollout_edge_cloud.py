@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from edgegym.agents.reference.aonline import AOnline
 from edgegym.agents.reference.rollout import RolloutPolicy
-from edgegym.agents.runner import make_env
+from edgegym.agents.runner import policy_actions
 
 import edgegym  # noqa: F401  (registers the ids)
 from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
@@ -169,21 +169,7 @@ def _decisions(env_id, policy, seeds, monkeypatch, fast, limit=None):
             mp.setattr(EdgeCloudMLEnv, "_fast_fork", False)
             mp.setattr(EdgeCloudMLEnv, "_FORK_HEAP", 0)
             mp.setattr(EdgeCloudMLEnv, "_FORK_LOG_ROWS", 0)
-        out, changed = [], 0
-        for seed in seeds:
-            env, pol = make_env(env_id, policy, seed)
-            obs, _ = env.reset(seed=seed)
-            pol.reset(seed)
-            done, n = False, 0
-            while not done and (limit is None or n < limit):
-                a, _ = pol.predict(obs, deterministic=True)
-                out.append(int(a))
-                obs, _, term, trunc, _ = env.step(a)
-                done = term or trunc
-                n += 1
-            changed += pol.changed
-            env.close()
-    return out, changed
+        return policy_actions(env_id, policy, seeds, limit)
 
 
 def test_rollout_decisions_identical(monkeypatch):

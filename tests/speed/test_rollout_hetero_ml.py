@@ -18,7 +18,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from edgegym.agents.baselines.hetero_ml import FIFO, Earliest
-from edgegym.agents.runner import make_env
+from edgegym.agents.runner import policy_actions
 
 import edgegym  # noqa: F401  (registers the envs)
 from edgegym.core import forking
@@ -163,21 +163,7 @@ def _decisions(env_id, policy, seeds, monkeypatch, fast, limit=None):
     with monkeypatch.context() as mp:
         if not fast:
             mp.setattr(Earliest, "advance", lambda self, steps, total: None)
-        out, changed = [], 0
-        for seed in seeds:
-            env, pol = make_env(env_id, policy, seed)
-            obs, _ = env.reset(seed=seed)
-            pol.reset(seed)
-            done, n = False, 0
-            while not done and (limit is None or n < limit):
-                a, _ = pol.predict(obs, deterministic=True)
-                out.append(int(a))
-                obs, _, term, trunc, _ = env.step(a)
-                done = term or trunc
-                n += 1
-            changed += pol.changed
-            env.close()
-    return out, changed
+        return policy_actions(env_id, policy, seeds, limit)
 
 
 def test_rollout_decisions_identical(monkeypatch):
