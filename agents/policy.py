@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["NoOpPolicy", "Policy", "PolicySpec", "RandomPolicy"]
+__all__ = ["NoOpPolicy", "Policy", "PolicySpec", "RandomPolicy", "advance_constant"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,17 @@ class Policy:
         return fast_copy(self, memo)
 
 
+def advance_constant(policy: Policy, action, steps: int | None, total: float):
+    """:meth:`Policy.advance` for a policy that takes ``action`` at every decision: the env's own constant-action
+    loop (``advance_constant(action, steps, total)``, where the env offers one; no observation is built), the same
+    steps and rewards as ``act`` + ``step``; ``None`` where the env has none, or on a wrapped env."""
+    env = policy.unwrapped
+    fn = getattr(env, "advance_constant", None)
+    if policy.env is not env or fn is None:
+        return None
+    return fn(action, steps, total)
+
+
 class NoOpPolicy(Policy):
     """Action 0 every step: for envs whose discipline decides inside the simulator (SRTF, Tiresias-L, ...)."""
 
@@ -97,14 +108,8 @@ class NoOpPolicy(Policy):
         return 0
 
     def advance(self, steps: int | None, total: float):
-        """The env's own loop of a constant action (``advance_constant``, where the env offers one; no observation
-        is built), with action 0: the same steps and rewards as :meth:`act` + ``step``; ``None`` otherwise or on a
-        wrapped env."""
-        env = self.unwrapped
-        fn = getattr(env, "advance_constant", None)
-        if self.env is not env or fn is None:
-            return None
-        return fn(0, steps, total)
+        """:func:`advance_constant` with action 0."""
+        return advance_constant(self, 0, steps, total)
 
 
 class RandomPolicy(Policy):

@@ -54,7 +54,7 @@ Deviations (readings of the paper's gaps):
 from __future__ import annotations
 
 import numpy as np
-from edgegym.agents.policy import NoOpPolicy, Policy, PolicySpec
+from edgegym.agents.policy import NoOpPolicy, Policy, PolicySpec, advance_constant
 
 __all__ = ["POLICY_SPECS", "OkitaA", "OkitaRule"]
 
@@ -98,12 +98,8 @@ class OkitaRule(Policy):
         return self.rule
 
     def advance(self, steps: int | None, total: float):
-        """The env's constant-action loop (``WirelessUDLEnv.advance_constant``) with this rule: the same steps and
-        rewards as :meth:`act` + ``step``, no observation built; ``None`` on a wrapped env."""
-        env = self.unwrapped
-        if self.env is not env or not hasattr(env, "advance_constant"):
-            return None
-        return env.advance_constant(self.rule, steps, total)
+        """:func:`~edgegym.agents.policy.advance_constant` with this rule."""
+        return advance_constant(self, self.rule, steps, total)
 
 
 POLICY_SPECS = (

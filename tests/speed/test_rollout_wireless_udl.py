@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from edgegym.agents.policy import NoOpPolicy, Policy
-from edgegym.agents.reference.rollout import RolloutPolicy
+from edgegym.agents.runner import policy_actions
 from edgegym.agents.reference.wireless_udl import OkitaRule
 
 from edgegym.families.wireless_udl.env import WirelessUDLEnv
@@ -81,27 +81,16 @@ def test_constant_policies_take_the_env_loop():
 
 
 def _decisions(preset, seeds, fast: bool) -> list:
-    out = []
+    """Every decision of ``rollout(K=2,H=10,D=1):okita`` on the preset's v1 id, with or without the fast paths."""
     saved = {cls: vars(cls)["advance"] for cls in (NoOpPolicy, OkitaRule)}
     try:
         if not fast:
             for cls in saved:
                 cls.advance = Policy.advance
-        for seed in seeds:
-            env = WirelessUDLEnv(preset, config={"env": RULES})
-            obs, _ = env.reset(seed=seed)
-            pol = RolloutPolicy(env, NoOpPolicy(env), K=2, H=10, k=6, D=1, seed=seed)
-            pol.reset(seed)
-            done = False
-            while not done:
-                a = pol.act(obs)
-                out.append(int(a))
-                obs, _, term, trunc, _ = env.step(a)
-                done = term or trunc
+        return policy_actions(f"WirelessUDL-{preset}", "rollout(K=2,H=10,D=1):okita", seeds)[0]
     finally:
         for cls, fn in saved.items():
             cls.advance = fn
-    return out
 
 
 def test_rollout_over_okita_same_decisions_with_and_without_the_fast_path():

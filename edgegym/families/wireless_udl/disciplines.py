@@ -120,7 +120,6 @@ class OkitaDiscipline(Discipline):
         (and caches: asking for it does not change any later decision)."""
         return self._tab(sim, i, t)
 
-
     def _tab(self, sim: Simulator, i: int, t: int) -> dict:
         key = int(sim.M[i].sum())
         hit = self.cache.get(i)

@@ -559,7 +559,7 @@ class WirelessUDLEnv(gym.Env):
                     sites = (y[r] > 0) | (np.arange(R) == ps[r])
                     with np.errstate(divide="ignore", invalid="ignore"):
                         frac = np.where(cap[sites] > 0, used[sites] / cap[sites], 0.0)
-                    peak[r] = float(frac.max()) if frac.size else 0.0
+                    peak[r] = float(frac.max())  # the PS site is always among them
                 else:
                     y[r] = 0
         return Candidates(mode=np.zeros(C, np.int64), N=N, win=win, start=start, ps=ps, y=y, transfer=transfer,
