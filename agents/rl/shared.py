@@ -19,7 +19,9 @@ does so in :class:`edgegym.agents.rl.learned.LearnedPolicy`). The observation la
 ``obs_layout()``
 (``{"job": (a, b), "rows_start", "rows", "row_dim", "glob": (a, b), "row_actions", "extra_actions"}``), which
 :func:`edgegym.agents.rl.train.train` passes as ``policy_kwargs["layout"]`` when the hyperparameters say
-``policy: SharedRowPolicy``.
+``policy: SharedRowPolicy``. ``job`` and ``glob`` are each one ``(start, stop)`` range or a sequence of them (read in
+order and concatenated), so that an env can leave out of the context the blocks whose width depends on the cluster
+size (per-site features that are not rows) and a trained network reads every size.
 """
 
 from __future__ import annotations
@@ -28,13 +30,40 @@ import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
-__all__ = ["SharedRowNet", "SharedRowPolicy", "env_obs_layout", "layout_mismatch"]
+__all__ = ["SharedRowNet", "SharedRowPolicy", "env_obs_layout", "layout_mismatch", "segments", "width"]
 
 
 def env_obs_layout(env) -> dict | None:
     """The env's ``obs_layout()`` (unwrapped), or None when its family does not describe its observation."""
     fn = getattr(env.unwrapped, "obs_layout", None)
     return dict(fn()) if callable(fn) else None
+
+
+def segments(spec) -> tuple[tuple[int, int], ...]:
+    """A layout's ``job`` or ``glob`` entry as a tuple of ``(start, stop)`` ranges: one ``(a, b)`` pair, or a
+    sequence of pairs (read in order). Raises ``ValueError`` naming what is wrong."""
+    items = list(spec)
+    if len(items) == 2 and all(hasattr(v, "__index__") for v in items):
+        items = [items]
+    out = []
+    for seg in items:
+        try:
+            a, b = (int(v) for v in seg)
+        except (TypeError, ValueError):
+            raise ValueError(f"a layout range must be a (start, stop) pair of integers, got {seg!r}") from None
+        if not 0 <= a <= b:
+            raise ValueError(f"a layout range must have 0 <= start <= stop, got ({a}, {b})")
+        out.append((a, b))
+    return tuple(out)
+
+
+def width(spec) -> int:
+    """The number of features a layout's ``job`` or ``glob`` entry reads (the sum of its ranges' lengths)."""
+    return sum(b - a for a, b in segments(spec))
+
+
+def _take(obs: th.Tensor, segs: tuple[tuple[int, int], ...]) -> list[th.Tensor]:
+    return [obs[:, a:b] for a, b in segs]
 
 
 def _mlp(sizes: list[int]) -> nn.Sequential:
@@ -75,8 +104,8 @@ class SharedRowNet(nn.Module):
 
     def __init__(self, layout: dict, n_actions: int, hidden: int = 64) -> None:
         super().__init__()
-        self.job = tuple(layout["job"])
-        self.glob = tuple(layout["glob"])
+        self.job = segments(layout["job"])
+        self.glob = segments(layout["glob"])
         self.rows_start = int(layout["rows_start"])
         self.rows = int(layout["rows"])
         self.row_dim = int(layout["row_dim"])
@@ -85,7 +114,7 @@ class SharedRowNet(nn.Module):
         self.n_extra = self.n_actions - (self.rows if self.row_actions else 0)
         if self.n_extra < 0:
             raise ValueError(f"layout has {self.rows} row actions but the action space has only {n_actions}")
-        ctx_in = (self.job[1] - self.job[0]) + (self.glob[1] - self.glob[0])
+        ctx_in = width(self.job) + width(self.glob)
         self.ctx = _mlp([ctx_in, hidden])
         self.row_net = _mlp([self.row_dim + hidden, hidden, hidden])
         self.score = nn.Sequential(_mlp([3 * hidden + hidden, hidden]), nn.Linear(hidden, 1)) if self.row_actions \
@@ -104,8 +133,9 @@ class SharedRowNet(nn.Module):
         if layout is None:
             job, glob, start, R = self.job, self.glob, self.rows_start, self.rows
         else:
-            job, glob, start, R = layout["job"], layout["glob"], int(layout["rows_start"]), int(layout["rows"])
-        ctx = self.ctx(th.cat([obs[:, job[0] : job[1]], obs[:, glob[0] : glob[1]]], dim=1))
+            job, glob = segments(layout["job"]), segments(layout["glob"])
+            start, R = int(layout["rows_start"]), int(layout["rows"])
+        ctx = self.ctx(th.cat(_take(obs, job) + _take(obs, glob), dim=1))
         rows = obs[:, start : start + R * self.row_dim].reshape(B, R, self.row_dim)
         exists = (rows.abs().sum(dim=2, keepdim=True) > 0).to(obs.dtype)  # (B, N, 1): padding rows are zero
         if concat:  # the reference form: the context concatenated to every row
@@ -164,10 +194,10 @@ def layout_mismatch(net: SharedRowNet, layout: dict, n_actions: int) -> str | No
     global blocks, the features per row, whether actions pick rows, and the number of other actions."""
     rows = int(layout["rows"])
     extra = int(n_actions) - (rows if layout.get("row_actions") else 0)
-    mine = {"job features": net.job[1] - net.job[0], "global features": net.glob[1] - net.glob[0],
+    mine = {"job features": width(net.job), "global features": width(net.glob),
             "features per row": net.row_dim, "row actions": net.row_actions, "non-row actions": net.n_extra}
-    theirs = {"job features": layout["job"][1] - layout["job"][0],
-              "global features": layout["glob"][1] - layout["glob"][0], "features per row": int(layout["row_dim"]),
+    theirs = {"job features": width(layout["job"]),
+              "global features": width(layout["glob"]), "features per row": int(layout["row_dim"]),
               "row actions": bool(layout.get("row_actions")), "non-row actions": extra}
     diff = [f"{k} {mine[k]} (model) vs {theirs[k]} (env)" for k in mine if mine[k] != theirs[k]]
     return "; ".join(diff) or None

@@ -122,3 +122,31 @@ def test_factorised_layers_equal_concatenating_the_context(row_actions, n_action
     h = net.row_net(th.cat([obs[:, 5:].reshape(B, N, 4), ctx.unsqueeze(1).expand(B, N, H)], dim=2))
     h_ref, _, _ = net._encode(obs, concat=True)
     th.testing.assert_close(h_ref, h)
+
+
+def test_context_ranges_may_be_several_segments():
+    """``job`` / ``glob`` given as several ``(start, stop)`` ranges: the context reads them in order, skipping what
+    lies between (an env's per-site blocks); the same weights on an observation with the skipped part removed and
+    the layout shifted give the same logits and value, whatever the skipped part holds."""
+    from edgegym.agents.rl.shared import SharedRowNet, layout_mismatch, segments, width
+
+    assert segments((2, 5)) == ((2, 5),) and segments([[0, 1], [3, 4]]) == ((0, 1), (3, 4))
+    assert segments(np.array([1, 4])) == ((1, 4),) and width(((0, 2), (5, 8))) == 5
+    for bad in ((3, 1), ((0, 1), "x"), ((0, 1, 2),)):
+        with pytest.raises(ValueError, match="layout range"):
+            segments(bad)
+    th.manual_seed(0)
+    split = {"glob": ((0, 2),), "job": ((6, 9), (12, 13)), "rows_start": 13, "rows": 3, "row_dim": 4,
+             "row_actions": True}
+    packed = {"glob": (0, 2), "job": (2, 6), "rows_start": 6, "rows": 3, "row_dim": 4, "row_actions": True}
+    net = SharedRowNet(split, 3, hidden=8)
+    assert layout_mismatch(net, packed, 3) is None
+    obs = th.randn(5, 13 + 12)
+    keep = [0, 1, 6, 7, 8, 12] + list(range(13, 25))
+    logits, value = net(obs)
+    noise = obs.clone()
+    noise[:, 2:6] = th.randn(5, 4)  # the skipped part does not matter
+    noise[:, 9:12] = th.randn(5, 3)
+    th.testing.assert_close(net(noise)[0], logits)
+    th.testing.assert_close(net.forward_actor(obs[:, keep], packed), logits)
+    th.testing.assert_close(net.value(net._encode(obs[:, keep], layout=packed)[1]), value)

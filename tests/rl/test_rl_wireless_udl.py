@@ -94,19 +94,41 @@ def test_features_in_range_over_a_full_episode():
 
 
 def test_obs_layout():
-    """v1 describes its blocks; v0 (one block per candidate feature, not per row) has no layout."""
+    """v1 describes its blocks; v0 (one block per candidate feature, not per row) has no layout. The context the
+    row network reads leaves out the per-site blocks (their width follows the site count)."""
     assert gym.make("WirelessUDL-v0").unwrapped.obs_layout is None
     env = gym.make("WirelessUDL-v1")
     lay = env.unwrapped.obs_layout()
     R, K, H, C = 50, 4, 8, 16
-    glob = 3 + R + R + R * K * H
-    assert lay["glob"] == (0, glob)
-    assert lay["job"] == (glob, glob + 3 + 3 + 5 + K + K + 1 + R + 1)
-    assert lay["rows_start"] == lay["job"][1] and lay["rows"] == C and lay["row_dim"] == 12
+    glob = 3 + R + R + R * K * H  # slot, job and active fractions | site_mask, price_mean, free_frac
+    job = 3 + 3 + 5 + K + K + 1  # kappa, chunk, param, cost kind, cost params, demands, data total
+    assert lay["glob"] == ((0, 3),)
+    assert lay["job"] == ((glob, glob + job), (glob + job + R, glob + job + R + 1))  # data_frac left out; n_max
+    assert lay["rows_start"] == glob + job + R + 1 and lay["rows"] == C and lay["row_dim"] == 12
     assert lay["rows_start"] + C * 12 == env.observation_space.shape[0]
     assert lay["row_actions"] and lay["extra_actions"] == 0
     # replan mode has no per-arrival decision: no rows
     assert gym.make("WirelessUDL-v1", config={"env": {"mode": "replan"}}).unwrapped.obs_layout is None
+
+
+@pytest.mark.parametrize("mode", [{}, {"mode": "replan", "discipline": "okita", "replan_workers": True}])
+def test_obs_layout_widths_do_not_follow_the_site_count(mode):
+    """25, 50 and 100 sites: the same context and row widths (a trained row network reads each), every range
+    inside the observation, and the ranges read exactly the features that are not per-site blocks."""
+    from edgegym.agents.rl.shared import segments, width
+    from edgegym.families.wireless_udl.env import SITE_BLOCKS, observation_blocks
+
+    seen = set()
+    for sites, jobs in ((25, 20), (50, 40), (100, 80)):
+        env = gym.make("WirelessUDL-v1", config={"cluster": {"sites": sites}, "jobs": {"count": jobs}, "env": mode})
+        lay = env.unwrapped.obs_layout()
+        seen.add((width(lay["glob"]), width(lay["job"]), lay["row_dim"], lay["rows"]))
+        read = {i for a, b in segments(lay["glob"]) + segments(lay["job"]) for i in range(a, b)}
+        blocks = observation_blocks(env.unwrapped.preset)
+        names = [n for n, shape, *_ in blocks for _ in range(int(np.prod(shape)))]
+        assert all(names[i] not in SITE_BLOCKS for i in read)
+        assert {names[i] for i in read} == {n for n, *_ in blocks[:-1]} - SITE_BLOCKS
+    assert len(seen) == 1
 
 
 @pytest.mark.parametrize("base, cfg, some_pruned", [

@@ -71,6 +71,22 @@ ROW_EXTRA_FEATURES = (
 )
 
 
+#: the observation blocks with one entry per site (their width depends on the site count): per-row policies read
+#: the rest (:attr:`WirelessUDLEnv.obs_layout`), so that they run at any number of sites
+SITE_BLOCKS = frozenset({"site_mask", "price_mean", "free_frac", "data_frac"})
+
+
+def _merge(spans) -> tuple[tuple[int, int], ...]:
+    """Adjacent ``(start, stop)`` ranges joined: ``((0, 1), (1, 3), (5, 6))`` -> ``((0, 3), (5, 6))``."""
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return tuple(out)
+
+
 def observation_blocks(preset: UDLPreset) -> list[tuple[str, tuple, str, float, float]]:
     """The observation as named blocks ``(name, shape, meaning, low, high)``, in order (flattened C-order)."""
     R, K, H = preset.max_sites, preset.num_resources, preset.env.calendar_slots
@@ -577,20 +593,27 @@ class WirelessUDLEnv(gym.Env):
     @property
     def obs_layout(self):
         """With ``env.obs_rows`` (v1): a callable returning where the observation's blocks lie, for per-row
-        policies (``edgegym.agents.rl.shared``): ``glob`` and ``job`` are ``(start, stop)``; ``rows`` = ``2·G``
-        candidate rows of ``row_dim`` features from ``rows_start``; action ``a`` picks row ``a`` (``row_actions``), no
-        other actions. ``None`` without ``env.obs_rows`` (the v0 candidate features are one block per feature)."""
+        policies (``edgegym.agents.rl.shared``): ``glob`` (the slot, job-index and active-job fractions) and ``job``
+        (the arriving job's features) are sequences of ``(start, stop)`` ranges; ``rows`` candidate rows of
+        ``row_dim`` features from ``rows_start``; action ``a`` picks row ``a`` (``row_actions``), no other actions.
+        The per-site blocks (:data:`SITE_BLOCKS`: one entry per site, their width set by the site count) are left out
+        of ``glob`` and ``job`` (the rows already carry each plan's site-dependent costs and utilisation), so that a
+        network trained on one number of sites reads any other. ``None`` without ``env.obs_rows`` (the v0 candidate
+        features are one block per feature) and in the re-plan mode without ``env.replan_workers``."""
         if not self.preset.env.obs_rows or (self.mode != "commit" and not self._rule_rows):
             return None
         sizes = [int(np.prod(shape)) for _, shape, *_ in self._blocks]
         ends = np.cumsum(sizes)
-        glob_end = int(ends[[n for n, *_ in self._blocks].index("free_frac")])
-        job_end = int(ends[-2])
+        names = [n for n, *_ in self._blocks]
+        span = {n: (int(e - w), int(e)) for n, w, e in zip(names, sizes, ends, strict=True)}
+        first_job = names.index("kappa")
+        glob = tuple(span[n] for n in names[:first_job] if n not in SITE_BLOCKS)
+        job = tuple(span[n] for n in names[first_job:-1] if n not in SITE_BLOCKS)
         C, F = self._blocks[-1][1]
         if self._rule_rows:  # the first len(WORKER_RULES) rows, one per worker rule
             C = len(WORKER_RULES)
-        layout = {"job": (glob_end, job_end), "rows_start": job_end, "rows": int(C), "row_dim": int(F),
-                  "glob": (0, glob_end), "row_actions": True, "extra_actions": 0}
+        layout = {"job": _merge(job), "rows_start": int(span[names[-1]][0]), "rows": int(C), "row_dim": int(F),
+                  "glob": _merge(glob), "row_actions": True, "extra_actions": 0}
         return lambda: dict(layout)
 
     # ----------------------------------------------------------------- rendering
