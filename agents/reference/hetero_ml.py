@@ -47,7 +47,7 @@ import numpy as np
 from edgegym.agents.policy import Policy
 from edgegym.agents.registry import PolicySpec
 
-from edgegym.families.hetero_ml.mincost import Candidate, SubRound, mincost, price_base
+from edgegym.families.hetero_ml.mincost import Candidate, SlotTables, SubRound, mincost, price_base
 from edgegym.families.hetero_ml.simulator import HeteroCluster, HeteroJobs, Ledger, Placement, footprint
 
 __all__ = [
@@ -356,6 +356,10 @@ class AOnlineNowCore:
     #: build one sub-round state per decision (grown when a window outgrows it) instead of one per window; False
     #: rebuilds per window (the same decisions, slower: the tests' oracle)
     share_windows = True
+    #: keep the window arrays across decisions (:class:`~edgegym.families.hetero_ml.mincost.SlotTables`: each slot's
+    #: prices and minima computed once, updated where a placement commits); False builds a sub-round state per
+    #: decision as ``share_windows`` says (the same decisions, slower: the tests' oracle)
+    keep_tables = True
 
     def __init__(self, cluster: HeteroCluster, params: AOnlineParams) -> None:
         self.cluster, self.params = cluster, params
@@ -365,8 +369,11 @@ class AOnlineNowCore:
         # (``A_maxweight`` commits the accepted candidate into it): while only :meth:`decide` commits to the ledger,
         # it equals a state built now from the ledger, so the next decision at the same slot starts from it
         self._last: SubRound | None = None
+        self._tables: SlotTables | None = None
 
     def decide(self, jobs: HeteroJobs, j: int, now: int) -> Placement:
+        if self.keep_tables and self.share_windows:
+            return self._decide_kept(jobs, j, now)
         p = self.params
         # no schedule is shorter than E_j K_j mini-batch iterations of the fastest type (N <= D_j workers)
         it = float(np.min(jobs.v[j])) + (float(np.min(jobs.ps_update[j])) if self.cluster.arch == "ps" else 0.0)
@@ -390,6 +397,31 @@ class AOnlineNowCore:
                 f = footprint(self.cluster, pl.worker_type, pl.ps_type, pl.workers, pl.ps)
                 self.ledger.commit(f, pl.start, pl.start + pl.duration)
                 self._last = built if self.share_windows else None
+                return pl
+            tau = tau + max(2, tau // 4) if nested else tau * 2
+        raise RuntimeError(f"job {j} unschedulable before horizon_cap {p.horizon_cap}")
+
+    def _decide_kept(self, jobs: HeteroJobs, j: int, now: int) -> Placement:
+        """:meth:`decide` on the kept :class:`SlotTables` (the windows, searches and commit of the state-per-decision
+        form, the same numbers)."""
+        p = self.params
+        if self._tables is None:
+            self._tables = SlotTables(self.cluster, self.lam, self.ledger)
+        it = float(np.min(jobs.v[j])) + (float(np.min(jobs.ps_update[j])) if self.cluster.arch == "ps" else 0.0)
+        d_lb = int(np.ceil(float(jobs.epochs[j]) * float(jobs.batches[j]) * it - 1e-9))
+        tau, seen = max(2, d_lb + 1), 0
+        nested = p.tie_break == "completion_first"
+        thr = p.weight_scale * float(jobs.weight[j])
+        allow = _allow(p, self.cluster)
+        while tau <= p.horizon_cap:
+            S = self._tables.view(now, tau)
+            cand = mincost(S, jobs, j, thr, p.tie_break, allow, p.max_workers, seen if nested else 0)
+            seen = tau
+            if cand is not None:
+                pl = _to_placement(self.cluster, cand, now)
+                f = footprint(self.cluster, pl.worker_type, pl.ps_type, pl.workers, pl.ps)
+                self.ledger.commit(f, pl.start, pl.start + pl.duration)
+                self._tables.committed(np.flatnonzero(f.sum(axis=1) > 0), pl.start, pl.start + pl.duration)
                 return pl
             tau = tau + max(2, tau // 4) if nested else tau * 2
         raise RuntimeError(f"job {j} unschedulable before horizon_cap {p.horizon_cap}")

@@ -168,24 +168,27 @@ def test_shipped_policy_takes_the_plain_policys_actions(env_id, config, seeds):
 
 def test_kept_state_equals_a_fresh_build_at_the_next_decision():
     """The state a decision leaves (its commit applied) equals one built from the ledger afterwards, array for array,
-    so the next decision at the same slot may start from it."""
+    so the next decision at the same slot may start from it (the state-per-decision form, ``keep_tables=False``)."""
     env, pol = make_env("HeteroML-v0", "aonline-hetero-now", 3, {"workload": {"num_jobs": 40}})
     obs, _ = env.reset(seed=3)
     pol.reset(3)
-    done, nows, compared = False, [], 0
-    while not done:
-        nows.append(int(env.unwrapped.view().decision_time))
-        a, _ = pol.predict(obs, deterministic=True)
-        core = pol.core
-        S = core._last
-        assert S is not None and S.offset == nows[-1]
-        used = core.ledger.window(S.offset, S.offset + S.tau)
-        fresh = SubRound(core.cluster, S.tau, S.offset, core.lam, init_used=used)
-        for f in ("beta", "delta", "omega", "Aw", "Ap", "st", "cst"):
-            assert np.array_equal(getattr(S, f), getattr(fresh, f)), (len(nows), f)
-        compared += 1
-        obs, _, term, trunc, _ = env.step(a)
-        done = term or trunc
+    done, nows = False, []
+    ref.AOnlineNowCore.keep_tables = False
+    try:
+        while not done:
+            nows.append(int(env.unwrapped.view().decision_time))
+            a, _ = pol.predict(obs, deterministic=True)
+            core = pol.core
+            S = core._last
+            assert S is not None and S.offset == nows[-1]
+            used = core.ledger.window(S.offset, S.offset + S.tau)
+            fresh = SubRound(core.cluster, S.tau, S.offset, core.lam, init_used=used)
+            for f in ("beta", "delta", "omega", "Aw", "Ap", "st", "cst"):
+                assert np.array_equal(getattr(S, f), getattr(fresh, f)), (len(nows), f)
+            obs, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+    finally:
+        ref.AOnlineNowCore.keep_tables = True
     env.close()
-    assert compared == 40
+    assert len(nows) == 40
     assert len(set(nows)) < len(nows)  # some decisions share a slot: the kept state is used

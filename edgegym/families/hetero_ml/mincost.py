@@ -25,6 +25,8 @@ import math
 
 import numpy as np
 
+from . import _mincost_kernels as _k
+
 try:  # Numba is optional: without it the same code runs as plain Python (slow, identical results)
     from numba import njit
 except ImportError:  # pragma: no cover
@@ -33,7 +35,7 @@ except ImportError:  # pragma: no cover
             return args[0]
         return lambda f: f
 
-__all__ = ["SubRound", "Candidate", "mincost", "mincost_reference", "price_base"]
+__all__ = ["SubRound", "SlotTables", "WindowView", "Candidate", "mincost", "mincost_reference", "price_base"]
 
 TOL = 1e-9
 
@@ -69,6 +71,7 @@ class SubRound:
     numbers, kept as the oracle)."""
 
     compiled = True
+    t0 = 0  # index of relative slot 1 on the time axis of the minima tables (what :func:`mincost` reads)
 
     def __init__(self, cluster, tau: int, offset: int, lam: float, init_used: np.ndarray | None = None) -> None:
         self.cluster, self.tau, self.offset, self.lam = cluster, int(tau), int(offset), float(lam)
@@ -169,6 +172,114 @@ class SubRound:
         return float(np.einsum("hrt,hr->", self.delta, self.cap / self.cluster.cbar))
 
 
+class WindowView:
+    """What :func:`mincost` reads of a window [now, now + tau) of :class:`SlotTables`: the prefix sums start at slot
+    ``now``, the minima tables at the tables' own first slot (index ``t0`` is slot ``now``); only the window's first
+    tau - 1 slots are read."""
+
+    __slots__ = ("cluster", "tau", "offset", "e_hat", "z_hat", "logt", "st", "cst", "t0", "Aw", "Ap")
+
+    def __init__(self, tables: SlotTables, now: int, tau: int) -> None:
+        t0 = now - tables.base
+        self.cluster, self.tau, self.offset = tables.cluster, int(tau), int(now)
+        self.e_hat, self.z_hat, self.logt = tables.e_hat, tables.z_hat, tables.logt
+        self.st, self.cst, self.t0 = tables.st, tables.cst, t0
+        self.Aw, self.Ap = tables.Aw, tables.Ap
+
+
+class SlotTables:
+    """The sub-round arrays of a ledger's committed schedule, kept in absolute slots across decisions.
+
+    A :class:`SubRound` built at slot ``now`` from ``ledger.window(now, now + tau)`` recomputes the prices delta,
+    the residuals omega and their window-minimum tables of every server and slot. Those are elementwise (prices,
+    residuals) or exact (minima, maxima), so they do not depend on the window's start: here they are computed once
+    per slot and server, for the slots as the windows first reach them and for a placement's servers and slots when
+    it commits (:meth:`committed`), and read through a view from any later start (:meth:`view`). Only the prefix sums
+    of the prices depend on the start (rounding); they are computed from ``now`` as far as the windows reach, and a
+    decision at the same slot continues them (the committed servers' rows from the start). Every number equals the
+    one of a ``SubRound`` built for the same window (the differential tests compare them)."""
+
+    #: the fewest slots the arrays are allocated for (they grow to twice a window's reach, from its start)
+    min_size = 64
+
+    def __init__(self, cluster, lam: float, ledger) -> None:
+        self.cluster, self.lam, self.ledger = cluster, float(lam), ledger
+        self.cap = cluster.capacity
+        self.e_hat = cluster.worker_res / cluster.cbar
+        self.z_hat = cluster.ps_res / cluster.cbar
+        self.base, self.n, self.size = 0, 0, 0  # slots [base, base + n) held, room for ``size``
+        self.now = -1  # the start of the prefix sums
+        self._alloc(0, 0)
+
+    def _alloc(self, base: int, size: int) -> None:
+        """Arrays for ``size`` slots from ``base``, keeping what the old arrays held from ``base`` on."""
+        H, R = self.cap.shape
+        M, P = self.cluster.num_worker_types, self.cluster.num_ps_types
+        logt = np.zeros(size + 2, dtype=np.int64)
+        for L in range(2, size + 2):
+            logt[L] = logt[L // 2] + 1
+        K = int(logt[max(size, 1)]) + 1
+        delta, st, cst = np.zeros((H, R, size)), np.zeros((K, H, R, size)), np.zeros((K, R, size))
+        keep = self.base + self.n - base if self.size and base >= self.base else 0
+        if keep > 0:
+            d = base - self.base
+            k = min(K, self.st.shape[0])
+            delta[:, :, :keep] = self.delta[:, :, d : d + keep]
+            st[:k, :, :, :keep] = self.st[:k, :, :, d : d + keep]
+            cst[:k, :, :keep] = self.cst[:k, :, d : d + keep]
+        self.base, self.n, self.size = base, max(keep, 0), size
+        self.delta, self.st, self.cst, self.logt = delta, st, cst, logt
+        self.Aw, self.Ap = np.zeros((M, H, size + 1)), np.zeros((P, H, size + 1))
+        self.done = np.zeros(H, dtype=np.int64)  # prefix sums computed per server (from self.now)
+
+    def _fill(self, servers, lo: int, hi: int) -> None:
+        """Prices and residuals of ``servers`` (a slice or an index array) over held slots [lo, hi), from the
+        ledger, with the same operations as :meth:`SubRound.refresh`."""
+        b = self.ledger.window(self.base + lo, self.base + hi)[servers]
+        cap = self.cap[servers][:, :, None]
+        frac = np.divide(b, cap, out=np.zeros_like(b), where=cap > 0)
+        self.delta[servers, :, lo:hi] = np.power(self.lam, frac) - 1.0  # eq. (11)
+        self.st[0, servers, :, lo:hi] = cap - b
+
+    def _ensure(self, end: int) -> None:
+        """Hold slots up to ``end`` (exclusive, absolute)."""
+        if end <= self.base + self.n:
+            return
+        if end > self.base + self.size:
+            start = self.now if self.now >= self.base else self.base
+            self._alloc(start, max(self.min_size, 2 * (end - start)))
+        lo, hi = self.n, end - self.base
+        self._fill(slice(None), lo, hi)
+        self.n = hi
+        _k.server_minima(self.st, np.arange(self.cap.shape[0]), lo, hi, hi)
+        _k.best_residual_minima(self.st, self.cst, lo, hi, hi)
+
+    def view(self, now: int, tau: int) -> WindowView:
+        """The window [now, now + tau): its tables held and its prefix sums computed (a start before the held
+        slots starts the tables afresh)."""
+        if now < self.base:
+            self._alloc(now, 0)
+        if now != self.now:
+            self.now = now
+            self.done[:] = 0
+        self._ensure(now + tau - 1)
+        _k.price_prefix(self.delta, now - self.base, self.e_hat, self.z_hat, self.Aw, self.Ap, self.done, tau - 1)
+        return WindowView(self, now, tau)
+
+    def committed(self, servers, start: int, end: int) -> None:
+        """Update the tables after the ledger committed a placement on ``servers`` over absolute slots
+        [start, end): their prices and residuals there, the minima tables around them, and (from the start) the
+        prefix sums of those servers."""
+        servers = np.asarray(servers, dtype=np.int64)
+        lo, hi = max(start - self.base, 0), min(end - self.base, self.n)
+        if servers.size == 0 or hi <= lo:
+            return
+        self._fill(servers, lo, hi)
+        _k.server_minima(self.st, servers, lo, hi, self.n)
+        _k.best_residual_minima(self.st, self.cst, lo, hi, self.n)
+        self.done[servers] = 0
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Numba kernel
 
@@ -227,21 +338,21 @@ def _refresh_tables(delta, omega, e_hat, z_hat, servers, Aw, Ap, st, cst):
 
 
 @njit(cache=True)
-def _wmin(st, logt, h, r, a, L):
+def _wmin(st, t0, logt, h, r, a, L):
     k = logt[L]
-    x = st[k, h, r, a]
-    y = st[k, h, r, a + L - (1 << k)]
+    x = st[k, h, r, t0 + a]
+    y = st[k, h, r, t0 + a + L - (1 << k)]
     return x if x < y else y
 
 
 @njit(cache=True)
-def _units_fit(st, logt, h, d, i, a, L, R, big):
+def _units_fit(st, t0, logt, h, d, i, a, L, R, big):
     """How many units of demand row ``d[i]`` server ``h`` holds over the whole window ``[a, a + L)``: the least,
     over the resources the row uses, of the window's minimum free amount over the demand (``big`` when it uses none)."""
     c = big
     for r in range(R):
         if d[i, r] > 0:
-            q = int(math.floor(_wmin(st, logt, h, r, a, L) / d[i, r] + 1e-9))
+            q = int(math.floor(_wmin(st, t0, logt, h, r, a, L) / d[i, r] + 1e-9))
             if q < c:
                 c = q
     return c
@@ -296,12 +407,12 @@ def _slot(cache, L, a, min_comp):
 
 
 @njit(cache=True)
-def _res_ub(cst, logt, a, L, out):
+def _res_ub(cst, t0, logt, a, L, out):
     """out[r] = min over the window [a, a + L) of max_h omega[h, r, t] (>= the exact maxima of _res_passes)."""
     k = logt[L]
     for r in range(out.shape[0]):
-        x = cst[k, r, a]
-        y = cst[k, r, a + L - (1 << k)]
+        x = cst[k, r, t0 + a]
+        y = cst[k, r, t0 + a + L - (1 << k)]
         out[r] = x if x < y else y
     return out
 
@@ -315,7 +426,7 @@ def _res_test(maxw, kind, N, em, zp, bm, Bp, R):
 
 
 @njit(cache=True)
-def _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, kind, N, em, zp, bm, Bp):
+def _res_passes(L, a, min_comp, H, R, st, t0, logt, cache, stamp, kind, N, em, zp, bm, Bp):
     """Whether the residual test ``kind`` (:func:`_res_test`) passes on maxw[r] = max_h of the window's residual of
     resource r (min over [a, a + L)). The tests only get more lenient as maxw grows, so the servers are scanned in
     order until the partial maxima pass; the cache keeps the partial maxima and the scan's position per window
@@ -336,7 +447,7 @@ def _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, kind, N, em, zp, b
     ok = _res_test(maxw, kind, N, em, zp, bm, Bp, R)
     while not ok and h < H:
         for r in range(R):
-            w = _wmin(st, logt, h, r, a, L)
+            w = _wmin(st, t0, logt, h, r, a, L)
             if w > maxw[r]:
                 maxw[r] = w
         h += 1
@@ -368,7 +479,7 @@ def _ps_may_fit(N, maxw, em, zp, bm, Bp, R):
 
 
 @njit(cache=True)
-def _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, counts):
+def _worker_bounds(m, L, a, min_comp, H, R, e, st, t0, logt, Aw, cache, stamp, counts):
     """(min_h Ω_h, Σ_h cap_h, max_h cap_h) of worker type m in window [a, a + L), cached per call; Ω_h and cap_h
     computed with the same operations as the spread search. ``counts=False`` computes only min_h Ω_h (the two
     counts come back as -1 unless an earlier call of this window computed them)."""
@@ -386,7 +497,7 @@ def _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, count
         big = 1 << 40
         tot, capmax = 0, 0
         for h in range(H):
-            ch = max(0, _units_fit(st, logt, h, e, m, a, L, R, big))
+            ch = max(0, _units_fit(st, t0, logt, h, e, m, a, L, R, big))
             tot += ch
             if ch > capmax:
                 capmax = ch
@@ -435,7 +546,7 @@ def _ps_passes(s0, N, capmax, bm, Bp):
 
 
 @njit(cache=True)
-def _ps_server_exists(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp, N, capmax, bm, Bp):
+def _ps_server_exists(p, L, a, min_comp, H, R, z, st, t0, logt, Ap, cache, stamp, N, capmax, bm, Bp):
     """Whether some server's PS count s0_h (computed as the spread search computes it) passes :func:`_ps_passes`.
 
     The servers are scanned in order until one passes; the cache keeps the scan's maximum and position per window
@@ -446,7 +557,7 @@ def _ps_server_exists(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp, N,
     best, h = (int(lbp[p, i, k, 1]), int(lbp[p, i, k, 2])) if i >= 0 else (-big, 0)
     ok = _ps_passes(best, N, capmax, bm, Bp)
     while not ok and h < H:
-        s0 = _units_fit(st, logt, h, z, p, a, L, R, big)
+        s0 = _units_fit(st, t0, logt, h, z, p, a, L, R, big)
         if s0 > best:
             best = s0
             ok = _ps_passes(best, N, capmax, bm, Bp)
@@ -487,7 +598,7 @@ def _fits_somewhere(N, em, zp, maxw, R):
 
 @njit(cache=True)
 def _kernel(
-    arch_ps, mode, thr, H, R, M, P, tau, W, EK, D, v, U, comm, u_ra, e, z, e_hat, z_hat, b, B, st, logt, Aw, Ap,
+    arch_ps, mode, thr, H, R, M, P, tau, W, EK, D, v, U, comm, u_ra, e, z, e_hat, z_hat, b, B, st, t0, logt, Aw, Ap,
     out_y, out_s, allow_m, max_workers, min_comp, prune, cache, stamp, cst,
 ):
     # returns (found, cost, coloc, m, p, L, N, a); writes y and s of the best into out_y / out_s; only candidates
@@ -516,8 +627,8 @@ def _kernel(
     ubmax = np.full(R, -1e300)
     for r in range(R):
         for t in range(nslots):
-            if cst[0, r, t] > ubmax[r]:
-                ubmax[r] = cst[0, r, t]
+            if cst[0, r, t0 + t] > ubmax[r]:
+                ubmax[r] = cst[0, r, t0 + t]
     # ---- co-located (Alg. 3 line 3): A_mincost2 (PS) / A_RAmincost1 (RA)
     for m in range(M):
         if not allow_m[m]:
@@ -544,13 +655,13 @@ def _kernel(
                         if not _can_win(0.0, comp, best_c, best_comp, mode):
                             break
                         if prune:
-                            if not _fits_somewhere(N, e[m], z[p], _res_ub(cst, logt, a, L, ub), R):
+                            if not _fits_somewhere(N, e[m], z[p], _res_ub(cst, t0, logt, a, L, ub), R):
                                 continue
-                            om_min = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp,
+                            om_min = _worker_bounds(m, L, a, min_comp, H, R, e, st, t0, logt, Aw, cache, stamp,
                                                     False)[0]
                             if not _price_may_pass(N * om_min, thr, comp, best_c, best_comp, mode):
                                 continue
-                            if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 0, N, e[m], z[p], 0.0,
+                            if not _res_passes(L, a, min_comp, H, R, st, t0, logt, cache, stamp, 0, N, e[m], z[p], 0.0,
                                                1.0):
                                 continue
                             ps_min = _ps_min(p, L, a, min_comp, H, Ap, cache, stamp)
@@ -561,7 +672,7 @@ def _kernel(
                             ok = True
                             for r in range(R):
                                 need = N * e[m, r] + z[p, r]
-                                if need > 0 and need > _wmin(st, logt, h, r, a, L) + 1e-9:
+                                if need > 0 and need > _wmin(st, t0, logt, h, r, a, L) + 1e-9:
                                     ok = False
                                     break
                             if not ok:
@@ -592,18 +703,18 @@ def _kernel(
                     if not _can_win(0.0, comp, best_c, best_comp, mode):
                         break
                     if prune:
-                        if not _fits_somewhere(N, e[m], zero_r, _res_ub(cst, logt, a, L, ub), R):
+                        if not _fits_somewhere(N, e[m], zero_r, _res_ub(cst, t0, logt, a, L, ub), R):
                             continue
-                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, False)[0]
+                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, t0, logt, Aw, cache, stamp, False)[0]
                         if not _price_may_pass(lb, thr, comp, best_c, best_comp, mode):
                             continue
-                        if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 0, N, e[m], zero_r, 0.0,
+                        if not _res_passes(L, a, min_comp, H, R, st, t0, logt, cache, stamp, 0, N, e[m], zero_r, 0.0,
                                            1.0):
                             continue
                     for h in range(H):
                         ok = True
                         for r in range(R):
-                            if e[m, r] > 0 and N * e[m, r] > _wmin(st, logt, h, r, a, L) + 1e-9:
+                            if e[m, r] > 0 and N * e[m, r] > _wmin(st, t0, logt, h, r, a, L) + 1e-9:
                                 ok = False
                                 break
                         if not ok:
@@ -662,22 +773,22 @@ def _kernel(
                         # the PS server n needs s0_n >= 1 and s0_n B_p >= (N - g) b_m with g <= cap_n (the search's
                         # own test, relaxed to the maxima over the servers: first from the per-resource residuals)
                         ps_min = 0.0
-                        if arch_ps and not _ps_may_fit(N, _res_ub(cst, logt, a, L, ub), e[m], z[p], b[m], B[p], R):
+                        if arch_ps and not _ps_may_fit(N, _res_ub(cst, t0, logt, a, L, ub), e[m], z[p], b[m], B[p], R):
                             continue
                         # the workers' price bound before the capacity scans (the PS price only adds to it)
-                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp, False)[0]
+                        lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, t0, logt, Aw, cache, stamp, False)[0]
                         if not _price_may_pass(lb, thr, comp, best_c, best_comp, mode):
                             continue
                         if arch_ps:
-                            if not _res_passes(L, a, min_comp, H, R, st, logt, cache, stamp, 1, N, e[m], z[p], b[m],
+                            if not _res_passes(L, a, min_comp, H, R, st, t0, logt, cache, stamp, 1, N, e[m], z[p], b[m],
                                                B[p]):
                                 continue
-                        om_min, tot, capmax = _worker_bounds(m, L, a, min_comp, H, R, e, st, logt, Aw, cache, stamp,
+                        om_min, tot, capmax = _worker_bounds(m, L, a, min_comp, H, R, e, st, t0, logt, Aw, cache, stamp,
                                                              True)
                         if tot < N:
                             continue
                         if arch_ps:
-                            if not _ps_server_exists(p, L, a, min_comp, H, R, z, st, logt, Ap, cache, stamp, N,
+                            if not _ps_server_exists(p, L, a, min_comp, H, R, z, st, t0, logt, Ap, cache, stamp, N,
                                                      capmax, b[m], B[p]):
                                 continue
                             ps_min = _ps_min(p, L, a, min_comp, H, Ap, cache, stamp)
@@ -698,7 +809,7 @@ def _kernel(
                         cu = big
                         cs = big
                         for r in range(R):
-                            wr = _wmin(st, logt, h, r, a, L)
+                            wr = _wmin(st, t0, logt, h, r, a, L)
                             wm[h, r] = wr
                             if e[m, r] > 0:
                                 q = int(math.floor(wr / e[m, r] + 1e-9))
@@ -872,7 +983,8 @@ def mincost(
     allow = np.ones(M, dtype=np.bool_) if allow_types is None else np.asarray(allow_types, dtype=np.bool_)
     found, cost, col, m, p, L, N, a = _kernel(
         c.arch == "ps", _MODES[tie_break], float(threshold), H, R, M, P, S.tau, W, EK, D,
-        v, U, comm, u_ra, c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw, S.st, S.logt, S.Aw, S.Ap,
+        v, U, comm, u_ra, c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw, S.st, S.t0, S.logt, S.Aw,
+        S.Ap,
         y, s, allow, int(max_workers) if max_workers is not None else 1 << 30, int(min_completion),
         prune, *_BOUNDS.get(M, max(P, 1), R, S.tau, S.tau - int(min_completion)), S.cst,
     )
