@@ -40,11 +40,12 @@ def _fresh(c, tau, now, lam, ledger):
 def _assert_view_equals(S, F, where):
     """The view S of the kept tables holds the numbers of the fresh state F (the minima tables' exact entries)."""
     n, t0 = F.tau - 1, S.t0
-    assert np.array_equal(S.Aw[:, :, : n + 1], F.Aw[:, :, : n + 1]), (where, "Aw")
-    assert np.array_equal(S.Ap[:, :, : n + 1], F.Ap[:, :, : n + 1]), (where, "Ap")
+    # the kept tables are in the search's layouts (slots before servers)
+    assert np.array_equal(S.Aw[:, : n + 1], F.Aw[:, :, : n + 1].transpose(0, 2, 1)), (where, "Aw")
+    assert np.array_equal(S.Ap[:, : n + 1], F.Ap[:, :, : n + 1].transpose(0, 2, 1)), (where, "Ap")
     for k in range(int(F.logt[n]) + 1):
         m = n - (1 << k) + 1  # positions whose 2^k-window lies inside the window: the entries the search reads
-        assert np.array_equal(S.st[k, :, :, t0 : t0 + m], F.st[k, :, :, :m]), (where, "st", k)
+        assert np.array_equal(S.st[k, t0 : t0 + m], F.st[k, :, :, :m].transpose(2, 0, 1)), (where, "st", k)
         assert np.array_equal(S.cst[k, :, t0 : t0 + m], F.cst[k, :, :m]), (where, "cst", k)
 
 

@@ -21,37 +21,38 @@ __all__ = ["server_minima", "best_residual_minima", "price_prefix"]
 
 @njit(cache=True)
 def server_minima(st, servers, lo, hi, n):
-    """Levels k >= 1 of the window-minimum table ``st[k, h, r, t] = min st[0, h, r, t : t + 2^k]`` for ``servers``
-    at every position whose window meets slots [lo, hi), after level 0 (the residuals) changed there. Only the
-    exact entries (t + 2^k <= n, the ``n`` slots held) are written: no query reads the others."""
-    K, R = st.shape[0], st.shape[2]
-    for i in range(servers.shape[0]):
-        h = servers[i]
-        for k in range(1, K):
-            w = 1 << (k - 1)
-            t0 = lo - (1 << k) + 1
-            if t0 < 0:
-                t0 = 0
-            t1 = n - (1 << k) + 1
-            if hi < t1:
-                t1 = hi
-            for r in range(R):
-                for t in range(t0, t1):
-                    a, b = st[k - 1, h, r, t], st[k - 1, h, r, t + w]
-                    st[k, h, r, t] = a if a <= b else b
+    """Levels k >= 1 of the window-minimum table ``st[k, t, h, r] = min st[0, t : t + 2^k, h, r]`` (layout: slots
+    before servers) for ``servers`` at every position whose window meets slots [lo, hi), after level 0 (the
+    residuals) changed there. Only the exact entries (t + 2^k <= n, the ``n`` slots held) are written: no query
+    reads the others."""
+    K, R = st.shape[0], st.shape[3]
+    for k in range(1, K):
+        w = 1 << (k - 1)
+        t0 = lo - (1 << k) + 1
+        if t0 < 0:
+            t0 = 0
+        t1 = n - (1 << k) + 1
+        if hi < t1:
+            t1 = hi
+        for t in range(t0, t1):
+            for i in range(servers.shape[0]):
+                h = servers[i]
+                for r in range(R):
+                    a, b = st[k - 1, t, h, r], st[k - 1, t + w, h, r]
+                    st[k, t, h, r] = a if a <= b else b
 
 
 @njit(cache=True)
 def best_residual_minima(st, cst, lo, hi, n):
-    """``cst[0, r, t] = max_h st[0, h, r, t]`` (the best residual over the servers) for slots [lo, hi), then the
+    """``cst[0, r, t] = max_h st[0, t, h, r]`` (the best residual over the servers) for slots [lo, hi), then the
     levels k >= 1 of its window-minimum table at the positions whose window meets them (exact entries only)."""
-    K, H, R = cst.shape[0], st.shape[1], st.shape[2]
-    for r in range(R):
-        for t in range(lo, hi):
-            best = st[0, 0, r, t]
+    K, H, R = cst.shape[0], st.shape[2], st.shape[3]
+    for t in range(lo, hi):
+        for r in range(R):
+            best = st[0, t, 0, r]
             for h in range(1, H):
-                if st[0, h, r, t] > best:
-                    best = st[0, h, r, t]
+                if st[0, t, h, r] > best:
+                    best = st[0, t, h, r]
             cst[0, r, t] = best
     for k in range(1, K):
         w = 1 << (k - 1)
@@ -68,26 +69,37 @@ def best_residual_minima(st, cst, lo, hi, n):
 
 
 @njit(cache=True)
-def price_prefix(delta, t0, e_hat, z_hat, Aw, Ap, done, upto):
-    """The prefix sums over the window's slots (from slot ``t0`` of ``delta``) of every server's per-worker and
-    per-PS prices, ``Aw[m, h, t + 1] = Σ_{t' <= t} Σ_r delta[h, r, t0 + t'] e_hat[m, r]`` (``Ap`` with ``z_hat``),
-    continued for each server from ``done[h]`` up to ``upto`` slots (then ``done[h] = upto``). Σ_r runs from r = 0
-    and the running sum adds slot by slot: the operations of ``SubRound``'s tables."""
-    H, R = delta.shape[0], delta.shape[1]
-    M, P = e_hat.shape[0], z_hat.shape[0]
-    for h in range(H):
-        s = done[h]
-        if s >= upto:
-            continue
-        for t in range(s, upto):
-            for m in range(M):
+def price_prefix(delta, t0, e_hat, z_hat, Aw, Ap, servers, lo, hi):
+    """The prefix sums over the window's slots (from slot ``t0`` of ``delta``, layout (slots, R, H)) of the
+    per-worker and per-PS prices of ``servers`` (None: all), ``Aw[m, t + 1, h] = Σ_{t' <= t} Σ_r delta[t0 + t', r, h]
+    e_hat[m, r]`` (``Ap`` with ``z_hat``), for window slots t in [lo, hi) (those before ``lo`` already computed).
+    Σ_r runs from r = 0 and the running sum adds slot by slot: the operations of ``SubRound``'s tables."""
+    for t in range(lo, hi):
+        _slot_prefix(delta[t0 + t], e_hat, Aw, servers, t)
+        _slot_prefix(delta[t0 + t], z_hat, Ap, servers, t)
+
+
+@njit(cache=True)
+def _slot_prefix(d, wt, out, servers, t):
+    """``out[k, t + 1, h] = out[k, t, h] + Σ_r d[r, h] wt[k, r]`` (``out[k, 1, h]`` the sum alone at t = 0) for every
+    row k of ``wt`` and every server (``servers`` None) or the listed ones."""
+    R, H = d.shape
+    for k in range(wt.shape[0]):
+        dst = out[k, t + 1]
+        if servers is None:
+            for h in range(H):
                 x = 0.0
                 for r in range(R):
-                    x += delta[h, r, t0 + t] * e_hat[m, r]
-                Aw[m, h, t + 1] = x if t == 0 else Aw[m, h, t] + x
-            for p in range(P):
+                    x += d[r, h] * wt[k, r]
+                dst[h] = x
+            if t > 0:
+                src = out[k, t]
+                for h in range(H):
+                    dst[h] = src[h] + dst[h]
+        else:
+            for i in range(servers.shape[0]):
+                h = servers[i]
                 x = 0.0
                 for r in range(R):
-                    x += delta[h, r, t0 + t] * z_hat[p, r]
-                Ap[p, h, t + 1] = x if t == 0 else Ap[p, h, t] + x
-        done[h] = upto
+                    x += d[r, h] * wt[k, r]
+                dst[h] = x if t == 0 else out[k, t, h] + x

@@ -92,7 +92,20 @@ class SubRound:
         self.st = np.zeros((K, H, R, n))
         self.cst = np.zeros((K, R, n))
         self.touched = np.zeros(H, dtype=bool)
+        self._kern = [None]  # the search's layouts of st, Aw, Ap (shared with prefix views; cleared by refresh)
         self.refresh(np.arange(H))
+
+    def kernel_arrays(self) -> tuple:
+        """(st, Aw, Ap) in the layouts :func:`mincost`'s kernel reads: slots before servers, (K, n, H, R),
+        (M, n + 1, H) and (P, n + 1, H), so a pass over the servers at one slot reads adjacent memory (the same
+        numbers, copied once after each refresh)."""
+        if self._kern[0] is None:
+            self._kern[0] = (
+                np.ascontiguousarray(self.st.transpose(0, 3, 1, 2)),
+                np.ascontiguousarray(self.Aw.transpose(0, 2, 1)),
+                np.ascontiguousarray(self.Ap.transpose(0, 2, 1)),
+            )
+        return self._kern[0]
 
     def prefix(self, tau: int) -> SubRound:
         """This state restricted to the window's first ``tau`` slots (tau <= self.tau), sharing its arrays.
@@ -112,6 +125,7 @@ class SubRound:
         servers = np.asarray(servers, dtype=np.int64)
         if servers.size == 0:
             return
+        self._kern[0] = None
         if servers.size == self.cap.shape[0] and np.array_equal(servers, np.arange(servers.size)):
             servers = slice(None)  # every server: the same numbers without fancy-indexed copies
         cap = self.cap[servers][:, :, None]
@@ -173,18 +187,21 @@ class SubRound:
 
 
 class WindowView:
-    """What :func:`mincost` reads of a window [now, now + tau) of :class:`SlotTables`: the prefix sums start at slot
-    ``now``, the minima tables at the tables' own first slot (index ``t0`` is slot ``now``); only the window's first
-    tau - 1 slots are read."""
+    """What :func:`mincost` reads of a window [now, now + tau) of :class:`SlotTables`, in the kernel's layouts (slots
+    before servers): the prefix sums ``Aw`` (M, slots + 1, H) and ``Ap`` start at slot ``now``, the minima tables ``st``
+    (K, slots, H, R) and ``cst`` (K, R, slots) at the tables' first held slot (index ``t0`` is slot ``now``); only
+    the window's first tau - 1 slots are read."""
 
     __slots__ = ("cluster", "tau", "offset", "e_hat", "z_hat", "logt", "st", "cst", "t0", "Aw", "Ap")
 
     def __init__(self, tables: SlotTables, now: int, tau: int) -> None:
-        t0 = now - tables.base
-        self.cluster, self.tau, self.offset = tables.cluster, int(tau), int(now)
+        self.cluster, self.tau, self.offset, self.t0 = tables.cluster, int(tau), int(now), now - tables.base
         self.e_hat, self.z_hat, self.logt = tables.e_hat, tables.z_hat, tables.logt
-        self.st, self.cst, self.t0 = tables.st, tables.cst, t0
-        self.Aw, self.Ap = tables.Aw, tables.Ap
+        self.st, self.cst, self.Aw, self.Ap = tables.st, tables.cst, tables.Aw, tables.Ap
+
+    def kernel_arrays(self) -> tuple:
+        """(st, Aw, Ap), already in the kernel's layouts."""
+        return self.st, self.Aw, self.Ap
 
 
 class SlotTables:
@@ -197,7 +214,8 @@ class SlotTables:
     it commits (:meth:`committed`), and read through a view from any later start (:meth:`view`). Only the prefix sums
     of the prices depend on the start (rounding); they are computed from ``now`` as far as the windows reach, and a
     decision at the same slot continues them (the committed servers' rows from the start). Every number equals the
-    one of a ``SubRound`` built for the same window (the differential tests compare them)."""
+    one of a ``SubRound`` built for the same window (the differential tests compare them). The arrays are kept in
+    the search's layouts (:meth:`SubRound.kernel_arrays`); ``delta`` is (slots, R, H)."""
 
     #: the fewest slots the arrays are allocated for (they grow to twice a window's reach, from its start)
     min_size = 64
@@ -209,6 +227,9 @@ class SlotTables:
         self.z_hat = cluster.ps_res / cluster.cbar
         self.base, self.n, self.size = 0, 0, 0  # slots [base, base + n) held, room for ``size``
         self.now = -1  # the start of the prefix sums
+        self.done = 0  # prefix sums computed for slots [now, now + done) of every server not in ``dirty``
+        self.dirty = np.zeros(self.cap.shape[0], dtype=bool)
+        self._all = np.arange(self.cap.shape[0], dtype=np.int64)
         self._alloc(0, 0)
 
     def _alloc(self, base: int, size: int) -> None:
@@ -219,18 +240,20 @@ class SlotTables:
         for L in range(2, size + 2):
             logt[L] = logt[L // 2] + 1
         K = int(logt[max(size, 1)]) + 1
-        delta, st, cst = np.zeros((H, R, size)), np.zeros((K, H, R, size)), np.zeros((K, R, size))
+        # every entry is written before it is read (the minima tables' inexact entries are never read)
+        delta, st, cst = np.empty((size, R, H)), np.empty((K, size, H, R)), np.empty((K, R, size))
         keep = self.base + self.n - base if self.size and base >= self.base else 0
         if keep > 0:
             d = base - self.base
             k = min(K, self.st.shape[0])
-            delta[:, :, :keep] = self.delta[:, :, d : d + keep]
-            st[:k, :, :, :keep] = self.st[:k, :, :, d : d + keep]
+            delta[:keep] = self.delta[d : d + keep]
+            st[:k, :keep] = self.st[:k, d : d + keep]
             cst[:k, :, :keep] = self.cst[:k, :, d : d + keep]
         self.base, self.n, self.size = base, max(keep, 0), size
         self.delta, self.st, self.cst, self.logt = delta, st, cst, logt
-        self.Aw, self.Ap = np.zeros((M, H, size + 1)), np.zeros((P, H, size + 1))
-        self.done = np.zeros(H, dtype=np.int64)  # prefix sums computed per server (from self.now)
+        self.Aw, self.Ap = np.empty((M, size + 1, H)), np.empty((P, size + 1, H))
+        self.Aw[:, 0], self.Ap[:, 0] = 0.0, 0.0
+        self.done = 0
 
     def _fill(self, servers, lo: int, hi: int) -> None:
         """Prices and residuals of ``servers`` (a slice or an index array) over held slots [lo, hi), from the
@@ -238,8 +261,9 @@ class SlotTables:
         b = self.ledger.window(self.base + lo, self.base + hi)[servers]
         cap = self.cap[servers][:, :, None]
         frac = np.divide(b, cap, out=np.zeros_like(b), where=cap > 0)
-        self.delta[servers, :, lo:hi] = np.power(self.lam, frac) - 1.0  # eq. (11)
-        self.st[0, servers, :, lo:hi] = cap - b
+        d = np.power(self.lam, frac) - 1.0  # eq. (11)
+        self.delta[lo:hi][:, :, servers] = d.transpose(2, 1, 0)
+        self.st[0, lo:hi][:, servers] = (cap - b).transpose(2, 0, 1)
 
     def _ensure(self, end: int) -> None:
         """Hold slots up to ``end`` (exclusive, absolute)."""
@@ -251,7 +275,7 @@ class SlotTables:
         lo, hi = self.n, end - self.base
         self._fill(slice(None), lo, hi)
         self.n = hi
-        _k.server_minima(self.st, np.arange(self.cap.shape[0]), lo, hi, hi)
+        _k.server_minima(self.st, self._all, lo, hi, hi)
         _k.best_residual_minima(self.st, self.cst, lo, hi, hi)
 
     def view(self, now: int, tau: int) -> WindowView:
@@ -260,10 +284,17 @@ class SlotTables:
         if now < self.base:
             self._alloc(now, 0)
         if now != self.now:
-            self.now = now
-            self.done[:] = 0
+            self.now, self.done = now, 0
+            self.dirty[:] = False
         self._ensure(now + tau - 1)
-        _k.price_prefix(self.delta, now - self.base, self.e_hat, self.z_hat, self.Aw, self.Ap, self.done, tau - 1)
+        t0 = now - self.base
+        if self.dirty.any():
+            _k.price_prefix(self.delta, t0, self.e_hat, self.z_hat, self.Aw, self.Ap, np.flatnonzero(self.dirty),
+                            0, self.done)
+            self.dirty[:] = False
+        if tau - 1 > self.done:
+            _k.price_prefix(self.delta, t0, self.e_hat, self.z_hat, self.Aw, self.Ap, None, self.done, tau - 1)
+            self.done = tau - 1
         return WindowView(self, now, tau)
 
     def committed(self, servers, start: int, end: int) -> None:
@@ -277,7 +308,7 @@ class SlotTables:
         self._fill(servers, lo, hi)
         _k.server_minima(self.st, servers, lo, hi, self.n)
         _k.best_residual_minima(self.st, self.cst, lo, hi, self.n)
-        self.done[servers] = 0
+        self.dirty[servers] = True
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -340,8 +371,8 @@ def _refresh_tables(delta, omega, e_hat, z_hat, servers, Aw, Ap, st, cst):
 @njit(cache=True)
 def _wmin(st, t0, logt, h, r, a, L):
     k = logt[L]
-    x = st[k, h, r, t0 + a]
-    y = st[k, h, r, t0 + a + L - (1 << k)]
+    x = st[k, t0 + a, h, r]
+    y = st[k, t0 + a + L - (1 << k), h, r]
     return x if x < y else y
 
 
@@ -490,7 +521,7 @@ def _worker_bounds(m, L, a, min_comp, H, R, e, st, t0, logt, Aw, cache, stamp, c
     else:
         om_min, tot, capmax = 1e300, -1, -1
         for h in range(H):
-            om = Aw[m, h, a + L] - Aw[m, h, a]
+            om = Aw[m, a + L, h] - Aw[m, a, h]
             if om < om_min:
                 om_min = om
     if counts and tot < 0:
@@ -517,7 +548,7 @@ def _ps_entry(p, L, a, min_comp, H, Ap, cache, stamp):
         return i, k
     ps_min = 1e300
     for h in range(H):
-        ps = Ap[p, h, a + L] - Ap[p, h, a]
+        ps = Ap[p, a + L, h] - Ap[p, a, h]
         if ps < ps_min:
             ps_min = ps
     lbp[p, i, k, 0], lbp[p, i, k, 1], lbp[p, i, k, 2] = ps_min, -(1 << 40), 0
@@ -533,7 +564,7 @@ def _ps_min(p, L, a, min_comp, H, Ap, cache, stamp):
         return cache[1][p, i, k, 0]
     ps_min = 1e300
     for h in range(H):
-        ps = Ap[p, h, a + L] - Ap[p, h, a]
+        ps = Ap[p, a + L, h] - Ap[p, a, h]
         if ps < ps_min:
             ps_min = ps
     return ps_min
@@ -677,7 +708,7 @@ def _kernel(
                                     break
                             if not ok:
                                 continue
-                            c = N * (Aw[m, h, a + L] - Aw[m, h, a]) + (Ap[p, h, a + L] - Ap[p, h, a])
+                            c = N * (Aw[m, a + L, h] - Aw[m, a, h]) + (Ap[p, a + L, h] - Ap[p, a, h])
                             if c < thr and _better(c, comp, best_c, best_comp, mode):
                                 found = True
                                 best_c, best_comp = c, comp
@@ -719,7 +750,7 @@ def _kernel(
                                 break
                         if not ok:
                             continue
-                        c = N * (Aw[m, h, a + L] - Aw[m, h, a])
+                        c = N * (Aw[m, a + L, h] - Aw[m, a, h])
                         if c < thr and _better(c, comp, best_c, best_comp, mode):
                             found = True
                             best_c, best_comp = c, comp
@@ -799,11 +830,11 @@ def _kernel(
                     om_min = 1e300
                     ps_min = 1e300
                     for h in range(H):
-                        Omega[h] = Aw[m, h, a + L] - Aw[m, h, a]
+                        Omega[h] = Aw[m, a + L, h] - Aw[m, a, h]
                         if Omega[h] < om_min:
                             om_min = Omega[h]
                         if arch_ps:
-                            Psi[h] = Ap[p, h, a + L] - Ap[p, h, a]
+                            Psi[h] = Ap[p, a + L, h] - Ap[p, a, h]
                             if Psi[h] < ps_min:
                                 ps_min = Psi[h]
                         cu = big
@@ -981,10 +1012,11 @@ def mincost(
     y = np.zeros(H, dtype=np.int64)
     s = np.zeros(H, dtype=np.int64)
     allow = np.ones(M, dtype=np.bool_) if allow_types is None else np.asarray(allow_types, dtype=np.bool_)
+    kst, kAw, kAp = S.kernel_arrays()
     found, cost, col, m, p, L, N, a = _kernel(
         c.arch == "ps", _MODES[tie_break], float(threshold), H, R, M, P, S.tau, W, EK, D,
-        v, U, comm, u_ra, c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw, S.st, S.t0, S.logt, S.Aw,
-        S.Ap,
+        v, U, comm, u_ra, c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw, kst, S.t0, S.logt, kAw,
+        kAp,
         y, s, allow, int(max_workers) if max_workers is not None else 1 << 30, int(min_completion),
         prune, *_BOUNDS.get(M, max(P, 1), R, S.tau, S.tau - int(min_completion)), S.cst,
     )
