@@ -6,6 +6,8 @@
   start points (also when every step goes through the ordinary path, and at the episode's end);
 * the rollout teacher's decisions with and without the fast path (``Earliest.advance`` returning ``None``, the
   oracle) on more than 1,000 states, and rollout departs from its base on some of them;
+* ``HeteroMLEnv.action_key``: grid actions with equal keys give the same reward, state and next observation, on
+  more than 1,000 states, and the key changes nothing;
 * a fork's ledger (shared pending commits, a shared read-only zero array while the dense one was never written) and
   a resampled fork's job table (spliced without revalidation) equal the deep copy and the revalidated table.
 """
@@ -18,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from edgegym.agents.baselines.hetero_ml import FIFO, Earliest
+from edgegym.agents.reference.rollout import RolloutPolicy
 from edgegym.agents.runner import policy_actions
 
 import edgegym  # noqa: F401  (registers the envs)
@@ -159,10 +162,12 @@ def test_advance_edges():
 
 
 def _decisions(env_id, policy, seeds, monkeypatch, fast, limit=None):
-    """Every decision of ``policy`` (a rollout over earliest) on ``seeds``, with or without the fast path."""
+    """Every decision of ``policy`` (a rollout over earliest) on ``seeds``, with or without the fast paths (the
+    compiled continuation, one continuation per distinct ``action_key``)."""
     with monkeypatch.context() as mp:
         if not fast:
             mp.setattr(Earliest, "advance", lambda self, steps, total: None)
+            mp.setattr(RolloutPolicy, "dedupe", False)
         return policy_actions(env_id, policy, seeds, limit)
 
 
@@ -178,6 +183,68 @@ def test_rollout_decisions_identical(monkeypatch):
     ref2, _ = _decisions("HeteroML-v1", "rollout:earliest", [0], monkeypatch, False, limit=30)
     assert fast2 == ref2
     assert len(fast) + len(fast2) >= 1000
+
+
+def _key_groups(env) -> dict:
+    groups: dict = {}
+    for a in np.flatnonzero(env.action_masks()):
+        groups.setdefault(env.action_key(int(a)), []).append(int(a))
+    return groups
+
+
+@pytest.mark.parametrize(("env_id", "rule", "stride"), [("HeteroML-v1", "earliest", 2), ("HeteroML-v0", "random", 3),
+                                                      ("HeteroML-rl-hard-v1", "earliest", 1),
+                                                      ("HeteroML-rl-hard-v1", "random", 1)])
+def test_action_key_groups_actions_with_the_same_effect(env_id, rule, stride):
+    """On the states of an episode (earliest's or random legal actions': with and without cached estimates, more
+    and less crowded schedules): the valid actions with one key, each stepped on its own fork, give the same reward
+    (``==``), the same simulator state and ledger, and the same next observation and mask; the key leaves the env's
+    state as it was. Invalid actions, ``Placement`` objects and slot-driven envs get keys of their own."""
+    env = gym.make(env_id).unwrapped
+    states = same = 0
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    J = env.jobs.num_jobs
+    for k in range(J - 1):
+        if k % stride == 0:
+            before = _state(env)
+            groups = _key_groups(env)
+            _assert_same_state(before, _state(env))
+            for acts in groups.values():
+                if len(acts) < 2:
+                    continue
+                runs = []
+                for a in acts:
+                    g = env.fork(seed=0, future="keep")
+                    obs, r, *_ = g.step(a)
+                    runs.append((r, obs, g))
+                for r, obs, g in runs[1:]:
+                    assert r == runs[0][0]
+                    np.testing.assert_array_equal(obs, runs[0][1])
+                    _assert_same(g, runs[0][2])
+                same += len(acts) - 1
+            states += 1
+        mask = env.action_masks()
+        if not mask.all():
+            bad = int(np.flatnonzero(~mask)[0])
+            assert env.action_key(bad) == ("action", bad)
+        env.step(Earliest(env).act(None) if rule == "earliest" else int(rng.choice(np.flatnonzero(mask))))
+    assert states >= 49 and same > 0
+    from edgegym.families.hetero_ml.simulator import Placement
+
+    pl = Placement(0, 0, 0, -1, np.zeros(env.H, dtype=np.int64), np.zeros(env.H, dtype=np.int64))
+    assert env.action_key(pl) == ("placement", id(pl))
+    slot = gym.make(env_id, config={"env": {"discipline": "drf"}}).unwrapped
+    slot.reset(seed=0)
+    assert slot.action_key(0) == ("action", 0)
+    with pytest.raises(ValueError, match="outside"):
+        env.action_key(env.n_grid)
+
+
+def _assert_same_state(a, b) -> None:
+    assert a[:3] == b[:3]
+    for x, y in zip(a[3], b[3], strict=True):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_fork_ledger_and_resampled_jobs(monkeypatch):

@@ -595,6 +595,29 @@ class HeteroMLEnv(gym.Env):
                 best, best_c = int(act), c
         return best
 
+    def action_key(self, action) -> tuple:
+        """What ``action`` does at this decision point, as a hashable key: for a valid grid action, its
+        configuration (worker type, workers, spread, PS type) and the slot its start search begins at, which is
+        what :meth:`step` commits from. Grid actions that differ only in their delay share a key when their
+        estimated starts (:meth:`grid_estimates`) are equal: the search then begins at that start for each (no
+        earlier candidate fits, whatever a price tie decides there), so they give the same reward and the same
+        next state, and a look-ahead simulates one of them (``rollout``). An invalid action, a ``Placement`` or a
+        slot-driven env's action gets a key of its own. Nothing of the env changes (the estimates are cached as
+        :meth:`grid_estimates` caches them)."""
+        if self._inst is None:
+            raise RuntimeError("call reset() before action_key()")
+        if isinstance(action, Placement):
+            return ("placement", id(action))
+        act = self._check_discrete(action)
+        if self.slot_driven or self._k >= self.jobs.num_jobs or not self._grid_mask_shared()[act]:
+            return ("action", act)
+        m4, n4, q4, p4 = self._job_cfg()
+        t0 = self._decision_time(self._k) + int(self._delays[act % self.n_delays])
+        start, dur = self.grid_estimates()
+        if dur[act] >= 1 and start[act] >= t0:  # as ``_decode_commit`` takes it
+            t0 = int(start[act])
+        return int(m4[act]), int(n4[act]), int(q4[act]), int(p4[act]), t0
+
     def action_masks(self) -> np.ndarray:
         """Valid grid actions for the current job: feasible on an empty cluster. ``RuntimeError`` before
         :meth:`reset` (there is no job yet)."""
