@@ -66,7 +66,9 @@ Design choices (each one a documented decision):
   action decodes to), candidates with equal keys change the state and the rewards the same way: their
   continuation runs once and its returns count for each (the scores are the same as simulating each). Where the
   env has ``step_quiet`` and the base an ``advance`` fast path, a candidate's own step is taken without building
-  its observation (``observe()`` builds it only if a ``predict`` needs it).
+  its observation (``observe()`` builds it only if a ``predict`` needs it). Where the env's ``fork`` takes
+  ``history=False`` (a fork that does not keep the executed schedule, which no continuation reads), the
+  futures are forked so: the same steps and rewards from a smaller copy.
 * **Not clairvoyant.** Only resampled forks are used; the real future is never read (unless the name says
   ``clairvoyant=1``, the analysis variant above).
 
@@ -178,6 +180,25 @@ def _discrete_hint(env) -> str:
     return f"e.g. --env-config '{json.dumps({'env': extra})}'"
 
 
+_HISTORY_ARG: dict[type, bool] = {}
+
+
+def _fork_takes_history(env) -> bool:
+    """Whether ``env.fork`` takes ``history=`` (a family's fork may offer ``history=False``: a fork for look-ahead
+    that does not keep the executed schedule; see :mod:`edgegym.core.forking`). Looked up once per env class."""
+    t = type(env)
+    hit = _HISTORY_ARG.get(t)
+    if hit is None:
+        import inspect
+
+        try:
+            hit = "history" in inspect.signature(env.fork).parameters
+        except (TypeError, ValueError):
+            hit = False
+        _HISTORY_ARG[t] = hit
+    return hit
+
+
 def _is_markov(base: Policy) -> bool:
     """Whether ``base`` decides from the env's current state (and its own random stream) alone: the condition for
     simulating it after an action it did not choose. ``Policy.markov`` (default True) says so; a policy that keeps
@@ -191,6 +212,9 @@ class RolloutPolicy(Policy):
     #: run one continuation per distinct effect (the env's ``action_key``); False: one per candidate (the reference
     #: for the differential tests: the same scores)
     dedupe = True
+    #: fork with ``history=False`` where the env's ``fork`` takes it (a look-ahead fork without the executed
+    #: history: the same observations, rewards and steps, cheaper to copy); False: full forks (the reference)
+    lean_forks = True
 
     def __init__(self, env, base: Policy, *, K: int = 4, H: int = 20, k: int = 6, z: float = 0.0,
                  clairvoyant: int = 0, D: int = 0, seed: int = 0) -> None:
@@ -319,7 +343,8 @@ class RolloutPolicy(Policy):
         base_action, _ = self.base.predict(obs, deterministic=True)
         self.decisions += 1
         env = self.unwrapped
-        futures = [env.fork(seed=s, future=self.future) for s in self._seeds()]
+        lean = {"history": False} if self.lean_forks and _fork_takes_history(env) else {}
+        futures = [env.fork(seed=s, future=self.future, **lean) for s in self._seeds()]
         cands = self._candidates(base_action, futures)
         if len(cands) == 1:
             return base_action

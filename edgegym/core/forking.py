@@ -21,6 +21,11 @@ numbers without a Python call per element.
 Nothing here names a family: a family's ``fork`` calls :func:`fork_env` with its shared attribute names and its
 own future-resampling function; :func:`splice_jobs` and :func:`shifted_arrivals` are the helpers those use.
 
+A family's ``fork`` may also take ``history=False``: a fork for look-ahead that need not keep the executed history
+of the episode so far (what only rendering and the schedule's plots read), and so holds only the state of the jobs
+still in the system; its observations, masks, rewards and decisions are those of the full fork (the family
+documents and tests what else it leaves out). Look-ahead policies pass it where the signature has it.
+
 Memory: a fork's state arrays are a few hundred KB each, above the size from which glibc's ``malloc`` hands out
 fresh pages and returns them to the OS when freed, so a look-ahead that makes and drops thousands of forks spent
 most of each fork in page faults (~1 µs per 4 KB page; 0.98 ms of a 1.0 ms ``EdgeCloudML-v0`` fork). The first

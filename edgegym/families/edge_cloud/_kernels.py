@@ -686,6 +686,18 @@ def init_slots(j, c0, D, inv, chunk_job, inv_d, worker, end, rem, key, seq, ran)
 
 
 @njit
+def compact_plans(ps, pe, pc, phead, plen, base, ps2, pe2, pc2):
+    """Each worker's plan ``[phead, plen)`` of ``ps/pe/pc`` written to columns ``0..plen-phead`` of
+    ``ps2/pe2/pc2``, its chunk ids less ``base`` (the slots of a bounded history with ``chunk_base = base``)."""
+    for w in range(phead.size):
+        h = phead[w]
+        for k in range(h, plen[w]):
+            ps2[w, k - h] = ps[w, k]
+            pe2[w, k - h] = pe[w, k]
+            pc2[w, k - h] = pc[w, k] - base
+
+
+@njit
 def flush_log(T, lw, ls, le, lc, cnt, llast, chunk_job, job_end, ran, busy, fl, iv_j, iv_s, iv_e):
     """Consume the log rows of the jobs finished by ``T`` (``job_end <= T``; every run before ``T`` is logged, so
     those jobs' rows are all there and final): their edge runs are counted (``fl[FL_RUNS]``, and in

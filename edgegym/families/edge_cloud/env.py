@@ -159,6 +159,22 @@ class EdgeCloudView:
 _VIEW_SETTERS = tuple(EdgeCloudView.__dict__[f.name].__set__ for f in dataclasses.fields(EdgeCloudView))
 
 
+def _prefix(a: np.ndarray, n: int) -> np.ndarray:
+    """``prefix_copy(a, n)`` of a 1-D buffer (the first ``n`` entries copied, zeros after) in three NumPy calls."""
+    out = np.empty_like(a)
+    out[:n] = a[:n]
+    out[n:] = 0
+    return out
+
+
+def _prefix_cols(a: np.ndarray, n: int) -> np.ndarray:
+    """``prefix_copy(a, n, axis=1)`` of a 2-D buffer: the first ``n`` columns copied, zeros after."""
+    out = np.empty_like(a)
+    out[:, :n] = a[:, :n]
+    out[:, n:] = 0
+    return out
+
+
 def _share(v, env):
     """A ``fork_env`` copy function that shares ``v`` (the fork replaces it before anyone writes to it)."""
     return v
@@ -248,6 +264,23 @@ class EdgeCloudMLEnv(gym.Env):
         self._outcome: ScheduleOutcome | None = None
         self._return = 0.0
         self._J = 0  # jobs of the episode (set at reset)
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """gymnasium's ``Env.np_random``. A fork shares its parent's generator until one of them uses it (only
+        ``reset`` draws from it): that one then takes a copy in the same state."""
+        if self.__dict__.get("_rng_shared"):
+            self._rng_shared = False
+            if self._np_random is not None:
+                from ...core.forking import fast_copy
+
+                self._np_random = fast_copy(self._np_random)  # the same stream, a generator of its own
+        return gym.Env.np_random.fget(self)
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._rng_shared = False
+        gym.Env.np_random.fset(self, value)
 
     # ----------------------------------------------------------- episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -771,11 +804,14 @@ class EdgeCloudMLEnv(gym.Env):
     )
     #: the env attributes among them, and those :meth:`_fork_copy` shares besides: never written in place (a new
     #: object replaces them)
-    _FORK_SHARED_ENV = frozenset(a for a in _FORK_SHARED if "." not in a) | {"_cand", "_rows_cache", "_view_cache"}
+    _FORK_SHARED_ENV = frozenset(a for a in _FORK_SHARED if "." not in a) | {"_cand", "_rows_cache", "_view_cache",
+                                                                                 "_lean_cache", "_ro_server", "_ro_order"}
     #: the same without the per-chunk tables that are per-slot state with ``keep_schedule=False``
     _FORK_SHARED_BOUNDED = tuple(a for a in _FORK_SHARED if a not in ("sim.chunk_job", "sim._inv_d"))
     #: the simulator attributes among them (a resampled fork's simulator shares them with its parent's)
     _SIM_SHARED = frozenset(a[4:] for a in _FORK_SHARED if a.startswith("sim."))
+    #: the same for a simulator with the bounded history (its per-slot arrays are state)
+    _SIM_SHARED_BOUNDED = _SIM_SHARED - frozenset(PaperSimulator._SLOT_STATE)
     #: simulator attributes computed from the job table alone (rebuilt for a resampled future)
     _SIM_FROM_JOBS = frozenset({
         "jobs", "p_edge", "p_cloud", "offsets", "chunk_job", "_inv_d", "_delay_edge", "_arrival", "_job_type",
@@ -789,7 +825,7 @@ class EdgeCloudMLEnv(gym.Env):
     #: every simulator attribute built from the job table (a resampled fork rebuilds them on its spliced table)
     _SIM_JOB_PARTS = _SIM_FROM_JOBS | _SIM_PER_CHUNK | _SIM_PER_JOB
 
-    def fork(self, seed: int = 0, future: str = "resample") -> EdgeCloudMLEnv:
+    def fork(self, seed: int = 0, future: str = "resample", history: bool = True) -> EdgeCloudMLEnv:
         """An independent env in exactly the current state (mid-episode), for look-ahead planning.
 
         ``future="keep"``: the jobs that have not arrived yet are the true ones; the fork is marked
@@ -802,12 +838,27 @@ class EdgeCloudMLEnv(gym.Env):
         workload (the preset lists its jobs) has no model to draw from: its future is the preset's own. With a
         job-level discipline (SRTF, Tiresias-L, BatchSche) the discipline's schedule is recomputed on the spliced
         job table (it was computed once at reset). See :mod:`edgegym.core.forking`.
+
+        ``history=False``: a fork for look-ahead that does not keep the executed history (the fork runs with
+        ``keep_schedule=False``): its simulator holds only what the jobs still in the system need
+        (:meth:`~.simulator.PaperSimulator.lean_copy`), so it is several times cheaper to make and to fork again
+        late in an episode. Every observation, mask, reward, placement and episode metric of the fork is the one
+        a ``history=True`` fork gives, except what needs the whole executed schedule (``render``, the
+        utilisation series, ``sim.segments()``) and ``utilisation``, whose busy time is then summed exactly (as
+        with ``keep_schedule=False``, see the class docstring).
         """
         from ...core.forking import fork_env
 
         redraw = future == "resample" and self._redraws_future()
-        if self.keep_schedule and self.sim is not None and self._fast_fork:
-            return self._fork_copy(seed, future, redraw)
+        lean = not history and self.keep_schedule and self.sim is not None
+        if self.sim is not None and self._fast_fork:
+            return self._fork_copy(seed, future, redraw, lean)
+        if lean:  # the reference path: the generic fork, then its simulator's lean copy
+            fork = self.fork(seed, future)
+            fork.sim = fork.sim.lean_copy(fork._sim_shared(), room=max(self._FORK_LOG_ROWS, 1))
+            fork.keep_schedule = False
+            fork._lean_cache = None
+            return fork
         if redraw:
             # _resample_future builds the fork's own simulator from this env's, reading it only: no copy first
             copies = {"sim": _share}
@@ -821,11 +872,13 @@ class EdgeCloudMLEnv(gym.Env):
     #: the reference for the differential tests)
     _fast_fork = True
 
-    def _fork_copy(self, seed: int, future: str, redraw: bool) -> EdgeCloudMLEnv:
+    def _fork_copy(self, seed: int, future: str, redraw: bool, lean: bool = False) -> EdgeCloudMLEnv:
         """The fork with the state ``fork_env`` gives it (every shared attribute shared, every other array copied,
         the large simulator buffers by their live part as :meth:`_fork_copies` says) but without its generic walk
         over the objects: one pass over the env's and the simulator's attributes. ``redraw``: the simulator is
-        not copied but rebuilt on the redrawn future by :meth:`_resample_future` (reading this env's)."""
+        not copied but rebuilt on the redrawn future by :meth:`_resample_future` (reading this env's). ``lean``:
+        the fork's simulator is (a copy of) this state's lean copy (``fork(history=False)``), made once per
+        state and shared by the forks of that state (:meth:`_lean_sim`)."""
         from ...core.forking import (
             _ATOMIC_TYPES,
             check_fork_args,
@@ -841,53 +894,106 @@ class EdgeCloudMLEnv(gym.Env):
             self._fork_draws = {}
         shared = self._FORK_SHARED_ENV
         memo: dict = {}
-        d = {}
+        src = self._lean_sim() if lean else self.sim
+        d = self.__dict__.copy()
         for name, v in self.__dict__.items():
-            if type(v) in _ATOMIC_TYPES or name in shared:
-                d[name] = v
-            elif name == "sim":
-                d[name] = v if redraw else self._fork_sim(memo)
+            if name in shared or type(v) in _ATOMIC_TYPES:
+                continue
+            if name == "sim":
+                d[name] = src if redraw else self._fork_sim(memo, src=src)
+            elif name == "_np_random":  # drawn from by reset only: shared until either env uses it
+                d["_rng_shared"] = True
             else:
                 d[name] = fast_copy(v, memo)
+        if d.get("_rng_shared"):
+            self._rng_shared = True
+        if lean:
+            d["keep_schedule"] = False
         fork = object.__new__(type(self))
-        fork.__dict__.update(d)
+        fork.__dict__ = d
         mark_fork(self, fork, seed, future)
         if redraw:
             type(self)._resample_future(fork, fork_rng(seed))
         return fork
 
-    def _fork_sim(self, memo: dict, skip: frozenset = frozenset()) -> PaperSimulator:
-        """The simulator of :meth:`_fork_copy`: shared attributes shared, the log, the plans and the per-chunk
-        buffers copied by their live part (:meth:`_fork_copies`'s rule), every other array copied; the attributes
-        named in ``skip`` left out (for the caller to build)."""
-        from ...core.forking import _ATOMIC_TYPES, fast_copy, prefix_copy
+    def _sim_shared(self, sim: PaperSimulator | None = None) -> frozenset:
+        """The simulator attributes a fork shares with ``sim`` (default: this env's): :attr:`_SIM_SHARED`, less
+        the per-slot arrays of a simulator with the bounded history (``keep_schedule=False``)."""
+        sim = self.sim if sim is None else sim
+        return self._SIM_SHARED if sim.keep_schedule else self._SIM_SHARED_BOUNDED
 
-        old = self.sim
-        shared = self._SIM_SHARED
-        n_log = int(old._cnt[0])
-        n_chunks = old._chunks_in_use()
-        n_plan = int(old._plen.max(initial=0))
-        d = {}
-        for name, v in old.__dict__.items():
-            t = type(v)
-            if name in skip:
-                continue
-            if t in _ATOMIC_TYPES or name in shared:
-                d[name] = v
-            elif t is np.ndarray:
-                if name in self._LOG_ARRAYS:
-                    d[name] = prefix_copy(v, n_log)
-                elif name in self._PREFIX_CHUNK_ARRAYS:
-                    d[name] = prefix_copy(v, n_chunks)
-                elif name in self._PLAN_ARRAYS:
-                    d[name] = prefix_copy(v, n_plan, axis=1)
-                else:
-                    d[name] = v.copy()
-            else:
-                d[name] = fast_copy(v, memo)
+    def _lean_sim(self) -> PaperSimulator:
+        """The lean copy of this state's simulator (:meth:`~.simulator.PaperSimulator.lean_copy`), made once per
+        decision point and shared, read only, by the ``history=False`` forks of that state."""
+        sim = self.sim
+        key = (sim, self._cand, sim.num_placed, sim.now)
+        hit = self.__dict__.get("_lean_cache")
+        if hit is not None and all(a is b or a == b for a, b in zip(hit[0], key, strict=True)):
+            return hit[1]
+        lean = sim.lean_copy(self._SIM_SHARED_BOUNDED, room=max(self._FORK_LOG_ROWS, 1))
+        self._lean_cache = (key, lean)
+        return lean
+
+    def _fork_sim(self, memo: dict, skip: frozenset = frozenset(), src: PaperSimulator | None = None
+                  ) -> PaperSimulator:
+        """The simulator of :meth:`_fork_copy`: a copy of ``src`` (default: this env's simulator) with shared
+        attributes shared, the log, the plans and the per-chunk buffers copied by their live part
+        (:meth:`_fork_copies`'s rule: zeros past it), every other array copied, A_ps's generator shared until
+        either simulator draws from it (``PaperSimulator._rng_shared``); the attributes named in ``skip`` left
+        out (for the caller to build). The attributes are sorted into those groups once per layout
+        (:meth:`_sim_plan`), so a fork is a dict copy and the array copies."""
+        from ...core.forking import fast_copy
+
+        old = self.sim if src is None else src
+        od = old.__dict__
+        log, chunk, plan, arrays, objects = self._sim_plan(old, skip)
+        d = {k: v for k, v in od.items() if k not in skip} if skip else od.copy()
+        n = int(old._cnt[0])
+        for name in log:
+            d[name] = _prefix(od[name], n)
+        n = old._chunks_in_use()
+        for name in chunk:
+            d[name] = _prefix(od[name], n)
+        n = int(old._plen.max(initial=0))
+        for name in plan:
+            d[name] = _prefix_cols(od[name], n)
+        for name in arrays:
+            d[name] = od[name].copy()
+        for name in objects:
+            d[name] = fast_copy(od[name], memo)
+        if "rng" in d:  # A_ps's generator (drawn from at the drain only): shared until one of the two draws
+            d["_rng_shared"] = old._rng_shared = True
         sim = object.__new__(PaperSimulator)
-        sim.__dict__.update(d)
+        sim.__dict__ = d
         return sim
+
+    _SIM_PLANS: dict = {}
+
+    def _sim_plan(self, sim: PaperSimulator, skip: frozenset) -> tuple:
+        """The attribute groups of :meth:`_fork_sim` for ``sim``'s layout (history kept or bounded, its
+        attribute names, ``skip``): ``(log, per-chunk prefix, plans, other arrays, other objects)``; every other
+        attribute is shared (a shared name, an immutable value, the generator)."""
+        from ...core.forking import _ATOMIC_TYPES
+
+        key = (sim.keep_schedule, skip, tuple(sim.__dict__))
+        hit = self._SIM_PLANS.get(key)
+        if hit is not None:
+            return hit
+        shared = self._sim_shared(sim)
+        groups: tuple = ([], [], [], [], [])
+        for name, v in sim.__dict__.items():
+            t = type(v)
+            if name in skip or name in shared or name in ("rng", "_rng_shared") or (
+                    t in _ATOMIC_TYPES and v is not None):  # None: a slot that may hold an array later
+                continue
+            if t is np.ndarray:
+                g = 0 if name in self._LOG_ARRAYS else 1 if name in self._PREFIX_CHUNK_ARRAYS else \
+                    2 if name in self._PLAN_ARRAYS else 3
+            else:
+                g = 4
+            groups[g].append(name)
+        hit = self._SIM_PLANS[key] = tuple(tuple(g) for g in groups)
+        return hit
 
     def _redraws_future(self) -> bool:
         """Whether ``fork(future="resample")`` redraws anything: a job is still to arrive after the pending one and
@@ -920,7 +1026,7 @@ class EdgeCloudMLEnv(gym.Env):
     _PLAN_ARRAYS = ("_ps", "_pe", "_pc")
 
     #: completion-heap entries and log rows (beyond the used ones) a resampled fork makes room for
-    _FORK_HEAP, _FORK_LOG_ROWS = 512, 4096
+    _FORK_HEAP, _FORK_LOG_ROWS = 512, 2048
 
     def _resample_future(self, rng: np.random.Generator) -> None:
         """Replace the jobs after the pending one by a fresh draw (``fork(future="resample")``)."""
@@ -942,7 +1048,7 @@ class EdgeCloudMLEnv(gym.Env):
         memo: dict = {}
         shared, from_jobs = self._SIM_SHARED, self._SIM_JOB_PARTS
         # the parent's state without its job-derived parts, then those parts built on the spliced table
-        if self.keep_schedule and self._fast_fork:  # one pass, the large buffers by their live part
+        if self._fast_fork:  # one pass, the large buffers by their live part
             fresh = self._fork_sim(memo, skip=from_jobs)
         else:
             fresh = object.__new__(PaperSimulator)

@@ -156,6 +156,8 @@ class PaperSimulator:
         self.speed = float(speed)
         self.slotted = bool(slotted)
         self.rng = rng if rng is not None else np.random.default_rng(0)
+        #: ``rng`` is shared with a fork (or a parent): :meth:`assign_ps` takes a copy in the same state first
+        self._rng_shared = False
         self.keep_schedule = bool(keep_schedule)
         #: chunk id of slot 0 of the per-chunk arrays (always 0 with ``keep_schedule``)
         self.chunk_base = 0
@@ -422,6 +424,134 @@ class PaperSimulator:
     def _chunks_in_use(self) -> int:
         """Slots of the per-chunk arrays holding the chunks placed so far (chunk ids with ``keep_schedule``)."""
         return self._off_list[self.num_placed] - self.chunk_base
+
+    #: simulator attributes that are per chunk slot in the bounded history (``keep_schedule=False``)
+    _SLOT_STATE = ("chunk_job", "_inv_d", *PER_CHUNK)
+
+    def lean_copy(self, shared: frozenset = frozenset(), *, room: int = 4096) -> PaperSimulator:
+        """An independent copy with the bounded history (``keep_schedule=False``) holding only what the jobs
+        still in the system need: the per-chunk state of the jobs from the oldest one with a chunk queued or a
+        run not yet consumed (a window of slots), the executed log consumed as ``_kernels.flush_log`` consumes
+        it (the finished jobs' rows become A_ps's intervals, the run counts and the exact busy time). Every
+        later candidate table, placement, completion, Φ, A_ps draw and metric is the one this simulator would
+        give (the bounded history's guarantee, see the class docstring); the copy is a fraction of this one's
+        size late in an episode (for look-ahead forks). ``shared``: attribute names that are shared, not copied
+        (never written in place); the per-slot arrays are always the copy's own. ``room``: free slots in the
+        window and free rows in the log beyond what is used (more are made on demand, as always)."""
+        from ...core.forking import fast_copy
+
+        K = self._k
+        if not self.keep_schedule:  # already bounded: a copy with the window as it is
+            return self._copy_state(shared)
+        nplaced = self.num_placed
+        off = self._off_list
+        n_log = int(self._cnt[0])
+        # the log, plus the cloud row the bounded history logs for each job's cloud chunks (a job's cloud chunks
+        # come first in its chunks and run together); rows in chunk ids until the window is known
+        cj = np.flatnonzero(self.job_cloud_chunks[:nplaced] > 0)
+        m = n_log + cj.size
+        lw, ls, le, lc = (np.zeros(m + room, dtype=a.dtype) for a in (self._lw, self._ls, self._le, self._lc))
+        lw[:n_log], ls[:n_log], le[:n_log], lc[:n_log] = (a[:n_log] for a in (self._lw, self._ls, self._le, self._lc))
+        first = self.offsets[cj]
+        lw[n_log:m] = -1
+        ls[n_log:m] = self.chunk_rho[first]
+        le[n_log:m] = self.chunk_end[first]
+        lc[n_log:m] = first
+        cnt = self._cnt.copy()
+        cnt[0] = m
+        llast = self._llast.copy()
+        ran = np.zeros(self.chunk_job.size, dtype=np.bool_)
+        busy, fl = np.zeros(256), np.zeros(4, dtype=np.int64)
+        cap_iv = max(1024, m)
+        iv_j, iv_s, iv_e = np.zeros(cap_iv, dtype=np.int64), np.zeros(cap_iv), np.zeros(cap_iv)
+        t = min(self.now, float(self._head_start.min(initial=_INF)))  # every run before t is logged
+        K.flush_log(t, lw, ls, le, lc, cnt, llast, self.chunk_job, self.job_end, ran, busy, fl, iv_j, iv_s, iv_e)
+        # the window: from the oldest job with a chunk queued or a log row kept (as _shift_window)
+        lo = nplaced
+        qmask = np.arange(self._qbuf.shape[1]) < self._qlen[:, None]
+        queued = self._qbuf[qmask]
+        if queued.size:
+            lo = min(lo, int(self.chunk_job[queued].min()))
+        n = int(cnt[0])
+        if n:
+            lo = min(lo, int(self.chunk_job[lc[:n]].min()))
+        base = off[lo]
+        used = off[nplaced] - base
+        cap = max(1, used + room)
+        d = {}
+        memo: dict = {}
+        slot_state = self._SLOT_STATE
+        for name, v in self.__dict__.items():
+            if name in slot_state or name in self._LEAN_REBUILT:
+                continue
+            if type(v) is np.ndarray:
+                d[name] = v if name in shared else v.copy()
+            elif name in shared or isinstance(v, int | float | bool | str | type(None)):
+                d[name] = v
+            else:
+                d[name] = fast_copy(v, memo)
+        new = object.__new__(PaperSimulator)
+        new.__dict__.update(d)
+        for name in slot_state:
+            a = getattr(self, name)
+            b = np.zeros(cap, dtype=a.dtype)
+            b[:used] = a[base : base + used]
+            setattr(new, name, b)
+        new.chunk_worker[used:] = -2
+        new.chunk_end[used:] = _INF
+        new._ran = np.zeros(cap, dtype=np.bool_)
+        new._ran[:used] = ran[base : base + used]
+        new._served = np.zeros(cap)
+        new.keep_schedule = False
+        new.chunk_base = base
+        new._win_cap = cap
+        # A_ps's intervals so far (the rows consumed later make room on demand, as _flush does)
+        m_iv = int(fl[2])
+        new._fl, new._busy = fl, busy
+        new._iv_j, new._iv_s, new._iv_e = (_prefix_grow(a, m_iv, max(1024, m_iv + 256)) for a in (iv_j, iv_s, iv_e))
+        new._flush_at = max(_FLUSH_MIN, 4 * n)
+        # the log rows kept, in slots, with ``room`` free rows
+        lc[:n] -= base
+        new._lw, new._ls, new._le, new._lc = (_prefix_grow(a, n, n + room) for a in (lw, ls, le, lc))
+        new._cnt, new._llast, new._lcap = cnt, llast, n + room
+        # the queues in slots, and each worker's plan moved to columns 0.. (every kernel reads the columns
+        # phead..plen of a plan and a re-plan writes from column 0), both as wide as the longest now needs
+        qlen = self._qlen
+        plen = self._plen - self._phead
+        qcap = max(12, 2 * int(qlen.max(initial=0)), (int(plen.max(initial=0)) - 1) // 2)
+        W = qlen.size
+        new._qcap = qcap
+        new._qbuf = np.zeros((W, qcap), dtype=np.int64)
+        new._qbuf[:, : min(qcap, self._qbuf.shape[1])] = self._qbuf[:, :qcap]
+        new._qbuf[np.arange(qcap) < qlen[:, None]] -= base
+        pcap = 2 * qcap + 2
+        new._ps, new._pe, new._pc = (np.zeros((W, pcap), dtype=a.dtype) for a in (self._ps, self._pe, self._pc))
+        K.compact_plans(self._ps, self._pe, self._pc, self._phead, self._plen, base, new._ps, new._pe, new._pc)
+        new._phead = np.zeros(W, dtype=np.int64)
+        new._plen = plen
+        new._si = np.zeros((4, qcap), dtype=np.int64)
+        new._sf = np.zeros((4, qcap))
+        return new
+
+    #: what :meth:`lean_copy` builds anew instead of copying
+    _LEAN_REBUILT = frozenset({"_qbuf", "_ps", "_pe", "_pc", "_phead", "_plen", "_si", "_sf", "_lw", "_ls", "_le",
+                               "_lc", "_cnt", "_llast"})
+
+    def _copy_state(self, shared: frozenset) -> PaperSimulator:
+        """A plain copy of this simulator (arrays copied, ``shared`` names shared): :meth:`lean_copy` of a
+        simulator that already keeps the bounded history."""
+        from ...core.forking import fast_copy
+
+        memo: dict = {}
+        new = object.__new__(PaperSimulator)
+        for name, v in self.__dict__.items():
+            if type(v) is np.ndarray:
+                new.__dict__[name] = v if name in shared and name not in self._SLOT_STATE else v.copy()
+            elif name in shared or isinstance(v, int | float | bool | str | type(None)):
+                new.__dict__[name] = v
+            else:
+                new.__dict__[name] = fast_copy(v, memo)
+        return new
 
     def _adopt_placed(self, old: PaperSimulator, k: int) -> None:
         """Take ``old``'s state of the chunks and jobs placed so far (job ``k`` arriving): a resampled fork's
@@ -794,6 +924,10 @@ class PaperSimulator:
         ``-1`` for a cloud PS (unlimited).                                                   # (M, 4)
         """
         cl, jobs = self.cluster, self.jobs
+        if self.__dict__.get("_rng_shared"):  # shared with a fork: a generator of its own, in the same state
+            from ...core.forking import fast_copy
+
+            self.rng, self._rng_shared = fast_copy(self.rng), False
         if self.keep_schedule:
             n = int(self._cnt[0])
             cloud = np.flatnonzero(self.chunk_worker == -1).astype(np.int64)
@@ -886,6 +1020,13 @@ class PaperSimulator:
         self.ps_log = np.column_stack([out_ps[:rows], out_s[:rows], out_e[:rows], out_j[:rows]]).astype(
             float).reshape(-1, 4)
         return True
+
+
+def _prefix_grow(a: np.ndarray, n: int, size: int) -> np.ndarray:
+    """A buffer of ``size`` entries (``size >= n``) whose first ``n`` are ``a``'s, zeros after."""
+    out = np.zeros(size, dtype=a.dtype)
+    out[:n] = a[:n]
+    return out
 
 
 def greedy_placement(
