@@ -161,3 +161,19 @@ def _actions(env_id, seed, config, keep):
 def test_policy_on_kept_tables_takes_the_per_decision_states_actions(env_id, config, seeds):
     for seed in seeds:
         assert _actions(env_id, seed, config, True) == _actions(env_id, seed, config, False)
+
+
+def test_sort_from_a_previous_order_equals_a_stable_argsort():
+    """The spread search sorts the servers by window cost starting from the previous window's order: the result is
+    numpy's stable argsort whatever the start (ties, zeros of both signs, nearly sorted and reversed starts)."""
+    from edgegym.families.hetero_ml.mincost import _sort_by_cost
+
+    rng = np.random.default_rng(7)
+    for trial in range(1200):
+        H = int(rng.integers(1, 160))
+        cost = rng.choice([0.0, -0.0, 1.5, 2.0, 1e300], size=H) if trial % 3 == 0 else rng.uniform(0, 10, H)
+        if trial % 3 == 1:
+            cost = np.round(cost, 1)  # many ties
+        order = rng.permutation(H) if trial % 2 else np.argsort(cost + rng.normal(0, 0.5, H), kind="mergesort")
+        _sort_by_cost(order, cost, H)
+        assert np.array_equal(order, np.argsort(cost, kind="mergesort")), trial

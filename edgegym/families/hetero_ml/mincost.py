@@ -628,6 +628,26 @@ def _fits_somewhere(N, em, zp, maxw, R):
 
 
 @njit(cache=True)
+def _sort_by_cost(order, cost, H):
+    """Sort the permutation ``order`` in place by (cost[h], h): the order of a stable sort of ``cost`` (numpy's
+    mergesort argsort), whatever the starting permutation. Insertion sort, fast when ``order`` is nearly sorted
+    already (the previous window's order: the next window's costs differ a little)."""
+    for j in range(1, H):
+        v = order[j]
+        cv = cost[v]
+        i = j - 1
+        while i >= 0:
+            u = order[i]
+            cu = cost[u]
+            if cu > cv or (cu == cv and u > v):
+                order[i + 1] = u
+                i -= 1
+            else:
+                break
+        order[i + 1] = v
+
+
+@njit(cache=True)
 def _kernel(
     arch_ps, mode, thr, H, R, M, P, tau, W, EK, D, v, U, comm, u_ra, e, z, e_hat, z_hat, b, B, st, t0, logt, Aw, Ap,
     out_y, out_s, allow_m, max_workers, min_comp, prune, cache, stamp, cst,
@@ -651,6 +671,7 @@ def _kernel(
     capo = np.zeros(H, dtype=np.int64)
     cumcap = np.zeros(H + 1, dtype=np.int64)
     cumcost = np.zeros(H + 1)
+    order = np.arange(H)  # the servers by (Omega, index); each sort starts from the previous window's order
     n_max = D if D < max_workers else max_workers
     nslots = tau - 1
     big = 1 << 40
@@ -860,7 +881,7 @@ def _kernel(
                         continue
                     if arch_ps and prune and not _ps_host_exists(s0a, cap, N, b[m], B[p], H):
                         continue
-                    order = np.argsort(Omega, kind="mergesort")
+                    _sort_by_cost(order, Omega, H)
                     for i in range(H):
                         omo[i] = Omega[order[i]]
                         capo[i] = cap[order[i]]
