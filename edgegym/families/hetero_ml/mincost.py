@@ -15,7 +15,10 @@ length can win). The spread greedy for every PS-server position uses cumulative 
 (O(log H) per position instead of O(H)). With ``prune=True`` a candidate is first tested against necessary
 conditions of the search's own tests, cheapest first: the best residual over the call's slots (per types and N),
 the window's best residuals, the workers' price bound, worker and PS counts, and whether any server could host the
-PS (bandwidth) before the servers are sorted.
+PS (bandwidth) before the servers are sorted; the spread search keeps each window's per-server arrays and sorted
+order for all PS types of a worker type (a per-call pool), and sorts from the previous window's order.
+:class:`SlotTables` keeps the window arrays of a ledger across decisions (each slot's prices and minima computed
+once). The search reads its tables with slots before servers, so a pass over the servers reads adjacent memory.
 """
 
 from __future__ import annotations
@@ -628,6 +631,32 @@ def _fits_somewhere(N, em, zp, maxw, R):
 
 
 @njit(cache=True)
+def _pool_row(cache, pool, L, a, min_comp, stamp, m):
+    """The pool row holding the spread search's per-server arrays of worker type m in window [a, a + L) in this
+    call (level ``pool[0][row, 1]``: 0 empty, 1 per-server arrays, 2 also sorted), a new row when the window has
+    none (or the row holds another type: it is reset), or -1 when the window is outside the caches or the pool is
+    full."""
+    i, k = _slot(cache, L, a, min_comp)
+    if i < 0:
+        return -1
+    pix, pst, meta, ctr = cache[6], cache[7], pool[0], pool[10]
+    if pst[i, k] == stamp:
+        row = pix[i, k]
+        if meta[row, 0] != m:
+            meta[row, 0], meta[row, 1] = m, 0
+        return row
+    if ctr[1] != stamp:
+        ctr[0], ctr[1] = 0, stamp
+    if ctr[0] >= meta.shape[0]:
+        return -1
+    row = ctr[0]
+    ctr[0] += 1
+    pix[i, k], pst[i, k] = row, stamp
+    meta[row, 0], meta[row, 1] = m, 0
+    return row
+
+
+@njit(cache=True)
 def _sort_by_cost(order, cost, H):
     """Sort the permutation ``order`` in place by (cost[h], h): the order of a stable sort of ``cost`` (numpy's
     mergesort argsort), whatever the starting permutation. Insertion sort, fast when ``order`` is nearly sorted
@@ -650,7 +679,7 @@ def _sort_by_cost(order, cost, H):
 @njit(cache=True)
 def _kernel(
     arch_ps, mode, thr, H, R, M, P, tau, W, EK, D, v, U, comm, u_ra, e, z, e_hat, z_hat, b, B, st, t0, logt, Aw, Ap,
-    out_y, out_s, allow_m, max_workers, min_comp, prune, cache, stamp, cst,
+    out_y, out_s, allow_m, max_workers, min_comp, prune, cache, stamp, cst, pool,
 ):
     # returns (found, cost, coloc, m, p, L, N, a); writes y and s of the best into out_y / out_s; only candidates
     # completing after relative slot min_comp (comp = a + 1 + L > min_comp) are enumerated.
@@ -847,53 +876,91 @@ def _kernel(
                         lb = N * om_min + ps_min
                         if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
                             continue
-                    tot = 0
-                    om_min = 1e300
+                    # the per-server arrays of (m, L, a) and their sorted form do not depend on p: kept per window
+                    # in the call's pool (the same numbers, computed once for all PS types)
+                    row = _pool_row(cache, pool, L, a, min_comp, stamp, m)
+                    if row >= 0:
+                        Omv, capv, wmv = pool[2][row], pool[3][row], pool[4][row]
+                        ordv, omov, capov, ccap, ccost = pool[5][row], pool[6][row], pool[7][row], pool[8][row], \
+                            pool[9][row]
+                        lvl = pool[0][row, 1]
+                    else:
+                        Omv, capv, wmv, ordv, omov, capov, ccap, ccost = Omega, cap, wm, order, omo, capo, cumcap, \
+                            cumcost
+                        lvl = 0
                     ps_min = 1e300
-                    for h in range(H):
-                        Omega[h] = Aw[m, a + L, h] - Aw[m, a, h]
-                        if Omega[h] < om_min:
-                            om_min = Omega[h]
+                    if lvl >= 1:
+                        tot, om_min = pool[0][row, 2], pool[1][row]
                         if arch_ps:
-                            Psi[h] = Ap[p, a + L, h] - Ap[p, a, h]
-                            if Psi[h] < ps_min:
-                                ps_min = Psi[h]
-                        cu = big
-                        cs = big
-                        for r in range(R):
-                            wr = _wmin(st, t0, logt, h, r, a, L)
-                            wm[h, r] = wr
-                            if e[m, r] > 0:
-                                q = int(math.floor(wr / e[m, r] + 1e-9))
-                                if q < cu:
-                                    cu = q
-                            if arch_ps and z[p, r] > 0:
-                                q = int(math.floor(wr / z[p, r] + 1e-9))
-                                if q < cs:
-                                    cs = q
-                        cap[h] = max(0, cu)
-                        tot += cap[h]
-                        s0a[h] = cs
+                            for h in range(H):
+                                Psi[h] = Ap[p, a + L, h] - Ap[p, a, h]
+                                if Psi[h] < ps_min:
+                                    ps_min = Psi[h]
+                                cs = big
+                                for r in range(R):
+                                    if z[p, r] > 0:
+                                        q = int(math.floor(wmv[h, r] / z[p, r] + 1e-9))
+                                        if q < cs:
+                                            cs = q
+                                s0a[h] = cs
+                    else:
+                        tot = 0
+                        om_min = 1e300
+                        for h in range(H):
+                            Omv[h] = Aw[m, a + L, h] - Aw[m, a, h]
+                            if Omv[h] < om_min:
+                                om_min = Omv[h]
+                            if arch_ps:
+                                Psi[h] = Ap[p, a + L, h] - Ap[p, a, h]
+                                if Psi[h] < ps_min:
+                                    ps_min = Psi[h]
+                            cu = big
+                            cs = big
+                            for r in range(R):
+                                wr = _wmin(st, t0, logt, h, r, a, L)
+                                wmv[h, r] = wr
+                                if e[m, r] > 0:
+                                    q = int(math.floor(wr / e[m, r] + 1e-9))
+                                    if q < cu:
+                                        cu = q
+                                if arch_ps and z[p, r] > 0:
+                                    q = int(math.floor(wr / z[p, r] + 1e-9))
+                                    if q < cs:
+                                        cs = q
+                            capv[h] = max(0, cu)
+                            tot += capv[h]
+                            s0a[h] = cs
+                        if row >= 0:
+                            pool[0][row, 1], pool[0][row, 2], pool[1][row] = 1, tot, om_min
                     if tot < N:
                         continue
                     lb = N * om_min + (ps_min if arch_ps else 0.0)
                     if lb >= thr or not _can_win(lb, comp, best_c, best_comp, mode):
                         continue
-                    if arch_ps and prune and not _ps_host_exists(s0a, cap, N, b[m], B[p], H):
+                    if arch_ps and prune and not _ps_host_exists(s0a, capv, N, b[m], B[p], H):
                         continue
-                    _sort_by_cost(order, Omega, H)
-                    for i in range(H):
-                        omo[i] = Omega[order[i]]
-                        capo[i] = cap[order[i]]
-                        cumcap[i + 1] = cumcap[i] + capo[i]
-                        cumcost[i + 1] = cumcost[i] + capo[i] * omo[i]
+                    if lvl < 2:
+                        if row >= 0:
+                            ordv[:] = order  # start from the last sorted order
+                        if prune:
+                            _sort_by_cost(ordv, Omv, H)
+                        else:  # the plain search sorts afresh (the oracle of the sort from the previous order)
+                            ordv[:] = np.argsort(Omv, kind="mergesort")
+                        if row >= 0:
+                            order[:] = ordv
+                            pool[0][row, 1] = 2
+                        for i in range(H):
+                            omov[i] = Omv[ordv[i]]
+                            capov[i] = capv[ordv[i]]
+                            ccap[i + 1] = ccap[i] + capov[i]
+                            ccost[i + 1] = ccost[i] + capov[i] * omov[i]
                     if not arch_ps:
                         i0 = 0
-                        while capo[i0] == 0:
+                        while capov[i0] == 0:
                             i0 += 1
-                        if capo[i0] >= N:  # [R] all workers on one server: a q = 1 placement (dominated), skip
+                        if capov[i0] >= N:  # [R] all workers on one server: a q = 1 placement (dominated), skip
                             continue
-                        c = _fill_cost(N, cumcap, cumcost, omo, H)
+                        c = _fill_cost(N, ccap, ccost, omov, H)
                         if c < thr and _better(c, comp, best_c, best_comp, mode):
                             found = True
                             best_c, best_comp = c, comp
@@ -902,17 +969,17 @@ def _kernel(
                             out_s[:] = 0
                             rem = N
                             for i in range(H):
-                                k = order[i]
-                                y = capo[i] if capo[i] < rem else rem
+                                k = ordv[i]
+                                y = capov[i] if capov[i] < rem else rem
                                 out_y[k] = y
                                 rem -= y
                         continue
-                    for pn in range(H):  # PS server n = order[pn]
-                        n = order[pn]
-                        rem = N - cumcap[pn]
+                    for pn in range(H):  # PS server n = ordv[pn]
+                        n = ordv[pn]
+                        rem = N - ccap[pn]
                         if rem < 0:
                             rem = 0
-                        yhat = capo[pn] if capo[pn] < rem else rem
+                        yhat = capov[pn] if capov[pn] < rem else rem
                         # largest feasible g in 0..yhat (the last assignment wins, Alg. 4)
                         g = -1
                         s_g = 0
@@ -925,7 +992,7 @@ def _kernel(
                             sh = big
                             for r in range(R):
                                 if z[p, r] > 0:
-                                    q = int(math.floor((wm[n, r] - gg * e[m, r]) / z[p, r] + 1e-9))
+                                    q = int(math.floor((wmv[n, r] - gg * e[m, r]) / z[p, r] + 1e-9))
                                     if q < sh:
                                         sh = q
                             if sh * B[p] >= (N - gg) * b[m] - 1e-9:
@@ -936,15 +1003,15 @@ def _kernel(
                         if g < 0 or s_g < 1:
                             continue
                         X = N - g  # workers on the other servers, greedy in order (n skipped)
-                        after = cumcap[H] - cumcap[pn + 1]
-                        if X <= cumcap[pn]:
-                            cw = _fill_cost(X, cumcap, cumcost, omo, H)
+                        after = ccap[H] - ccap[pn + 1]
+                        if X <= ccap[pn]:
+                            cw = _fill_cost(X, ccap, ccost, omov, H)
                         else:
-                            Xp = X - cumcap[pn]
+                            Xp = X - ccap[pn]
                             if Xp > after:
                                 continue
-                            cw = cumcost[pn] + _fill_cost(Xp + cumcap[pn + 1], cumcap, cumcost, omo, H) - cumcost[pn + 1]
-                        c = cw + g * Omega[n] + s_g * Psi[n]
+                            cw = ccost[pn] + _fill_cost(Xp + ccap[pn + 1], ccap, ccost, omov, H) - ccost[pn + 1]
+                        c = cw + g * Omv[n] + s_g * Psi[n]
                         if c < thr and _better(c, comp, best_c, best_comp, mode):
                             found = True
                             best_c, best_comp = c, comp
@@ -957,8 +1024,8 @@ def _kernel(
                             for i in range(H):
                                 if i == pn:
                                     continue
-                                k = order[i]
-                                y = capo[i] if capo[i] < rem else rem
+                                k = ordv[i]
+                                y = capov[i] if capov[i] < rem else rem
                                 out_y[k] = y
                                 rem -= y
     return found, best_c, bcol, bm, bp, bL, bN, ba
@@ -989,9 +1056,39 @@ class _BoundCache:
         self.stamp = 0
         self.shape = (0, 0, 0, 0, 0)
         self.arrays: tuple = ()
+        self._pool: tuple | None = None
+
+    #: windows per call whose spread-search arrays are kept (:func:`_pool_row`)
+    pool_rows = 256
+
+    def pool(self, H: int, R: int, rows: int | None = None) -> tuple:
+        """The spread search's pool of ``rows`` windows (default ``pool_rows``; 0: none, every window computed
+        afresh) for H servers and R resources: (meta [m, level, tot], min Omega, Omega, cap, window minima, order,
+        sorted Omega, sorted cap, their cumulative sums, row counter)."""
+        n = self.pool_rows if rows is None else int(rows)
+        if n == 0:
+            return self._empty_pool(H, R)
+        if self._pool is None or self._pool[2].shape != (n, H) or self._pool[4].shape[2] != R:
+            i8 = np.int64
+            self._pool = (
+                np.zeros((n, 3), dtype=i8), np.zeros(n), np.zeros((n, H)), np.zeros((n, H), dtype=i8),
+                np.zeros((n, H, R)), np.zeros((n, H), dtype=i8), np.zeros((n, H)), np.zeros((n, H), dtype=i8),
+                np.zeros((n, H + 1), dtype=i8), np.zeros((n, H + 1)), np.full(2, -1, dtype=i8),
+            )
+        return self._pool
+
+    @staticmethod
+    def _empty_pool(H: int, R: int) -> tuple:
+        i8 = np.int64
+        return (
+            np.zeros((0, 3), dtype=i8), np.zeros(0), np.zeros((0, H)), np.zeros((0, H), dtype=i8), np.zeros((0, H, R)),
+            np.zeros((0, H), dtype=i8), np.zeros((0, H)), np.zeros((0, H), dtype=i8), np.zeros((0, H + 1), dtype=i8),
+            np.zeros((0, H + 1)), np.full(2, -1, dtype=i8),
+        )
 
     def get(self, M: int, P: int, R: int, tau: int, width: int) -> tuple:
-        """((lbw, lbp, lbr, stw, stp, stt), stamp) for windows of length < tau and ``width`` completion slots."""
+        """((lbw, lbp, lbr, stw, stp, stt, pix, pst), stamp) for windows of length < tau and ``width`` completion
+        slots."""
         nC = max(1, width)
         while tau * nC > self.max_entries and nC > 1:
             nC //= 2
@@ -1002,6 +1099,7 @@ class _BoundCache:
             self.arrays = (
                 np.zeros((M2, L2, C2, 3)), np.zeros((P2, L2, C2, 3)), np.zeros((L2, C2, R2 + 1)),
                 np.full((M2, L2, C2), -1, dtype=np.int64), np.full((P2, L2, C2), -1, dtype=np.int64),
+                np.full((L2, C2), -1, dtype=np.int64), np.zeros((L2, C2), dtype=np.int64),
                 np.full((L2, C2), -1, dtype=np.int64),
             )
         self.stamp += 1
@@ -1025,7 +1123,8 @@ def mincost(
     ``allow_types`` (bool per worker type) and ``max_workers`` restrict the enumeration (Figs. 9 and 10);
     ``min_completion`` skips the candidates completing at relative slot <= min_completion (the practical variant's
     growing windows: those were enumerated, and rejected, in the previous window). ``prune=False`` runs the search
-    without the cached window bounds (the same result, slower: the differential tests' oracle)."""
+    without the cached window bounds, the spread search's pool of per-window arrays and the sort from the previous
+    order (the same result, slower: the differential tests' oracle)."""
     c = S.cluster
     H, R = c.capacity.shape
     M, P = c.num_worker_types, c.num_ps_types
@@ -1037,9 +1136,9 @@ def mincost(
     found, cost, col, m, p, L, N, a = _kernel(
         c.arch == "ps", _MODES[tie_break], float(threshold), H, R, M, P, S.tau, W, EK, D,
         v, U, comm, u_ra, c.worker_res, c.ps_res, S.e_hat, S.z_hat, c.worker_bw, c.ps_bw, kst, S.t0, S.logt, kAw,
-        kAp,
-        y, s, allow, int(max_workers) if max_workers is not None else 1 << 30, int(min_completion),
+        kAp, y, s, allow, int(max_workers) if max_workers is not None else 1 << 30, int(min_completion),
         prune, *_BOUNDS.get(M, max(P, 1), R, S.tau, S.tau - int(min_completion)), S.cst,
+        _BOUNDS.pool(H, R, None if prune else 0),
     )
     if not found:
         return None
