@@ -87,14 +87,24 @@ class AOnline(Policy):
         counts, n_cloud = a_greedy(view, self.edge_only)
         return encode_action(view, counts, n_cloud)
 
+    def fork(self, env) -> AOnline:
+        """This policy bound to ``env`` (its only state is ``edge_only``): what :meth:`Policy.fork` gives, without
+        its generic copy (a rollout forks the base once per continuation)."""
+        if type(self) is not AOnline or vars(self).keys() != {"env", "unwrapped", "edge_only"}:
+            return super().fork(env)
+        new = object.__new__(AOnline)
+        new.env, new.unwrapped, new.edge_only = env, env.unwrapped, self.edge_only
+        return new
+
     def advance(self, steps: int | None, total: float):
         """The env's compiled A_greedy loop (``EdgeCloudMLEnv.advance_aonline``): the same placements, state and
-        rewards as stepping with :meth:`act`'s actions (tested in every action mode); ``None`` on a wrapped env (a
-        wrapper may change what a step returns) or another discipline."""
+        rewards as stepping with :meth:`act`'s actions (tested in every action mode), with no observation built
+        where it stops (``None``: the env's ``observe()`` builds it if a caller needs it); ``None`` on a wrapped
+        env (a wrapper may change what a step returns) or another discipline."""
         env = self.unwrapped
         if self.env is not env or getattr(env, "discipline", None) != "paper":
             return None
-        return env.advance_aonline(steps, edge_only=self.edge_only, total=total)
+        return env.advance_aonline(steps, edge_only=self.edge_only, total=total, observe=False)
 
 
 POLICY_SPECS = (

@@ -78,6 +78,7 @@ it).
 
 from __future__ import annotations
 
+import gc
 import re
 
 import numpy as np
@@ -299,17 +300,19 @@ class RolloutPolicy(Policy):
         total = float(r)
         if term or trunc:
             return total
-        return self._after_first(g, None, total)
+        return self._after_first(g, None, total, quiet=True)
 
     def _base_has_advance(self) -> bool:
         """Whether the base overrides :meth:`Policy.advance <edgegym.agents.policy.Policy.advance>` (a fast path
         that may take the continuation's steps; it can still decline, returning None)."""
         return getattr(type(self.base), "advance", None) is not getattr(Policy, "advance", None)
 
-    def _after_first(self, g, obs, total: float) -> float:
+    def _after_first(self, g, obs, total: float, quiet: bool = False) -> float:
         """The continuation after the candidate's step (``total``: its reward; ``obs``: its observation, ``None``
         when it was taken quietly): the base's ``advance`` fast path where it has one, then ``predict`` + ``step``
-        for the steps left (building the observation only when one is needed), then the terminal value (``D=1``)."""
+        for the steps left (building the observation only when one is needed; ``quiet``: those steps by
+        ``step_quiet``, the observation by ``observe()`` when the next ``predict`` needs it, no info built), then
+        the terminal value (``D=1``)."""
         pol = self.base.fork(g)
         h = 1
         term = trunc = False
@@ -318,11 +321,16 @@ class RolloutPolicy(Policy):
             if fast is not None:
                 obs, n, total = fast
                 h += n
+        step_quiet = getattr(g, "step_quiet", None) if quiet else None
         while self.H == 0 or h < self.H:
             if obs is None:
                 obs = g.observe()
             a, _ = pol.predict(obs, deterministic=True)
-            obs, r, term, trunc, _ = g.step(a)
+            if step_quiet is not None:
+                r, term, trunc = step_quiet(a)
+                obs = None
+            else:
+                obs, r, term, trunc, _ = g.step(a)
             total += float(r)
             h += 1
             if term or trunc:
@@ -340,6 +348,19 @@ class RolloutPolicy(Policy):
         return self._after_first(g, obs, total)
 
     def act(self, obs):
+        # a decision makes and drops thousands of short-lived objects (forks, their arrays and dicts), none of them
+        # in a reference cycle: the cyclic garbage collector is paused meanwhile (it ran a few times per decision,
+        # scanning every live object each time) and resumed after, as it was
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            return self._act(obs)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _act(self, obs):
         base_action, _ = self.base.predict(obs, deterministic=True)
         self.decisions += 1
         env = self.unwrapped

@@ -186,3 +186,30 @@ def test_history_false_on_a_bounded_env_is_a_plain_fork():
     for _ in range(10):
         act = AOnline(a).act(None)
         assert a.step(act)[1] == b.step(act)[1]
+
+
+@pytest.mark.parametrize("history", (True, False))
+def test_shared_generators_leave_every_stream_as_its_own(history):
+    """A fork shares its parent's generators (the env's and A_ps's) until one of them draws: a fork that drains
+    first leaves the parent's A_ps draws and generator states those of an env that was never forked."""
+    env = gym.make("EdgeCloudML-testbed-v1", config={"env": {"action_mode": "cloud_fraction"}}).unwrapped
+    twin = gym.make("EdgeCloudML-testbed-v1", config={"env": {"action_mode": "cloud_fraction"}}).unwrapped
+    env.reset(seed=7)
+    twin.reset(seed=7)
+    for _ in range(env.jobs.num_jobs // 2):
+        env.step(AOnline(env).act(None))
+        twin.step(AOnline(twin).act(None))
+    fork = env.fork(seed=1, future="keep", history=history)
+    assert fork.sim.rng is env.sim.rng or not history  # shared, not copied (a lean copy takes its own)
+    term = False
+    while not term:  # the fork drains first: it draws from a generator of its own
+        _, _, term, _, _ = fork.step(AOnline(fork).act(None))
+    fork.reset(seed=None)  # draws from the env's generator: a copy of its own first
+    term = False
+    while not term:
+        a = AOnline(env).act(None)
+        assert env.step(a)[1] == twin.step(a)[1]
+        term = env._k >= env._J
+    np.testing.assert_array_equal(env.sim.ps_log, twin.sim.ps_log)
+    assert env.sim.rng.bit_generator.state == twin.sim.rng.bit_generator.state
+    assert env.np_random.bit_generator.state == twin.np_random.bit_generator.state

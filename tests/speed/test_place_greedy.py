@@ -149,6 +149,8 @@ def _episode(env_id: str, seed: int, mode: str, edge_only: bool, fast_at: int, s
     while not done:
         if k == fast_at:
             obs, n, total = pol.advance(steps, total)
+            assert obs is None  # AOnline.advance builds no observation: the env's observe() does on demand
+            obs = env.observe()
             k += n
             obs_at = (k, obs)
             fast_at = -1
@@ -181,11 +183,16 @@ def test_advance_aonline_observation_and_last_step():
     obs, _ = env.reset(seed=4)
     robs, _ = ref.reset(seed=4)
     J = env.jobs.num_jobs
+    twin = env.fork(seed=0, future="keep")
     obs, n, _ = pol.advance(None, 0.0)
-    assert n == J - 1  # never the last step
+    assert n == J - 1 and obs is None  # never the last step; no observation built
     for _ in range(n):
         robs, *_ = ref.step(pref.predict(robs)[0])
+    obs = env.observe()
     np.testing.assert_array_equal(obs, robs)
+    obs_twin, n_twin, _ = twin.advance_aonline(None)  # observe=True: the observation where it stops
+    assert n_twin == n
+    np.testing.assert_array_equal(obs_twin, robs)
     np.testing.assert_array_equal(env.action_masks(), ref.action_masks())
     assert pol.advance(None, 1.5)[1:] == (0, 1.5)
     _, _, done, _, info = env.step(pol.predict(obs)[0])

@@ -417,7 +417,7 @@ class EdgeCloudMLEnv(gym.Env):
         info: dict | None = {"job": j} if details else None
         if self.discipline == "paper":
             before = self._fallbacks
-            counts, n_cloud, server_counts = self.decode_action(action)
+            counts, n_cloud, server_counts = self._decode(action, details)
             if self._fallbacks == before and not self._legal_rows()[:-1].any():
                 self._fallbacks += 1  # no qualified edge worker: the job had to go to the cloud (paper: unspecified)
             rec = self.sim.place(j, counts, n_cloud, self._cand)
@@ -455,8 +455,8 @@ class EdgeCloudMLEnv(gym.Env):
             info["episode_metrics"] = metrics
         return reward, terminated, info
 
-    def advance_aonline(self, steps: int | None = None, *, edge_only: bool = False,
-                        total: float = 0.0) -> tuple[np.ndarray, int, float]:
+    def advance_aonline(self, steps: int | None = None, *, edge_only: bool = False, total: float = 0.0,
+                        observe: bool = True) -> tuple[np.ndarray | None, int, float]:
         """Take up to ``steps`` steps (default: as many as there are) with ``A_online``'s actions (``A_online-E``'s
         with ``edge_only``), placed by the simulator's compiled A_greedy loop
         (:meth:`~.simulator.PaperSimulator.place_greedy`) instead of one ``step`` call each.
@@ -465,7 +465,8 @@ class EdgeCloudMLEnv(gym.Env):
         ``fallbacks``); the rewards are computed as ``step`` computes them. It never takes the episode's last step
         (that one drains the episode and returns its metrics: call :meth:`step` for it). Needs the ``paper``
         discipline. Returns ``(observation, steps taken, total + their rewards added in order)``: the
-        observation of the decision point it stops at (as the last ``step`` would have returned it)."""
+        observation of the decision point it stops at (as the last ``step`` would have returned it), or ``None``
+        with ``observe=False`` (:meth:`observe` builds it on demand)."""
         if self.sim is None:
             raise RuntimeError("call reset() before advance_aonline()")
         if self.discipline != "paper":
@@ -475,15 +476,14 @@ class EdgeCloudMLEnv(gym.Env):
         n = max(0, self._J - 1 - self._k)
         n = n if steps is None else min(n, int(steps))
         if n == 0:
-            return self._observation() if self._k < self._J else np.zeros(self.observation_space.shape, np.float32), \
-                0, float(total)
+            return self.observe() if observe else None, 0, float(total)
         acc = np.array([float(total), self._return, self.reward_scale])
         self._fallbacks += self.sim.place_greedy(self._k + n, cloud=self.use_cloud and not edge_only,
                                                  order=self._order, rewards=acc)
         self._return = float(acc[1])
         self._k += n
         self._prepare_step()
-        return self._observation(), n, float(acc[0])
+        return self._observation() if observe else None, n, float(acc[0])
 
     def _integral_reward(self, j: int) -> float:
         """∫ over [r_j, r_{j+1}) (or [r_J, ∞) at the last job) of the number of jobs in the system."""
@@ -563,7 +563,7 @@ class EdgeCloudMLEnv(gym.Env):
             return b"", self._check_discrete(action)
         fallbacks, illegal = self._fallbacks, self._illegal
         try:
-            counts, n_cloud, _ = self.decode_action(action)
+            counts, n_cloud, _ = self._decode(action, False)
         finally:
             self._fallbacks, self._illegal = fallbacks, illegal
         return counts.tobytes(), int(n_cloud)
@@ -581,6 +581,11 @@ class EdgeCloudMLEnv(gym.Env):
         to the nearest legal one and counted in ``illegal_actions``), the rest water-filled over all
         qualified edge workers. Raises ``ValueError`` for an action outside the action space.
         """
+        return self._decode(action, True)
+
+    def _decode(self, action, per_server: bool) -> tuple[np.ndarray, int, np.ndarray | None]:
+        """:meth:`decode_action`; ``per_server=False``: the discrete modes skip the per-server counts (``None``:
+        only the step's info reports them)."""
         cand, cl = self._cand, self.cluster
         j = self._k
         D = self.sim._D_list[j]
@@ -620,13 +625,13 @@ class EdgeCloudMLEnv(gym.Env):
         if self.action_mode == "cloud_fraction":
             if a == CLOUD_LEVELS + 1:
                 counts, n_cloud = self._greedy(cand, D)
-                return counts, n_cloud, self._server_counts(counts, n_cloud)
+                return counts, n_cloud, self._server_counts(counts, n_cloud) if per_server else None
             a = int(math.floor(a / CLOUD_LEVELS * D + 0.5))
         n_cloud = min(a, D)
         if D - n_cloud:
             ws = np.flatnonzero(np.isfinite(cand.q))
             counts[ws] = water_fill(cand.q[ws], cand.p_edge / D, D - n_cloud, self._order[ws])
-        return counts, n_cloud, self._server_counts(counts, n_cloud)
+        return counts, n_cloud, self._server_counts(counts, n_cloud) if per_server else None
 
     def _greedy(self, cand: Candidates, D: int) -> tuple[np.ndarray, int]:
         cloud_on = self.cluster.has_cloud and self.use_cloud
