@@ -47,7 +47,7 @@ import numpy as np
 from edgegym.agents.policy import Policy
 from edgegym.agents.registry import PolicySpec
 
-from edgegym.families.hetero_ml.mincost import Candidate, SlotTables, SubRound, mincost, price_base
+from edgegym.families.hetero_ml.mincost import Candidate, SlotTables, SubRound, job_arrays, mincost, price_base
 from edgegym.families.hetero_ml.simulator import HeteroCluster, HeteroJobs, Ledger, Placement, footprint
 
 __all__ = [
@@ -413,9 +413,11 @@ class AOnlineNowCore:
         nested = p.tie_break == "completion_first"
         thr = p.weight_scale * float(jobs.weight[j])
         allow = _allow(p, self.cluster)
+        arrays = job_arrays(self.cluster, jobs, j)
         while tau <= p.horizon_cap:
             S = self._tables.view(now, tau)
-            cand = mincost(S, jobs, j, thr, p.tie_break, allow, p.max_workers, seen if nested else 0)
+            cand = mincost(S, jobs, j, thr, p.tie_break, allow, p.max_workers, seen if nested else 0,
+                           job_arrays=arrays)
             seen = tau
             if cand is not None:
                 pl = _to_placement(self.cluster, cand, now)

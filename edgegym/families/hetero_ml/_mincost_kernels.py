@@ -86,12 +86,13 @@ def _slot_prefix(d, wt, out, servers, t):
     R, H = d.shape
     for k in range(wt.shape[0]):
         dst = out[k, t + 1]
-        if servers is None:
+        if servers is None:  # the same additions per server (0.0, then r = 0, 1, ...), a server per SIMD lane
             for h in range(H):
-                x = 0.0
-                for r in range(R):
-                    x += d[r, h] * wt[k, r]
-                dst[h] = x
+                dst[h] = 0.0
+            for r in range(R):
+                w = wt[k, r]
+                for h in range(H):
+                    dst[h] += d[r, h] * w
             if t > 0:
                 src = out[k, t]
                 for h in range(H):

@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover
             return args[0]
         return lambda f: f
 
-__all__ = ["SubRound", "SlotTables", "WindowView", "Candidate", "mincost", "mincost_reference", "price_base"]
+__all__ = ["SubRound", "SlotTables", "WindowView", "Candidate", "job_arrays", "mincost", "mincost_reference", "price_base"]
 
 TOL = 1e-9
 
@@ -221,7 +221,7 @@ class SlotTables:
     the search's layouts (:meth:`SubRound.kernel_arrays`); ``delta`` is (slots, R, H)."""
 
     #: the fewest slots the arrays are allocated for (they grow to twice a window's reach, from its start)
-    min_size = 64
+    min_size = 256
 
     def __init__(self, cluster, lam: float, ledger) -> None:
         self.cluster, self.lam, self.ledger = cluster, float(lam), ledger
@@ -854,11 +854,11 @@ def _kernel(
                         # the PS server n needs s0_n >= 1 and s0_n B_p >= (N - g) b_m with g <= cap_n (the search's
                         # own test, relaxed to the maxima over the servers: first from the per-resource residuals)
                         ps_min = 0.0
-                        if arch_ps and not _ps_may_fit(N, _res_ub(cst, t0, logt, a, L, ub), e[m], z[p], b[m], B[p], R):
-                            continue
-                        # the workers' price bound before the capacity scans (the PS price only adds to it)
+                        # the workers' price bound first (it rejects most windows; the PS price only adds to it)
                         lb = N * _worker_bounds(m, L, a, min_comp, H, R, e, st, t0, logt, Aw, cache, stamp, False)[0]
                         if not _price_may_pass(lb, thr, comp, best_c, best_comp, mode):
+                            continue
+                        if arch_ps and not _ps_may_fit(N, _res_ub(cst, t0, logt, a, L, ub), e[m], z[p], b[m], B[p], R):
                             continue
                         if arch_ps:
                             if not _res_passes(L, a, min_comp, H, R, st, t0, logt, cache, stamp, 1, N, e[m], z[p], b[m],
@@ -1031,6 +1031,11 @@ def _kernel(
     return found, best_c, bcol, bm, bp, bL, bN, ba
 
 
+def job_arrays(cluster, jobs, j):
+    """Job j's inputs of the search: (work W, E_j K_j, chunks D_j, v, PS update, communication slots, RA update)."""
+    return _job_arrays(cluster, jobs, j)
+
+
 def _job_arrays(cluster, jobs, j):
     from .simulator import comm_slots
 
@@ -1116,7 +1121,7 @@ _MODES = {"earliest_completion": 0, "paper_order": 1, "completion_first": 2}
 def mincost(
     S: SubRound, jobs, j: int, threshold: float, tie_break: str = "earliest_completion",
     allow_types: np.ndarray | None = None, max_workers: int | None = None, min_completion: int = 0,
-    prune: bool = True,
+    prune: bool = True, job_arrays: tuple | None = None,
 ) -> Candidate | None:
     """The best schedule of job j in sub-round S with cost < threshold (None if there is none).
 
@@ -1124,11 +1129,12 @@ def mincost(
     ``min_completion`` skips the candidates completing at relative slot <= min_completion (the practical variant's
     growing windows: those were enumerated, and rejected, in the previous window). ``prune=False`` runs the search
     without the cached window bounds, the spread search's pool of per-window arrays and the sort from the previous
-    order (the same result, slower: the differential tests' oracle)."""
+    order (the same result, slower: the differential tests' oracle). ``job_arrays``: :func:`job_arrays` of (cluster,
+    jobs, j), when the caller searches several windows for one job."""
     c = S.cluster
     H, R = c.capacity.shape
     M, P = c.num_worker_types, c.num_ps_types
-    W, EK, D, v, U, comm, u_ra = _job_arrays(c, jobs, j)
+    W, EK, D, v, U, comm, u_ra = _job_arrays(c, jobs, j) if job_arrays is None else job_arrays
     y = np.zeros(H, dtype=np.int64)
     s = np.zeros(H, dtype=np.int64)
     allow = np.ones(M, dtype=np.bool_) if allow_types is None else np.asarray(allow_types, dtype=np.bool_)
