@@ -38,7 +38,9 @@ except ImportError:  # pragma: no cover
             return args[0]
         return lambda f: f
 
-__all__ = ["SubRound", "SlotTables", "WindowView", "Candidate", "job_arrays", "mincost", "mincost_reference", "price_base"]
+__all__ = [
+    "SubRound", "SlotTables", "WindowView", "Candidate", "job_arrays", "mincost", "mincost_reference", "price_base",
+]
 
 TOL = 1e-9
 
