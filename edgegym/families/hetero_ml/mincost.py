@@ -24,6 +24,7 @@ once). The search reads its tables with slots before servers, so a pass over the
 from __future__ import annotations
 
 import copy
+import functools
 import math
 
 import numpy as np
@@ -234,6 +235,7 @@ class SlotTables:
         self.now = -1  # the start of the prefix sums
         self.done = 0  # prefix sums computed for slots [now, now + done) of every server not in ``dirty``
         self.dirty = np.zeros(self.cap.shape[0], dtype=bool)
+        self._any_dirty = False
         self._all = np.arange(self.cap.shape[0], dtype=np.int64)
         self._alloc(0, 0)
 
@@ -290,13 +292,16 @@ class SlotTables:
             self._alloc(now, 0)
         if now != self.now:
             self.now, self.done = now, 0
-            self.dirty[:] = False
+            if self._any_dirty:
+                self.dirty[:] = False
+                self._any_dirty = False
         self._ensure(now + tau - 1)
         t0 = now - self.base
-        if self.dirty.any():
+        if self._any_dirty:
             _k.price_prefix(self.delta, t0, self.e_hat, self.z_hat, self.Aw, self.Ap, np.flatnonzero(self.dirty),
                             0, self.done)
             self.dirty[:] = False
+            self._any_dirty = False
         if tau - 1 > self.done:
             _k.price_prefix(self.delta, t0, self.e_hat, self.z_hat, self.Aw, self.Ap, None, self.done, tau - 1)
             self.done = tau - 1
@@ -314,6 +319,7 @@ class SlotTables:
         _k.server_minima(self.st, servers, lo, hi, self.n)
         _k.best_residual_minima(self.st, self.cst, lo, hi, self.n)
         self.dirty[servers] = True
+        self._any_dirty = True
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -1033,6 +1039,13 @@ def _kernel(
     return found, best_c, bcol, bm, bp, bL, bN, ba
 
 
+@functools.lru_cache(maxsize=16)
+def _all_types(M: int) -> np.ndarray:
+    """Every worker type allowed (one array shared by the calls; the kernel only reads it; writable, so the kernel
+    keeps one compiled signature)."""
+    return np.ones(M, dtype=np.bool_)
+
+
 def job_arrays(cluster, jobs, j):
     """Job j's inputs of the search: (work W, E_j K_j, chunks D_j, v, PS update, communication slots, RA update)."""
     return _job_arrays(cluster, jobs, j)
@@ -1101,7 +1114,8 @@ class _BoundCache:
             nC //= 2
         nL = max(1, min(tau, self.max_entries // nC))
         want = (M, P, R, nL, nC)
-        if not self.arrays or any(x < y for x, y in zip(self.shape, want, strict=True)):
+        M0, P0, R0, L0, C0 = self.shape
+        if not self.arrays or M > M0 or P > P0 or R > R0 or nL > L0 or nC > C0:
             M2, P2, R2, L2, C2 = self.shape = tuple(max(x, y) for x, y in zip(self.shape, want, strict=True))
             self.arrays = (
                 np.zeros((M2, L2, C2, 3)), np.zeros((P2, L2, C2, 3)), np.zeros((L2, C2, R2 + 1)),
@@ -1139,7 +1153,7 @@ def mincost(
     W, EK, D, v, U, comm, u_ra = _job_arrays(c, jobs, j) if job_arrays is None else job_arrays
     y = np.zeros(H, dtype=np.int64)
     s = np.zeros(H, dtype=np.int64)
-    allow = np.ones(M, dtype=np.bool_) if allow_types is None else np.asarray(allow_types, dtype=np.bool_)
+    allow = _all_types(M) if allow_types is None else np.asarray(allow_types, dtype=np.bool_)
     kst, kAw, kAp = S.kernel_arrays()
     found, cost, col, m, p, L, N, a = _kernel(
         c.arch == "ps", _MODES[tie_break], float(threshold), H, R, M, P, S.tau, W, EK, D,
