@@ -5,10 +5,11 @@ Usage::
     python benchmarks/aonline_hetero_now_speed.py [--env HeteroML-v0] [--seeds 0 1] [--jobs N] [--skip-unpruned]
 
 For each seed, runs one episode with the shipped policy and, unless ``--skip-unpruned``, one with the plain search
-(``mincost(..., prune=False)``, one sub-round state built per window, ``AOnlineNowCore.share_windows = False``,
-and its derived arrays built by whole-array numpy, ``SubRound.compiled = False``:
-the policy as it was before these speed-ups), checks that both take the same actions and reach the same objective, and prints the decisions per CPU-second of each (the policy's
-``predict`` calls only, ``time.process_time``, so the figures hold on a shared machine). ``--jobs`` shortens the
+(``mincost(..., prune=False)``: no bounds, no per-window pool, numpy's argsort; one sub-round state built per
+window, ``AOnlineNowCore.share_windows = False``, so no window arrays kept across decisions either; its derived
+arrays built by whole-array numpy, ``SubRound.compiled = False``: the policy as it was before these speed-ups),
+checks that both take the same actions and reach the same objective, and prints the decisions per CPU-second of each
+(the policy's ``predict`` calls only, ``time.process_time``, so the figures hold on a shared machine). ``--jobs`` shortens the
 episode (``workload.num_jobs``). The first episode runs after a one-step warm-up, so kernel compilation is not
 counted.
 """
