@@ -816,7 +816,7 @@ class EdgeCloudMLEnv(gym.Env):
     #: the simulator attributes among them (a resampled fork's simulator shares them with its parent's)
     _SIM_SHARED = frozenset(a[4:] for a in _FORK_SHARED if a.startswith("sim."))
     #: the same for a simulator with the bounded history (its per-slot arrays are state)
-    _SIM_SHARED_BOUNDED = _SIM_SHARED - frozenset(PaperSimulator._SLOT_STATE)
+    _SIM_SHARED_BOUNDED = _SIM_SHARED - frozenset(PaperSimulator._SLOT_STATE) | {"_hist"}
     #: simulator attributes computed from the job table alone (rebuilt for a resampled future)
     _SIM_FROM_JOBS = frozenset({
         "jobs", "p_edge", "p_cloud", "offsets", "chunk_job", "_inv_d", "_delay_edge", "_arrival", "_job_type",

@@ -355,6 +355,7 @@ class PaperSimulator:
         """Consume the log rows of the jobs finished by ``t`` (default: the time up to which every worker's runs
         are logged, ``min(now, earliest head segment start)``) into the intervals, counts and busy time kept
         (``_kernels.flush_log``)."""
+        self._settle_history()
         if t is None:
             t = min(self.now, float(self._head_start.min(initial=_INF)))
         need = int(self._fl[2]) + int(self._cnt[0])
@@ -419,6 +420,7 @@ class PaperSimulator:
         if self.keep_schedule:
             n = int(self._cnt[0])
             return float(np.sum(self._le[:n] - self._ls[:n]))
+        self._settle_history()
         return math.fsum(self._busy[: int(self._fl[3])].tolist())
 
     def _chunks_in_use(self) -> int:
@@ -447,32 +449,37 @@ class PaperSimulator:
         off = self._off_list
         n_log = int(self._cnt[0])
         # the log, plus the cloud row the bounded history logs for each job's cloud chunks (a job's cloud chunks
-        # come first in its chunks and run together); rows in chunk ids until the window is known
+        # come first in its chunks and run together), split as _kernels.flush_log splits it at t (every run before
+        # t is logged): the rows of the jobs finished by t are consumed (their order within the kept rows and the
+        # history does not matter: the consumption sorts by job), the others kept in order, in chunk ids until the
+        # window is known. The finished jobs' rows are consumed lazily (_settle_history): only a drain or a metric
+        # reads what they become.
+        t = min(self.now, float(self._head_start.min(initial=_INF)))
         cj = np.flatnonzero(self.job_cloud_chunks[:nplaced] > 0)
-        m = n_log + cj.size
-        lw, ls, le, lc = (np.zeros(m + room, dtype=a.dtype) for a in (self._lw, self._ls, self._le, self._lc))
-        lw[:n_log], ls[:n_log], le[:n_log], lc[:n_log] = (a[:n_log] for a in (self._lw, self._ls, self._le, self._lc))
         first = self.offsets[cj]
-        lw[n_log:m] = -1
-        ls[n_log:m] = self.chunk_rho[first]
-        le[n_log:m] = self.chunk_end[first]
-        lc[n_log:m] = first
-        cnt = self._cnt.copy()
-        cnt[0] = m
+        lw_all = np.concatenate([self._lw[:n_log], np.full(cj.size, -1, dtype=self._lw.dtype)])
+        ls_all = np.concatenate([self._ls[:n_log], self.chunk_rho[first]])
+        le_all = np.concatenate([self._le[:n_log], self.chunk_end[first]])
+        lc_all = np.concatenate([self._lc[:n_log], first])
+        done = self.job_end[self.chunk_job[lc_all]] <= t
+        kept = np.flatnonzero(~done)
+        gone = np.flatnonzero(done)
+        n = kept.size
+        lw, ls, le, lc = (_prefix_grow(x[kept], n, n + room) for x in (lw_all, ls_all, le_all, lc_all))
+        newidx = np.full(lw_all.size, -1, dtype=np.int64)
+        newidx[kept] = np.arange(n)
         llast = self._llast.copy()
-        ran = np.zeros(self.chunk_job.size, dtype=np.bool_)
-        busy, fl = np.zeros(256), np.zeros(4, dtype=np.int64)
-        cap_iv = max(1024, m)
-        iv_j, iv_s, iv_e = np.zeros(cap_iv, dtype=np.int64), np.zeros(cap_iv), np.zeros(cap_iv)
-        t = min(self.now, float(self._head_start.min(initial=_INF)))  # every run before t is logged
-        K.flush_log(t, lw, ls, le, lc, cnt, llast, self.chunk_job, self.job_end, ran, busy, fl, iv_j, iv_s, iv_e)
+        live = llast >= 0
+        llast[live] = newidx[llast[live]]
+        cnt = self._cnt.copy()
+        cnt[0] = n
+        hist = (lw_all[gone], ls_all[gone], le_all[gone], lc_all[gone], self.chunk_job) if gone.size else None
         # the window: from the oldest job with a chunk queued or a log row kept (as _shift_window)
         lo = nplaced
         qmask = np.arange(self._qbuf.shape[1]) < self._qlen[:, None]
         queued = self._qbuf[qmask]
         if queued.size:
             lo = min(lo, int(self.chunk_job[queued].min()))
-        n = int(cnt[0])
         if n:
             lo = min(lo, int(self.chunk_job[lc[:n]].min()))
         base = off[lo]
@@ -499,20 +506,19 @@ class PaperSimulator:
             setattr(new, name, b)
         new.chunk_worker[used:] = -2
         new.chunk_end[used:] = _INF
-        new._ran = np.zeros(cap, dtype=np.bool_)
-        new._ran[:used] = ran[base : base + used]
+        new._ran = np.zeros(cap, dtype=np.bool_)  # nothing consumed yet
         new._served = np.zeros(cap)
         new.keep_schedule = False
         new.chunk_base = base
         new._win_cap = cap
-        # A_ps's intervals so far (the rows consumed later make room on demand, as _flush does)
-        m_iv = int(fl[2])
-        new._fl, new._busy = fl, busy
-        new._iv_j, new._iv_s, new._iv_e = (_prefix_grow(a, m_iv, max(1024, m_iv + 256)) for a in (iv_j, iv_s, iv_e))
+        # A_ps's intervals, the run counts and the busy time: those of the finished jobs' rows, when settled
+        new._fl, new._busy = np.zeros(4, dtype=np.int64), np.zeros(256)
+        new._iv_j, new._iv_s, new._iv_e = np.zeros(1024, dtype=np.int64), np.zeros(1024), np.zeros(1024)
+        new._hist = hist
         new._flush_at = max(_FLUSH_MIN, 4 * n)
         # the log rows kept, in slots, with ``room`` free rows
         lc[:n] -= base
-        new._lw, new._ls, new._le, new._lc = (_prefix_grow(a, n, n + room) for a in (lw, ls, le, lc))
+        new._lw, new._ls, new._le, new._lc = lw, ls, le, lc
         new._cnt, new._llast, new._lcap = cnt, llast, n + room
         # the queues in slots, and each worker's plan moved to columns 0.. (every kernel reads the columns
         # phead..plen of a plan and a re-plan writes from column 0), both as wide as the longest now needs
@@ -536,6 +542,26 @@ class PaperSimulator:
     #: what :meth:`lean_copy` builds anew instead of copying
     _LEAN_REBUILT = frozenset({"_qbuf", "_ps", "_pe", "_pc", "_phead", "_plen", "_si", "_sf", "_lw", "_ls", "_le",
                                "_lc", "_cnt", "_llast"})
+
+    def _settle_history(self) -> None:
+        """Consume the rows of the jobs that had finished when :meth:`lean_copy` made this simulator (kept aside
+        until now: ``_hist``) into A_ps's intervals, the run counts and the busy time, as ``_kernels.flush_log``
+        consumes rows (their chunks are not in the window: the flags of their first runs are kept apart)."""
+        hist = self.__dict__.get("_hist")
+        if hist is None:
+            return
+        self._hist = None
+        lw, ls, le, lc, chunk_job = hist
+        m = lw.size
+        need = int(self._fl[2]) + m
+        if need > self._iv_j.size:
+            cap = max(need, 2 * self._iv_j.size)
+            self._iv_j, self._iv_s, self._iv_e = (_prefix_grow(a, int(self._fl[2]), cap)
+                                                  for a in (self._iv_j, self._iv_s, self._iv_e))
+        cnt = np.array([m, 0, 0, 0, 0], dtype=np.int64)
+        self._k.flush_log(_INF, lw.copy(), ls.copy(), le.copy(), lc.copy(), cnt, np.zeros(0, dtype=np.int64),
+                          chunk_job, self.job_end, np.zeros(chunk_job.size, dtype=np.bool_), self._busy, self._fl,
+                          self._iv_j, self._iv_s, self._iv_e)
 
     def _copy_state(self, shared: frozenset) -> PaperSimulator:
         """A plain copy of this simulator (arrays copied, ``shared`` names shared): :meth:`lean_copy` of a
@@ -893,6 +919,7 @@ class PaperSimulator:
         """Times a started, unfinished chunk stopped for another chunk: Σ_chunks (executed runs − 1) (with
         ``keep_schedule=False``: over the runs consumed so far, all of them after the drain)."""
         if not self.keep_schedule:
+            self._settle_history()
             return int(self._fl[0] - self._fl[1])
         n = int(self._cnt[0])
         runs = np.bincount(self._lc[:n], minlength=self.chunk_job.size)
