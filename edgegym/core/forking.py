@@ -56,6 +56,7 @@ __all__ = [
     "fork_env",
     "fork_rng",
     "mark_fork",
+    "own_generator",
     "prefix_copy",
     "shifted_arrivals",
     "splice_jobs",
@@ -107,6 +108,17 @@ def check_fork_args(env, seed, future) -> None:
 def fork_rng(seed: int) -> np.random.Generator:
     """The generator of a fork's resampled future (the same ``seed`` always gives the same future)."""
     return np.random.default_rng(np.random.SeedSequence([int(seed), 0x5EED_F0CC]))
+
+
+def own_generator(obj, name: str) -> None:
+    """Give ``obj`` a generator of its own in ``obj.<name>`` where it still shares it with a fork or a parent
+    (``obj._rng_shared``, set by a family's fork that shares a generator until one side draws from it): a copy in
+    the same state, so that each side's stream is the one it would have had with a copy made at the fork."""
+    if obj.__dict__.get("_rng_shared"):
+        obj._rng_shared = False
+        g = getattr(obj, name)
+        if g is not None:
+            setattr(obj, name, fast_copy(g))
 
 
 def _is_frozen_dataclass(x) -> bool:

@@ -213,3 +213,19 @@ def test_shared_generators_leave_every_stream_as_its_own(history):
     np.testing.assert_array_equal(env.sim.ps_log, twin.sim.ps_log)
     assert env.sim.rng.bit_generator.state == twin.sim.rng.bit_generator.state
     assert env.np_random.bit_generator.state == twin.np_random.bit_generator.state
+
+
+def test_own_generator_copies_a_shared_generator_once():
+    """``own_generator``: a copy in the same state where ``_rng_shared`` says the generator is shared, then the
+    flag is cleared; nothing where it is not shared."""
+    from types import SimpleNamespace
+
+    from edgegym.core.forking import own_generator
+
+    g = np.random.default_rng(3)
+    a = SimpleNamespace(rng=g, _rng_shared=True)
+    own_generator(a, "rng")
+    assert a.rng is not g and a.rng.bit_generator.state == g.bit_generator.state and not a._rng_shared
+    b = SimpleNamespace(rng=g, _rng_shared=False)
+    own_generator(b, "rng")
+    assert b.rng is g

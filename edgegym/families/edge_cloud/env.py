@@ -269,12 +269,9 @@ class EdgeCloudMLEnv(gym.Env):
     def np_random(self) -> np.random.Generator:
         """gymnasium's ``Env.np_random``. A fork shares its parent's generator until one of them uses it (only
         ``reset`` draws from it): that one then takes a copy in the same state."""
-        if self.__dict__.get("_rng_shared"):
-            self._rng_shared = False
-            if self._np_random is not None:
-                from ...core.forking import fast_copy
+        from ...core.forking import own_generator
 
-                self._np_random = fast_copy(self._np_random)  # the same stream, a generator of its own
+        own_generator(self, "_np_random")
         return gym.Env.np_random.fget(self)
 
     @np_random.setter

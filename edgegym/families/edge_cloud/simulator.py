@@ -951,10 +951,9 @@ class PaperSimulator:
         ``-1`` for a cloud PS (unlimited).                                                   # (M, 4)
         """
         cl, jobs = self.cluster, self.jobs
-        if self.__dict__.get("_rng_shared"):  # shared with a fork: a generator of its own, in the same state
-            from ...core.forking import fast_copy
+        from ...core.forking import own_generator
 
-            self.rng, self._rng_shared = fast_copy(self.rng), False
+        own_generator(self, "rng")  # shared with a fork: a generator of its own, in the same state
         if self.keep_schedule:
             n = int(self._cnt[0])
             cloud = np.flatnonzero(self.chunk_worker == -1).astype(np.int64)
