@@ -16,7 +16,7 @@ Where things are:
 
 from .envs import register_envs, registered_ids
 
-__version__ = "0.8.0"
+__version__ = "0.9.0"
 __all__ = ["__version__", "register_envs", "registered_ids"]
 
 

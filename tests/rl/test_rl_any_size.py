@@ -170,3 +170,30 @@ def test_row_action_agent_on_another_size():
         assert pol._logits(obs, mask).shape == (1, env.action_space.n)
     rec = run_episode("EdgeUtility-tiny-v1", name, 0)
     assert rec["steps"] > 0 and np.isfinite(rec["objective"])
+
+
+WUDL = f"maskable-ppo:{ROOT / 'docs/results/agents/models/WirelessUDL-v1/model.zip'}"
+WUDL_MODE = {"mode": "replan", "discipline": "okita", "replan_workers": True}  # the agent's sidecar env config
+
+
+@pytest.mark.parametrize("sites, jobs", [(10, 8), (100, 12)])
+def test_wireless_udl_agent_on_other_site_counts(sites, jobs):
+    """The shipped WirelessUDL-v1 agent (trained on 50 sites) runs without flags on 10 and 100 sites: its row
+    network's context leaves the per-site blocks out, so the observation's width does not matter."""
+    rec = run_episode("WirelessUDL-v1", WUDL, 100, {"cluster": {"sites": sites}, "jobs": {"count": jobs}})
+    assert rec["steps"] == jobs and np.isfinite(rec["objective"]) and rec["objective"] > 0
+
+
+def test_wireless_udl_trained_size_keeps_its_actions():
+    """At the trained 50 sites the variable-row path gives the fixed path's logits bit for bit (the first 25
+    decisions of a test episode)."""
+    model = load_model(WUDL)
+    env = gym.make("WirelessUDL-v1", config={"env": WUDL_MODE})
+    fixed = LearnedPolicy(env, model, masked=True)
+    variable = LearnedPolicy(env, model, masked=True, variable_rows=True)
+    assert fixed.layout is None and variable.layout == env.unwrapped.obs_layout()
+    states = _states(env, fixed, 100, steps=25)
+    assert len(states) == 25
+    with th.inference_mode():
+        for obs, mask in states:
+            assert th.equal(fixed._logits(obs, mask), variable._logits(obs, mask))
