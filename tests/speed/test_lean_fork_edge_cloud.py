@@ -229,3 +229,31 @@ def test_own_generator_copies_a_shared_generator_once():
     b = SimpleNamespace(rng=g, _rng_shared=False)
     own_generator(b, "rng")
     assert b.rng is g
+
+
+def test_forks_of_a_finished_episode_and_of_a_job_level_discipline():
+    """Forks of a drained env (A_ps's log an array) and then of a running one (no log yet), full and lean: each
+    copies what it holds; with a job-level discipline (SRTF) lean and full forks step alike."""
+    env = gym.make("EdgeCloudML-tiny-v1").unwrapped
+    env.reset(seed=1)
+    term = False
+    while not term:
+        term = env.step(AOnline(env).act(None))[2]
+    for history in (True, False):
+        f = env.fork(seed=0, future="keep", history=history)
+        assert f.sim.preemptions() == env.sim.preemptions()
+        np.testing.assert_array_equal(f.sim.ps_log, env.sim.ps_log)
+        assert f.sim.ps_log is not env.sim.ps_log
+        with pytest.raises(RuntimeError, match="terminated"):
+            f.step(0)
+    srtf = gym.make("EdgeCloudML-tiny-v1", config={"env": {"discipline": "srtf"}}).unwrapped
+    srtf.reset(seed=2)
+    srtf.step(0)
+    for future in ("keep", "resample"):
+        lean, full = srtf.fork(seed=3, future=future, history=False), srtf.fork(seed=3, future=future)
+        term = False
+        while not term:
+            o1, r1, term, _, _ = lean.step(0)
+            o2, r2, _, _, _ = full.step(0)
+            assert r1 == r2
+            np.testing.assert_array_equal(o1, o2)

@@ -972,12 +972,12 @@ class EdgeCloudMLEnv(gym.Env):
     _SIM_PLANS: dict = {}
 
     def _sim_plan(self, sim: PaperSimulator, skip: frozenset) -> tuple:
-        """The attribute groups of :meth:`_fork_sim` for ``sim``'s layout (history kept or bounded, its
-        attribute names, ``skip``): ``(log, per-chunk prefix, plans, other arrays, other objects)``; every other
-        attribute is shared (a shared name, an immutable value, the generator)."""
+        """The attribute groups of :meth:`_fork_sim` for ``sim``'s layout (history kept or bounded, drained or
+        not, its attribute names, ``skip``): ``(log, per-chunk prefix, plans, other arrays, other objects)``; every
+        other attribute is shared (a shared name, an immutable value, the generator)."""
         from ...core.forking import _ATOMIC_TYPES
 
-        key = (sim.keep_schedule, skip, tuple(sim.__dict__))
+        key = (sim.keep_schedule, sim._drained, skip, tuple(sim.__dict__))  # drained: A_ps's log is an array
         hit = self._SIM_PLANS.get(key)
         if hit is not None:
             return hit
