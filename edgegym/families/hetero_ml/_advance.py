@@ -12,9 +12,8 @@ with the env's own kernels (:mod:`._kernels`) for everything that changes the st
   first delay, which it computes without reference to the others) restricted to what the argmin needs. It visits
   the same candidate starts and the configurations in the same order, with the same incremental residual (a function
   of the window alone), and only skips a configuration whose completion cannot be below the best one found so far
-  (its start is at least the current candidate start), or equal to it with a lower action index, or which the
-  per-slot bounds of the residual exclude at that candidate (see :func:`earliest_choice`). The estimates it does
-  compute are therefore ``grid_estimates``'s, and so is the argmin;
+  (its start is at least the current candidate start), or equal to it with a lower action index. The estimates it
+  does compute are therefore ``grid_estimates``'s, and so is the argmin;
 * the commit: :func:`._kernels.decode_commit` from the estimated start (as ``HeteroMLEnv._decode_commit`` does when
   the estimates are at hand), with the profiles at the decision time.
 
@@ -31,15 +30,12 @@ import numpy as np
 
 from ...core.jit import njit
 from ._kernels import (
-    _bound_limits,
     _breakpoints,
+    _caps_of,
     _derive_all,
-    _extend_window,
     _fits_cached,
     _free_over_profiles,
-    _last_excluded,
     _residual_at,
-    _segments,
     _stable_order,
     decode_commit,
     duration,
@@ -62,202 +58,7 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
                     q4, p4, mask, cfree, ccaps, pp, cnt, times, vals):
     """``earliest``'s action on the servers' profiles at ``now`` (see the module docstring): ``(status, action,
     estimated start, estimated duration)``; status 1, 2 (a price tie within rounding: undecided) or 0 (no valid
-    configuration fits at any candidate start).
-
-    After the first candidate, a configuration is not tested at a candidate whose window overlaps a segment of the
-    profiles where the per-segment bounds (:func:`._kernels._segments`: the servers' worker capacities in all and
-    the largest residual per resource) already exclude it, where the test would return 0 before any price is
-    compared, nor at the later candidates whose window still overlaps that segment; the residual at a candidate is
-    built only when a configuration is tested there. The tests left are the tests of :func:`earliest_choice_scan`
-    (every configuration left at every candidate: the oracle) that can return non-zero, in the same order, so the
-    result is its result."""
-    G = mask.shape[0]
-    nd = delays.shape[0]
-    H, R = cap.shape
-    M = wres.shape[0]
-    start, dur = rec[0], rec[1]
-    NC = G // nd
-    cd = np.zeros(NC, dtype=np.int64)
-    todo = np.zeros(NC, dtype=np.bool_)
-    n_todo = 0
-    for c in range(NC):
-        a = c * nd
-        if not mask[a]:
-            continue
-        todo[c] = True
-        n_todo += 1
-        m = m4[a]
-        comm = 2.0 * grad * 8.0 / (wbw[m] * 1000.0) / 3600.0
-        cd[c] = duration(W, v[m], psu[p4[a]] if ps_arch else 0.0, ra, comm, n4[a], q4[a] == 0, ps_arch)
-    if n_todo == 0:
-        return 0, -1, -1, 0
-    t0 = now + delays[0]
-    cdd = np.maximum(cd, 1)
-    by_d = _stable_order(cdd)
-    # the first candidate alone, each tested configuration's residual computed directly (the same numbers as the
-    # incremental residual below): conclusive when a configuration fits at t0 and none that failed there could
-    # still beat it at a later candidate (> t0); otherwise the full search below decides
-    if PROBE > 0:
-        free1 = np.empty((H, R))
-        b_c, b_comp, tests, failed, cut = -1, 0, 0, 0, False
-        fail_c = np.empty(PROBE, dtype=np.int64)
-        for bi in range(NC):
-            c = by_d[bi]
-            if not todo[c]:
-                continue
-            if b_c >= 0 and (t0 + cd[c] > b_comp or (t0 + cd[c] == b_comp and c > b_c)):
-                continue
-            if tests == PROBE:
-                cut = True
-                break
-            tests += 1
-            _free_over_profiles(pp, cnt, times, vals, cap, t0, cdd[c], free1)
-            a = c * nd
-            st = fits(free1, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a], q4[a] == 1, False)
-            if st == 2:
-                return 2, -1, -1, 0
-            if st == 1:
-                comp = t0 + cd[c]
-                if b_c < 0 or comp < b_comp or (comp == b_comp and c < b_c):
-                    b_c, b_comp = c, comp
-            else:
-                fail_c[failed] = c
-                failed += 1
-        if not cut and b_c >= 0:
-            open_ = False
-            for i in range(failed):
-                c = fail_c[i]
-                if not (t0 + 1 + cd[c] > b_comp or (t0 + 1 + cd[c] == b_comp and c > b_c)):
-                    open_ = True
-            if not open_:
-                return 1, b_c * nd, t0, cd[b_c]
-    # the later candidate times, the reservation ends after t0 (sorted), are listed when t0 does not settle it
-    ne = -1
-    ends = np.empty(0, dtype=np.int64)
-    # an achievable completion: every valid configuration fits the empty cluster, which it is from the last
-    # reservation end (a candidate start) on; a configuration that cannot complete by then is dropped at once
-    t_last = t0
-    for j in range(k):
-        if start[j] + dur[j] > t_last:
-            t_last = start[j] + dur[j]
-    ub = -1
-    for c in range(NC):
-        if todo[c] and (ub < 0 or t_last + cd[c] < ub):
-            ub = t_last + cd[c]
-    for c in range(NC):
-        if todo[c] and t0 + cd[c] > ub:
-            todo[c] = False
-            n_todo -= 1
-    # every breakpoint after now of every server, by time: (time, piece row, server), and the per-segment bounds
-    # for the configurations left
-    ev_t, ev_i, ev_h = _breakpoints(H, pp, cnt, times)
-    types = np.zeros(M, dtype=np.bool_)
-    lims = np.empty((NC, R))
-    need = np.zeros(NC, dtype=np.int64)
-    for c in range(NC):
-        if todo[c]:
-            need[c] = _bound_limits(c * nd, wres, pres, wbw, pbw, ps_arch, m4, n4, q4, p4, lims[c])
-            if need[c] > 0:
-                types[m4[c * nd]] = True
-    seg_t, caps_s, fmax_s = _segments(pp, cnt, vals, cap, wres, types, ev_t, ev_i, ev_h, cfree, ccaps)
-    nxt = np.zeros(NC, dtype=np.int64)  # no start before this slot (the bounds exclude every window before)
-    used = np.empty((H, R))
-    free = np.full((H, R), np.nan)
-    caps_hm = np.zeros((H, M))
-    tot_m = np.zeros(M)
-    fmax = np.full(R, -math.inf)
-    fmax_h = np.full(R, -1, dtype=np.int64)
-    col_stale = np.zeros(R, dtype=np.bool_)
-    cmax = np.zeros(M)
-    cmax_h = np.full(M, -1, dtype=np.int64)
-    cm_stale = np.zeros(M, dtype=np.bool_)
-    dirty = np.ones(H, dtype=np.bool_)
-    dlist = np.arange(H)
-    n_dirty = H
-    first = True
-    best_c = -1  # the configuration of least completion so far (lowest index among equals)
-    best_t = -1
-    best_comp = 0
-    ci = -2
-    while n_todo > 0:
-        ci += 1
-        t = t0
-        if ci >= 0:
-            if ne < 0:
-                ne = 0
-                for j in range(k):
-                    if start[j] + dur[j] > t0:
-                        ne += 1
-                ends = np.empty(ne, dtype=np.int64)
-                i = 0
-                for j in range(k):
-                    if start[j] + dur[j] > t0:
-                        ends[i] = start[j] + dur[j]
-                        i += 1
-                ends.sort()
-            if ci >= ne:
-                break
-            t = ends[ci]
-            if ci > 0 and t == ends[ci - 1]:
-                continue
-        # drop what cannot beat the best (or the achievable completion) any more, before the residual at t
-        for c in range(NC):
-            if todo[c] and (t + cd[c] > ub or best_c >= 0 and (
-                    t + cd[c] > best_comp or (t + cd[c] == best_comp and c > best_c))):
-                todo[c] = False
-                n_todo -= 1
-        if n_todo == 0:
-            break
-        ready = False  # the residual at t is built at the first test there
-        e = 0
-        for bi in range(NC):
-            c = by_d[bi]
-            if not todo[c]:
-                continue
-            if t + cd[c] > ub or best_c >= 0 and (
-                    t + cd[c] > best_comp or (t + cd[c] == best_comp and c > best_c)):
-                todo[c] = False
-                n_todo -= 1
-                continue
-            end = t + cdd[c]
-            if t < nxt[c]:
-                continue
-            b = _last_excluded(seg_t, caps_s, fmax_s, t, end, m4[c * nd], need[c], lims[c])
-            if b >= 0:  # the test would return 0 here and up to the end of segment b
-                nxt[c] = seg_t[b + 1]
-                continue
-            if not ready:
-                n_dirty = _residual_at(t, first, pp, cnt, times, vals, used, dirty, dlist, n_dirty)
-                if first:
-                    _derive_all(cap, used, free, cfree, ccaps, caps_hm, wres, dirty, tot_m, cmax, cmax_h, fmax, fmax_h)
-                    n_dirty = 0
-                first = False
-                e = np.searchsorted(ev_t, t, side="right")
-                ready = True
-            e = _extend_window(end, e, ev_t, ev_i, ev_h, vals, cap, wres, used, free, dirty, dlist, n_dirty,
-                               caps_hm, tot_m, cmax, cmax_h, cm_stale, fmax, fmax_h, col_stale)
-            n_dirty = 0
-            a = c * nd
-            st = _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a], q4[a] == 1,
-                              caps_hm, tot_m, fmax, cmax)
-            if st == 2:
-                return 2, -1, -1, 0
-            if st == 1:
-                todo[c] = False
-                n_todo -= 1
-                comp = t + cd[c]
-                if best_c < 0 or comp < best_comp or (comp == best_comp and c < best_c):
-                    best_c, best_t, best_comp = c, t, comp
-    if best_c < 0:
-        return 0, -1, -1, 0
-    return 1, best_c * nd, best_t, cd[best_c]
-
-
-@njit
-def earliest_choice_scan(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4,
-                         n4, q4, p4, mask, cfree, ccaps, pp, cnt, times, vals):
-    """:func:`earliest_choice` testing every configuration left at every candidate start (the search before the
-    bounds' skips; the oracle of the differential tests): the same result."""
+    configuration fits at any candidate start)."""
     G = mask.shape[0]
     nd = delays.shape[0]
     H, R = cap.shape
@@ -337,6 +138,7 @@ def earliest_choice_scan(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, 
             n_todo -= 1
     # every breakpoint after now of every server, by time: (time, piece row, server)
     ev_t, ev_i, ev_h = _breakpoints(H, pp, cnt, times)
+    nev = ev_t.shape[0]
     used = np.empty((H, R))
     free = np.full((H, R), np.nan)
     caps_hm = np.zeros((H, M))
@@ -400,9 +202,63 @@ def earliest_choice_scan(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, 
                 n_todo -= 1
                 continue
             end = t + cdd[c]
-            e = _extend_window(end, e, ev_t, ev_i, ev_h, vals, cap, wres, used, free, dirty, dlist, n_dirty,
-                               caps_hm, tot_m, cmax, cmax_h, cm_stale, fmax, fmax_h, col_stale)
-            n_dirty = 0
+            while e < nev and ev_t[e] < end:
+                h, q = ev_h[e], ev_i[e]
+                row_changed = False
+                for r in range(R):
+                    if vals[q, r] > used[h, r]:
+                        used[h, r] = vals[q, r]
+                        row_changed = True
+                if row_changed and not dirty[h]:
+                    dirty[h] = True
+                    dlist[n_dirty] = h
+                    n_dirty += 1
+                e += 1
+            if n_dirty > 0:
+                for i in range(n_dirty):
+                    h = dlist[i]
+                    dirty[h] = False
+                    row_changed = False
+                    for r in range(R):
+                        f = cap[h, r] - used[h, r]
+                        if f != free[h, r]:
+                            row_changed = True
+                        free[h, r] = f
+                    if row_changed:
+                        for mm in range(M):
+                            cnew = _caps_of(free[h], wres[mm], R)
+                            tot_m[mm] += cnew - caps_hm[h, mm]
+                            caps_hm[h, mm] = cnew
+                            if cnew > cmax[mm]:
+                                cmax[mm] = cnew
+                                cmax_h[mm] = h
+                            elif h == cmax_h[mm] and cnew < cmax[mm]:
+                                cm_stale[mm] = True
+                        for r in range(R):
+                            f = free[h, r]
+                            if f > fmax[r]:
+                                fmax[r] = f
+                                fmax_h[r] = h
+                            elif h == fmax_h[r] and f < fmax[r]:
+                                col_stale[r] = True
+                n_dirty = 0
+                for mm in range(M):
+                    if cm_stale[mm]:
+                        cm_stale[mm] = False
+                        cmax[mm] = 0.0
+                        cmax_h[mm] = -1
+                        for h in range(H):
+                            if caps_hm[h, mm] > cmax[mm]:
+                                cmax[mm] = caps_hm[h, mm]
+                                cmax_h[mm] = h
+                for r in range(R):
+                    if col_stale[r]:
+                        col_stale[r] = False
+                        fmax[r] = -math.inf
+                        for h in range(H):
+                            if free[h, r] > fmax[r]:
+                                fmax[r] = free[h, r]
+                                fmax_h[r] = h
             a = c * nd
             st = _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a], q4[a] == 1,
                               caps_hm, tot_m, fmax, cmax)

@@ -1494,223 +1494,6 @@ def grid_estimates(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, 
                              m4, n4, q4, p4, mask, start_out, dur_out, cfree, ccaps, pp, cnt, times, vals)
 
 
-@njit_inline
-def _extend_window(end, e, ev_t, ev_i, ev_h, vals, cap, wres, used, free, dirty, dlist, n_dirty, caps_hm, tot_m, cmax,
-                   cmax_h, cm_stale, fmax, fmax_h, col_stale):
-    """Extend the window's usage maxima ``used`` with the breakpoints before ``end`` (events ``e`` on, by time), then
-    re-derive the servers listed as changed (``dlist[:n_dirty]``): their residual rows ``free``, worker capacities
-    ``caps_hm``, the totals ``tot_m`` and the per-type and per-resource maxima (``cmax``, ``fmax``, with a server
-    holding each). Returns the next event; the list is left empty."""
-    H, R = used.shape
-    M = wres.shape[0]
-    nev = ev_t.shape[0]
-    while e < nev and ev_t[e] < end:
-        h, q = ev_h[e], ev_i[e]
-        row_changed = False
-        for r in range(R):
-            if vals[q, r] > used[h, r]:
-                used[h, r] = vals[q, r]
-                row_changed = True
-        if row_changed and not dirty[h]:
-            dirty[h] = True
-            dlist[n_dirty] = h
-            n_dirty += 1
-        e += 1
-    if n_dirty == 0:
-        return e
-    for i in range(n_dirty):
-        h = dlist[i]
-        dirty[h] = False
-        row_changed = False
-        for r in range(R):
-            f = cap[h, r] - used[h, r]
-            if f != free[h, r]:
-                row_changed = True
-            free[h, r] = f
-        if row_changed:
-            for mm in range(M):
-                cnew = _caps_of(free[h], wres[mm], R)
-                tot_m[mm] += cnew - caps_hm[h, mm]
-                caps_hm[h, mm] = cnew
-                if cnew > cmax[mm]:
-                    cmax[mm] = cnew
-                    cmax_h[mm] = h
-                elif h == cmax_h[mm] and cnew < cmax[mm]:
-                    cm_stale[mm] = True
-            for r in range(R):
-                f = free[h, r]
-                if f > fmax[r]:
-                    fmax[r] = f
-                    fmax_h[r] = h
-                elif h == fmax_h[r] and f < fmax[r]:
-                    col_stale[r] = True
-    for mm in range(M):
-        if cm_stale[mm]:
-            cm_stale[mm] = False
-            cmax[mm] = 0.0
-            cmax_h[mm] = -1
-            for h in range(H):
-                if caps_hm[h, mm] > cmax[mm]:
-                    cmax[mm] = caps_hm[h, mm]
-                    cmax_h[mm] = h
-    for r in range(R):
-        if col_stale[r]:
-            col_stale[r] = False
-            fmax[r] = -math.inf
-            for h in range(H):
-                if free[h, r] > fmax[r]:
-                    fmax[r] = free[h, r]
-                    fmax_h[r] = h
-    return e
-
-
-#: the end of the last segment of :func:`_segments` (no slot reaches it)
-NEVER = np.int64(1) << np.int64(62)
-
-
-@njit_inline
-def _segments(pp, cnt, vals, cap, wres, types, ev_t, ev_i, ev_h, cfree, ccaps):
-    """Bounds on every window's residual, per segment of the servers' usage profiles (the slots between two
-    consecutive breakpoints of any server, from the profiles' first slot on): ``(seg_t, caps_s, fmax_s)``, segment i
-    from slot ``seg_t[i]`` to ``seg_t[i + 1]`` (the last one to :data:`NEVER`), ``caps_s[i, m]`` the type-m workers
-    the servers' residual rows there hold in all (Σ_h :func:`_caps_of`, for the types with ``types[m]``, else 0)
-    and ``fmax_s[i, r]`` the largest residual of resource r on one server there.
-
-    A window's usage on a server is the maximum over its slots, so its residual row is at most the row of each
-    segment it overlaps (``cap - used`` and :func:`_caps_of` are monotone): the window's capacity total and
-    per-resource maximum (those :func:`_fits_cached` tests first) are at most each such segment's. ``cfree``/
-    ``ccaps``: the cache of :func:`grid_estimates_on`, used for the rows at the first slot."""
-    H, R = cap.shape
-    M = wres.shape[0]
-    nev = ev_t.shape[0]
-    S = 1
-    for e in range(nev):
-        if e == 0 or ev_t[e] != ev_t[e - 1]:
-            S += 1
-    seg_t = np.empty(S + 1, dtype=np.int64)
-    caps_s = np.empty((S, M))
-    fmax_s = np.empty((S, R))
-    free = np.empty((H, R))
-    caps = np.zeros((H, M))
-    tot = np.zeros(M)
-    fmax = np.full(R, -math.inf)
-    fmax_h = np.full(R, -1, dtype=np.int64)
-    stale = np.zeros(R, dtype=np.bool_)
-    for h in range(H):
-        q = pp[h]
-        same = True
-        for r in range(R):
-            f = cap[h, r] - vals[q, r]
-            free[h, r] = f
-            if f != cfree[h, r]:
-                same = False
-            if f > fmax[r]:
-                fmax[r] = f
-                fmax_h[r] = h
-        if same:
-            for mm in range(M):
-                caps[h, mm] = ccaps[h, mm]
-        else:
-            for mm in range(M):
-                ccaps[h, mm] = _caps_of(free[h], wres[mm], R)
-                caps[h, mm] = ccaps[h, mm]
-            for r in range(R):
-                cfree[h, r] = free[h, r]
-        for mm in range(M):
-            if types[mm]:
-                tot[mm] += caps[h, mm]
-    seg_t[0] = -NEVER
-    for mm in range(M):
-        caps_s[0, mm] = tot[mm]
-    for r in range(R):
-        fmax_s[0, r] = fmax[r]
-    i = 0
-    e = 0
-    while e < nev:
-        tau = ev_t[e]
-        while e < nev and ev_t[e] == tau:
-            h, q = ev_h[e], ev_i[e]
-            row_changed = False
-            for r in range(R):
-                f = cap[h, r] - vals[q, r]
-                if f != free[h, r]:
-                    row_changed = True
-                free[h, r] = f
-            if row_changed:
-                for mm in range(M):
-                    if types[mm]:
-                        cnew = _caps_of(free[h], wres[mm], R)
-                        tot[mm] += cnew - caps[h, mm]
-                        caps[h, mm] = cnew
-                for r in range(R):
-                    f = free[h, r]
-                    if f > fmax[r]:
-                        fmax[r] = f
-                        fmax_h[r] = h
-                    elif h == fmax_h[r] and f < fmax[r]:
-                        stale[r] = True
-            e += 1
-        for r in range(R):
-            if stale[r]:
-                stale[r] = False
-                fmax[r] = -math.inf
-                for g in range(H):
-                    if free[g, r] > fmax[r]:
-                        fmax[r] = free[g, r]
-                        fmax_h[r] = g
-        i += 1
-        seg_t[i] = tau
-        for mm in range(M):
-            caps_s[i, mm] = tot[mm]
-        for r in range(R):
-            fmax_s[i, r] = fmax[r]
-    seg_t[S] = NEVER
-    return seg_t, caps_s, fmax_s
-
-
-@njit_inline
-def _bound_limits(a, wres, pres, wbw, pbw, ps_arch, m4, n4, q4, p4, lim):
-    """The bounds :func:`_fits_cached` tests first for grid action ``a``'s configuration: ``lim[r]``, what the
-    largest residual of resource r on one server must reach (the whole job co-located, or the PSs spread: -inf
-    without), and the return value, the workers of its type the servers must hold in all (0: no such test)."""
-    R = lim.shape[0]
-    m, n, p = m4[a], n4[a], p4[a]
-    e = wres[m]
-    if q4[a] != 1:
-        for r in range(R):
-            zr = pres[p, r] if ps_arch else 0.0
-            lim[r] = n * e[r] + zr
-        return 0
-    if not ps_arch:
-        for r in range(R):
-            lim[r] = -math.inf
-        return n
-    z = pres[p]
-    kk = max(1.0, math.ceil(n * wbw[m] / pbw[p] - 1e-9))
-    for r in range(R):
-        lim[r] = kk * z[r]
-    return n
-
-
-@njit_inline
-def _last_excluded(seg_t, caps_s, fmax_s, t, end, m, need, lim):
-    """The last segment overlapping slots [t, end) whose bounds (:func:`_segments`) exclude a configuration (type
-    ``m``, ``need`` workers in all, per-resource limits ``lim`` from :func:`_bound_limits`), or -1: where it is >= 0,
-    :func:`_fits_cached` returns 0 for every window that overlaps it, in particular every window [t', t' + (end - t))
-    with t <= t' < the segment's end."""
-    S, R = fmax_s.shape
-    i0 = np.searchsorted(seg_t[:S], t, side="right") - 1
-    i = np.searchsorted(seg_t[:S], end) - 1
-    while i >= i0:
-        if caps_s[i, m] < need:
-            return i
-        for r in range(R):
-            if not fmax_s[i, r] + 1e-9 >= lim[r]:
-                return i
-        i -= 1
-    return -1
-
-
 @njit
 def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4, n4,
                       q4, p4, mask, start_out, dur_out, cfree, ccaps, pp, cnt, times, vals):
@@ -1760,6 +1543,7 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
     ends.sort()
     # every breakpoint after now of every server, by time: (time, piece row, server)
     ev_t, ev_i, ev_h = _breakpoints(H, pp, cnt, times)
+    nev = ev_t.shape[0]
     cdd = np.maximum(cd, 1)
     by_d = _stable_order(cdd)
     used = np.empty((H, R))
@@ -1819,9 +1603,63 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
                 if not todo[c]:
                     continue
                 end = t + cdd[c]
-                e = _extend_window(end, e, ev_t, ev_i, ev_h, vals, cap, wres, used, free, dirty, dlist, n_dirty,
-                                   caps_hm, tot_m, cmax, cmax_h, cm_stale, fmax, fmax_h, col_stale)
-                n_dirty = 0
+                while e < nev and ev_t[e] < end:
+                    h, q = ev_h[e], ev_i[e]
+                    row_changed = False
+                    for r in range(R):
+                        if vals[q, r] > used[h, r]:
+                            used[h, r] = vals[q, r]
+                            row_changed = True
+                    if row_changed and not dirty[h]:
+                        dirty[h] = True
+                        dlist[n_dirty] = h
+                        n_dirty += 1
+                    e += 1
+                if n_dirty > 0:
+                    for i in range(n_dirty):
+                        h = dlist[i]
+                        dirty[h] = False
+                        row_changed = False
+                        for r in range(R):
+                            f = cap[h, r] - used[h, r]
+                            if f != free[h, r]:
+                                row_changed = True
+                            free[h, r] = f
+                        if row_changed:
+                            for mm in range(M):
+                                cnew = _caps_of(free[h], wres[mm], R)
+                                tot_m[mm] += cnew - caps_hm[h, mm]
+                                caps_hm[h, mm] = cnew
+                                if cnew > cmax[mm]:
+                                    cmax[mm] = cnew
+                                    cmax_h[mm] = h
+                                elif h == cmax_h[mm] and cnew < cmax[mm]:
+                                    cm_stale[mm] = True
+                            for r in range(R):
+                                f = free[h, r]
+                                if f > fmax[r]:
+                                    fmax[r] = f
+                                    fmax_h[r] = h
+                                elif h == fmax_h[r] and f < fmax[r]:
+                                    col_stale[r] = True
+                    n_dirty = 0
+                    for mm in range(M):
+                        if cm_stale[mm]:
+                            cm_stale[mm] = False
+                            cmax[mm] = 0.0
+                            cmax_h[mm] = -1
+                            for h in range(H):
+                                if caps_hm[h, mm] > cmax[mm]:
+                                    cmax[mm] = caps_hm[h, mm]
+                                    cmax_h[mm] = h
+                    for r in range(R):
+                        if col_stale[r]:
+                            col_stale[r] = False
+                            fmax[r] = -math.inf
+                            for h in range(H):
+                                if free[h, r] > fmax[r]:
+                                    fmax[r] = free[h, r]
+                                    fmax_h[r] = h
                 a = c * nd
                 st = _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a],
                                   q4[a] == 1, caps_hm, tot_m, fmax, cmax)
