@@ -63,7 +63,8 @@ Design choices (each one a documented decision):
 * **The base forks with the env.** Each simulated continuation runs a copy of the base bound to the fork
   (:meth:`Policy.fork <edgegym.agents.policy.Policy.fork>`), so no base plans on a stale state.
 * **Simulated once per distinct effect.** Where the env has ``action_key(action)`` (EdgeCloudML: the placement an
-  action decodes to), candidates with equal keys change the state and the rewards the same way: their
+  action decodes to; HeteroML: grid actions that differ only in their delay and start at the same estimated
+  slot), candidates with equal keys change the state and the rewards the same way: their
   continuation runs once and its returns count for each (the scores are the same as simulating each). Where the
   env has ``step_quiet`` and the base an ``advance`` fast path, a candidate's own step is taken without building
   its observation (``observe()`` builds it only if a ``predict`` needs it). Where the env's ``fork`` takes
