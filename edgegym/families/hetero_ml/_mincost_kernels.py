@@ -8,18 +8,25 @@ Every function computes its entries with the operations of :func:`~edgegym.famil
 
 from __future__ import annotations
 
-try:  # Numba is optional: without it the same code runs as plain Python (slow, identical results)
-    from numba import njit
-except ImportError:  # pragma: no cover
-    def njit(*args, **kwargs):
-        if args and callable(args[0]):
-            return args[0]
-        return lambda f: f
+from ...core.jit import njit, njit_inline
 
 __all__ = ["server_minima", "best_residual_minima", "price_prefix"]
 
 
-@njit(cache=True)
+@njit_inline
+def _exact_span(lo, hi, n, k):
+    """The positions ``t`` of level ``k`` whose window ``[t, t + 2^k)`` meets slots [lo, hi) and is exact
+    (``t + 2^k <= n``): ``range(t0, t1)``."""
+    t0 = lo - (1 << k) + 1
+    if t0 < 0:
+        t0 = 0
+    t1 = n - (1 << k) + 1
+    if hi < t1:
+        t1 = hi
+    return t0, t1
+
+
+@njit
 def server_minima(st, servers, lo, hi, n):
     """Levels k >= 1 of the window-minimum table ``st[k, t, h, r] = min st[0, t : t + 2^k, h, r]`` (layout: slots
     before servers) for ``servers`` at every position whose window meets slots [lo, hi), after level 0 (the
@@ -28,12 +35,7 @@ def server_minima(st, servers, lo, hi, n):
     K, R = st.shape[0], st.shape[3]
     for k in range(1, K):
         w = 1 << (k - 1)
-        t0 = lo - (1 << k) + 1
-        if t0 < 0:
-            t0 = 0
-        t1 = n - (1 << k) + 1
-        if hi < t1:
-            t1 = hi
+        t0, t1 = _exact_span(lo, hi, n, k)
         for t in range(t0, t1):
             for i in range(servers.shape[0]):
                 h = servers[i]
@@ -42,7 +44,7 @@ def server_minima(st, servers, lo, hi, n):
                     st[k, t, h, r] = a if a <= b else b
 
 
-@njit(cache=True)
+@njit
 def best_residual_minima(st, cst, lo, hi, n):
     """``cst[0, r, t] = max_h st[0, t, h, r]`` (the best residual over the servers) for slots [lo, hi), then the
     levels k >= 1 of its window-minimum table at the positions whose window meets them (exact entries only)."""
@@ -56,19 +58,14 @@ def best_residual_minima(st, cst, lo, hi, n):
             cst[0, r, t] = best
     for k in range(1, K):
         w = 1 << (k - 1)
-        t0 = lo - (1 << k) + 1
-        if t0 < 0:
-            t0 = 0
-        t1 = n - (1 << k) + 1
-        if hi < t1:
-            t1 = hi
+        t0, t1 = _exact_span(lo, hi, n, k)
         for r in range(R):
             for t in range(t0, t1):
                 a, b = cst[k - 1, r, t], cst[k - 1, r, t + w]
                 cst[k, r, t] = a if a <= b else b
 
 
-@njit(cache=True)
+@njit
 def price_prefix(delta, t0, e_hat, z_hat, Aw, Ap, servers, lo, hi):
     """The prefix sums over the window's slots (from slot ``t0`` of ``delta``, layout (slots, R, H)) of the
     per-worker and per-PS prices of ``servers`` (None: all), ``Aw[m, t + 1, h] = Σ_{t' <= t} Σ_r delta[t0 + t', r, h]
@@ -79,7 +76,7 @@ def price_prefix(delta, t0, e_hat, z_hat, Aw, Ap, servers, lo, hi):
         _slot_prefix(delta[t0 + t], z_hat, Ap, servers, t)
 
 
-@njit(cache=True)
+@njit
 def _slot_prefix(d, wt, out, servers, t):
     """``out[k, t + 1, h] = out[k, t, h] + Σ_r d[r, h] wt[k, r]`` (``out[k, 1, h]`` the sum alone at t = 0) for every
     row k of ``wt`` and every server (``servers`` None) or the listed ones."""
