@@ -20,7 +20,7 @@ from edgegym.families.edge_cloud import _kernels
 from edgegym.families.edge_cloud import _reference as ref
 from edgegym.families.edge_cloud import simulator as simmod
 from edgegym.families.edge_cloud.simulator import PaperSimulator
-from edgegym.families.edge_cloud.testing import random_instance
+from edgegym.families.edge_cloud.testing import random_instance, random_placement
 
 
 @pytest.fixture
@@ -53,12 +53,7 @@ def _episode(cluster, jobs, seed: int, keep: bool, slotted: bool):
         if seed % 2 and np.isfinite(cand.q).any():  # A_greedy, else a random placement
             counts, n_cloud = ref.greedy_placement(cand.q, np.arange(cand.q.size), D, cand.p_edge, cand.qc0, cand.qc1)
         else:
-            qual, counts, n_cloud = sim.qualified_workers(j), np.zeros(cluster.num_workers, dtype=np.int64), 0
-            for _ in range(D):
-                if qual.size == 0 or (cluster.has_cloud and rng.random() < 0.3):
-                    n_cloud += 1
-                else:
-                    counts[rng.choice(qual)] += 1
+            counts, n_cloud = random_placement(sim, cluster, j, D, rng)
         rec = sim.place(j, counts, n_cloud, cand)
         steps.append((cand, rec, sim.jobs_in_system(), sim.projected_total_jct))
     return sim, sim.drain(), steps

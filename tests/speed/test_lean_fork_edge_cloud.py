@@ -27,7 +27,7 @@ from edgegym.families.edge_cloud import _reference as ref
 from edgegym.families.edge_cloud import simulator as simmod
 from edgegym.families.edge_cloud.env import EdgeCloudMLEnv
 from edgegym.families.edge_cloud.simulator import PaperSimulator
-from edgegym.families.edge_cloud.testing import random_instance
+from edgegym.families.edge_cloud.testing import random_instance, random_placement
 
 
 def _placement(sim, j, cluster, jobs, rng, greedy):
@@ -36,12 +36,7 @@ def _placement(sim, j, cluster, jobs, rng, greedy):
     if greedy and np.isfinite(cand.q).any():
         counts, n_cloud = ref.greedy_placement(cand.q, np.arange(cand.q.size), D, cand.p_edge, cand.qc0, cand.qc1)
         return cand, counts, n_cloud
-    qual, counts, n_cloud = sim.qualified_workers(j), np.zeros(cluster.num_workers, dtype=np.int64), 0
-    for _ in range(D):
-        if qual.size == 0 or (cluster.has_cloud and rng.random() < 0.3):
-            n_cloud += 1
-        else:
-            counts[rng.choice(qual)] += 1
+    counts, n_cloud = random_placement(sim, cluster, j, D, rng)
     return cand, counts, n_cloud
 
 

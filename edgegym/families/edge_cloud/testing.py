@@ -6,7 +6,7 @@ import numpy as np
 
 from ...core.types import Cluster, JobSet
 
-__all__ = ["random_instance"]
+__all__ = ["random_instance", "random_placement"]
 
 
 def random_instance(
@@ -56,3 +56,17 @@ def random_instance(
         upload_delay_cloud_slots=np.zeros(J) if zero_delay else rng.integers(3, 8, size=J),
     )
     return cluster, jobs
+
+
+def random_placement(sim, cluster: Cluster, j: int, num_chunks: int, rng: np.random.Generator,
+                     cloud_share: float = 0.3) -> tuple[np.ndarray, int]:
+    """A random placement of job ``j``'s ``num_chunks`` chunks on ``sim``: each chunk goes to the cloud with
+    probability ``cloud_share`` (when the cluster has one) or when no worker qualifies, else to a uniformly drawn
+    qualified worker. Returns ``(counts per worker, chunks to the cloud)``."""
+    qual, counts, n_cloud = sim.qualified_workers(j), np.zeros(cluster.num_workers, dtype=np.int64), 0
+    for _ in range(num_chunks):
+        if qual.size == 0 or (cluster.has_cloud and rng.random() < cloud_share):
+            n_cloud += 1
+        else:
+            counts[rng.choice(qual)] += 1
+    return counts, n_cloud
