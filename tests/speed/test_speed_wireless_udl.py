@@ -257,8 +257,14 @@ def test_job_table_latency_vectors_equal_the_per_job_numpy(kind):
         sim, inst = env.sim, env.inst
         table = _job_table(sim)
         assert table[0] is inst and _job_table(sim) is table  # cached
-        _, tots, lat, scalars = table
+        _, tots, lat, scalars, orders = table
         for i in range(inst.num_jobs):
+            if orders[i].size:  # the shared site order of the capacities = site_order of the untrained job
+                want, _ = kn.site_order(inst.cap, inst.cap, sim.static.qbar, inst.data[i], inst.data[i],
+                                        *sim.static.beta)
+                np.testing.assert_array_equal(orders[i], want)
+            else:
+                assert not (inst.data[i] > 0).all()
             kap, n_max, a_i = scalars[i][:3]
             assert tots[i] == int(inst.data[i].sum())
             N = np.arange(1, n_max + 1)

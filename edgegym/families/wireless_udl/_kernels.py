@@ -811,7 +811,7 @@ def _windows(tot, kappa, n_max):
 
 @njit
 def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-               y, used_sites, d, H, sent, touched, q_nonneg, L):
+               y, used_sites, d, H, sent, touched, q_nonneg, L, order_pre):
     """Okita's tentative enumeration (:func:`~.simulator.tentative`) under ``U``: returns ``(L, param, transfer,
     ps, best, order, A0, A1)`` with ``param``/``transfer`` as ``tentative`` has them (``inf`` where N does not fit)
     and ``best`` its argmin of ``param + transfer + lat`` (first minimum, 0 if none is finite).
@@ -823,8 +823,12 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     to sites with workers, each at the cheapest such price; less 1e-9 of it and of ``Σ_s M_s·price_s`` for the
     rounding of the sums; 0 under ``proportional``), is below the total in floating point too: rounding is
     monotone. ``q_nonneg`` (every price ≥ 0): PA's cost vector by :func:`_pa_all_n_nn`. ``L``: the windows
-    (:func:`_windows`; returned as is)."""
-    order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
+    (:func:`_windows`; returned as is). ``order_pre``: the site order of ``U``, ``M``, ``D`` when the caller has it
+    (:func:`site_order`'s permutation; read only), else an empty array (computed here)."""
+    if order_pre.shape[0] > 0:
+        order = order_pre
+    else:
+        order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
     R = U.shape[0]
     A01 = np.empty((2, R), np.int64)
     A0 = A01[0]
@@ -1148,15 +1152,20 @@ def _earliest(cal, cap, F, dem, t, win, U, used):
         for j in range(nu):
             r = used[j]
             hi = min(e, F[r])
+            # slot by slot, the K resources of a slot together (one cache line; resource by resource, each slot's
+            # line was read K times): the same minima, min being exact in any order
             for k in range(K):
-                u = np.inf
-                for x in range(found, hi):
+                U[r, k] = np.inf
+            for x in range(found, hi):
+                for k in range(K):
                     v = cal[x, r, k]
-                    u = v if v < u else u
-                if e > F[r]:
+                    if v < U[r, k]:
+                        U[r, k] = v
+            if e > F[r]:
+                for k in range(K):
                     v = cap[r, k]
-                    u = v if v < u else u
-                U[r, k] = u
+                    if v < U[r, k]:
+                        U[r, k] = v
     return found
 
 
@@ -1203,7 +1212,7 @@ def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
 @njit
 def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
                     cal, t, calendar_len, a_i, offset, kind, tau, b, tau1, tau2, c, rate, G, wait_max, grid,
-                    lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg, t_last, plan_y, plan_ps):
+                    lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg, t_last, plan_y, plan_ps, order_cap):
     """The candidate table of ``candidates.build_candidates`` (plus the v1 pruning when ``prune_ratio > 0``).
 
     ``lat`` (n_max+1,): the latency cost of each N's window ending (the tentative enumeration's, computed with
@@ -1212,8 +1221,12 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     ``q_nonneg``: every price ``q`` is ≥ 0 (``Static.q_nonneg``; PA may then stop a PS site's fill early).
     ``t_last``, ``plan_y``, ``plan_ps``: the committed plans (``Simulator``'s), whose windows are the only slots
     below the capacities in ``cal`` (:func:`_site_tails`): the window minima and the earliest fits skip the rest.
-    Returns ``(ti, y, tf, mask, n_tent, n_now)``: ``ti`` (5, C) int64 the rows' ``mode, N, win, start, ps``,
-    ``tf`` (5, C) float64 their ``transfer, param, latency, total, peak``.
+    ``order_cap``: :func:`site_order` of the capacities for this ``M`` and ``D`` if the caller has it (the same
+    permutation for every untrained job with data at every site: ``candidates._job_table`` computes it once per
+    episode, about 1.5 µs of a ~70 µs table), else an empty array.
+    Returns ``(ti, y, tf, mask, n_tent, n_now, any_legal)``: ``ti`` (5, C) int64 the rows' ``mode, N, win, start,
+    ps``, ``tf`` (5, C) float64 their ``transfer, param, latency, total, peak``, ``any_legal`` whether some row is
+    legal (``mask.any()``, which costs the caller about 1.3 µs).
     """
     R, K = cap.shape
     # the (R,) int and (R, K) float scratch arrays, each set one block (one allocation)
@@ -1233,13 +1246,13 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     Lw = _windows(tot_M, kappa, n_max)
     Lc, param_c, tr_c, ps_c, n_tent, order_c, A0c, A1c = _tent_best(
         cap, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw)
+        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw, order_cap)
     Ut = cal[t]
     # the enumeration under cal[t] also gives PA under the free resources of every "now" window that is no
     # tighter than slot t (param_t = l·π·unit, ps_t, order_t, A0t/A1t; transfer_t where the search computed it)
     _, param_t, tr_t, ps_t, n_u, order_t, A0t, A1t = _tent_best(
         Ut, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw)
+        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw, order_cap[:0])
     n_now = n_u if n_u != 0 else n_tent
     # ---- worker grid (worker_grid(n_max, G, (n_tent, n_now)))
     must = np.empty(2, np.int64)
@@ -1452,7 +1465,12 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
             if mask[r] and not total[r] <= thr:
                 mask[r] = False
                 total[r] = np.inf
-    return ti, y, tf, mask, n_tent, n_now
+    legal = False
+    for r in range(C):
+        if mask[r]:
+            legal = True
+            break
+    return ti, y, tf, mask, n_tent, n_now, legal
 
 
 @njit_inline
@@ -1697,18 +1715,38 @@ def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, complete, chunk_mb, 
     return tr, pa_, N, win, left
 
 
+@njit_inline
+def _put(res, j, v, low, high, clip):
+    """``res[j]`` = ``v`` as :func:`observe` writes it: ``nan_to_num`` (nan and -inf to 0, +inf to ``clip``), clipped to
+    ``[low[j], high[j]]``, cast to float32."""
+    if np.isnan(v):
+        v = 0.0
+    elif v == np.inf:
+        v = clip
+    elif v == -np.inf:
+        v = 0.0
+    lo = low[j]
+    hi = high[j]
+    if v < lo:
+        v = lo
+    if v > hi:
+        v = hi
+    res[j] = v
+
+
 @njit
 def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap, R, Rm, H, replan, usage,
             cand_on, rows, extra_on, mask, N, n_max, win, max_win, start, t, calendar_len, y, ps, transfer, param,
             latency, peak, total, n_tent, scale, start_all, t_last, status):
     """The observation of ``WirelessUDLEnv`` (``_reference.observation``): float64 values, ``nan_to_num`` (nan and
-    -inf to 0, +inf to ``clip``), clipped to the space, cast to float32.
+    -inf to 0, +inf to ``clip``), clipped to the space, cast to float32 (:func:`_put`, each value as it is computed:
+    one pass, no float64 copy of the observation).
 
     ``head``: ``[slot_frac, job_frac, 1/active_norm]`` (the active count is taken here from ``start_all`` /
     ``t_last`` (commit) or ``status`` (replan)); ``site_part``: site mask and mean price (2·Rm); ``job_part``: the
     job's block; ``free_src``: the calendar (commit; rows ``t..t+free_len``) or ``cap`` (replan, with ``usage``).
     """
-    out = np.empty(low.shape[0], np.float64)
+    res = np.empty(low.shape[0], np.float32)
     K = cap.shape[1]
     active = 0
     if replan:
@@ -1719,12 +1757,12 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
         for i in range(start_all.shape[0]):
             if start_all[i] >= 0 and start_all[i] <= t and t_last[i] >= t:
                 active += 1
-    out[0] = head[0]
-    out[1] = head[1]
-    out[2] = active / head[2]
+    _put(res, 0, head[0], low, high, clip)
+    _put(res, 1, head[1], low, high, clip)
+    _put(res, 2, active / head[2], low, high, clip)
     p = 3
     for j in range(site_part.shape[0]):
-        out[p] = site_part[j]
+        _put(res, p, site_part[j], low, high, clip)
         p += 1
     for r in range(Rm):
         for k in range(K):
@@ -1735,10 +1773,10 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
                         v = (cap[r, k] - usage[r, k]) / cap[r, k] if cap[r, k] > 0 else 0.0
                     elif h < free_len:
                         v = free_src[t + h, r, k] / cap[r, k] if cap[r, k] > 0 else 0.0
-                out[p] = v
+                _put(res, p, v, low, high, clip)
                 p += 1
     for j in range(job_part.shape[0]):
-        out[p] = job_part[j]
+        _put(res, p, job_part[j], low, high, clip)
         p += 1
     C = mask.shape[0]
     F = 12 if rows else 10
@@ -1771,24 +1809,6 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
                 f[10] = (total[r] - mn) / scale
                 f[11] = 1.0 if N[r] == n_tent else 0.0
         for fi in range(F):
-            if rows:
-                out[p + r * F + fi] = f[fi]
-            else:
-                out[p + fi * C + r] = f[fi]
-    res = np.empty(out.shape[0], np.float32)
-    for j in range(out.shape[0]):
-        v = out[j]
-        if np.isnan(v):
-            v = 0.0
-        elif v == np.inf:
-            v = clip
-        elif v == -np.inf:
-            v = 0.0
-        lo = low[j]
-        hi = high[j]
-        if v < lo:
-            v = lo
-        if v > hi:
-            v = hi
-        res[j] = v
+            j = p + r * F + fi if rows else p + fi * C + r
+            _put(res, j, f[fi], low, high, clip)
     return res

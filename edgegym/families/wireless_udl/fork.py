@@ -11,7 +11,8 @@ __all__ = ["FORK_SHARED", "JOB_FIELDS", "fork", "resample_future"]
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
 FORK_SHARED = ("_fork_draws",
                "preset", "features", "observation_space", "action_space", "metadata", "spec", "fixed_instance",
-               "inst", "_blocks", "_norm", "_low64", "_high64", "_obs_site", "_obs_job", "sim.inst", "sim.static")
+               "inst", "_blocks", "_norm", "_low64", "_high64", "_obs_site", "_obs_job", "_head_rel", "sim.inst",
+               "sim.static")
 #: the per-job fields of an :class:`~.instance.Instance` (the others describe the sites)
 JOB_FIELDS = ("arrival", "kappa", "chunk_mb", "param_mb", "m", "n", "data", "kind", "tau", "b", "tau1", "tau2", "c")
 
