@@ -19,15 +19,9 @@ from edgegym.families.wireless_udl.env import WirelessUDLEnv
 from edgegym.families.wireless_udl.instance import build_instance
 from edgegym.families.wireless_udl.presets import load_preset
 from edgegym.families.wireless_udl.simulator import Plan, job_latency_cost
+from edgegym.families.wireless_udl.testing import assert_same_candidates
 
 SHORT = {"count": 40, "horizon_slots": 60, "arrival_window": [0, 59]}  # the sim preset's arrival rate, fewer jobs
-
-
-def _same_cand(c1, c2, where):
-    for f in c1.__dataclass_fields__:
-        a, b = getattr(c1, f), getattr(c2, f)
-        np.testing.assert_array_equal(a, b, err_msg=f"{where}: candidate field {f}")
-        assert np.asarray(a).dtype == np.asarray(b).dtype, f"{where}: dtype of {f}"
 
 
 def _lockstep(preset, config, seed, rng, policy="random"):
@@ -45,7 +39,7 @@ def _lockstep(preset, config, seed, rng, policy="random"):
         np.testing.assert_array_equal(i1["action_mask"], i2["action_mask"], err_msg=where)
         np.testing.assert_array_equal(e1.action_masks(), e2.action_masks(), err_msg=where)
         if e1.mode == "commit":
-            _same_cand(e1._cand, e2._cand, where)
+            assert_same_candidates(e1._cand, e2._cand, where)
             np.testing.assert_array_equal(o1, ref.observation(e1), err_msg=where)  # the reference on the same state
         states += 1
         mask = e1.action_masks()

@@ -17,13 +17,7 @@ from edgegym.families.wireless_udl.candidates import _job_table, _table
 from edgegym.families.wireless_udl.env import WirelessUDLEnv
 from edgegym.families.wireless_udl.instance import build_instance
 from edgegym.families.wireless_udl.presets import load_preset
-
-
-def _same_cand(c1, c2, where):
-    for f in c1.__dataclass_fields__:
-        a, b = getattr(c1, f), getattr(c2, f)
-        np.testing.assert_array_equal(a, b, err_msg=f"{where}: candidate field {f}")
-        assert np.asarray(a).dtype == np.asarray(b).dtype, f"{where}: dtype of {f}"
+from edgegym.families.wireless_udl.testing import assert_same_candidates, assert_same_step
 
 
 def _lockstep(e1: WirelessUDLEnv, e2: WirelessUDLEnv, rng, where: str, steps: int | None = None) -> int:
@@ -37,24 +31,17 @@ def _lockstep(e1: WirelessUDLEnv, e2: WirelessUDLEnv, rng, where: str, steps: in
         assert o1.dtype == o2.dtype == np.float32
         np.testing.assert_array_equal(e1.action_masks(), e2.action_masks(), err_msg=at)
         if e1.mode == "commit":
-            _same_cand(e1._cand, e2._cand, at)
+            assert_same_candidates(e1._cand, e2._cand, at)
             np.testing.assert_array_equal(o1, ref.observation(e1), err_msg=at)
             c, legal = _table(e1.sim, e1._k, e1.G, e1.preset.env.wait_max_slots, e1.preset.env.prune_ratio)
             assert legal == bool(c.mask.any()) and legal, at
-            _same_cand(c, e1._cand, at)
+            assert_same_candidates(c, e1._cand, at)
         states += 1
         a = int(rng.choice(np.flatnonzero(e1.action_masks())))
-        o1, r1, t1, tr1, i1 = e1.step(a)
-        o2, r2, t2, tr2, i2 = e2.step(a)
-        assert (r1, t1, tr1) == (r2, t2, tr2), at
-        assert set(i1) == set(i2), at
-        for k in i1:
-            if k == "action_mask":
-                np.testing.assert_array_equal(i1[k], i2[k], err_msg=at)
-            else:
-                assert i1[k] == i2[k], f"{at}: info {k}"
-        if t1 or tr1:
-            np.testing.assert_array_equal(o1, o2, err_msg=at)
+        s1, s2 = e1.step(a), e2.step(a)
+        assert_same_step(s1, s2, at)
+        o1, o2 = s1[0], s2[0]
+        if s1[2] or s1[3]:
             assert e1.episode_return() == e2.episode_return(), at
             break
     return states

@@ -1,8 +1,10 @@
-"""Test helpers of the WirelessUDL family (used by ``tests/wireless_udl``): schedule invariants of program (2).
+"""Test helpers of the WirelessUDL family (used by ``tests/wireless_udl`` and ``tests/speed``): schedule invariants
+of program (2), and the exact comparisons of the differential tests.
 
 :func:`check_schedule` re-derives everything from the simulator's schedule log (``record_schedule``) and
 raises ``AssertionError`` naming the broken invariant; it returns the cost recomputed by hand from eq. (1)
-and f_i, to compare with the simulator's own total (I7).
+and f_i, to compare with the simulator's own total (I7). :func:`assert_same_candidates` and
+:func:`assert_same_step` compare two candidate tables and two ``step`` results exactly (``==``, dtypes included).
 """
 
 from __future__ import annotations
@@ -13,7 +15,31 @@ import numpy as np
 
 from .simulator import EPS, Simulator, job_latency_cost
 
-__all__ = ["check_schedule"]
+__all__ = ["assert_same_candidates", "assert_same_step", "check_schedule"]
+
+
+def assert_same_candidates(c1, c2, where: str) -> None:
+    """Every field of two :class:`~.candidates.Candidates` tables equal, with the same dtypes."""
+    for f in c1.__dataclass_fields__:
+        a, b = getattr(c1, f), getattr(c2, f)
+        np.testing.assert_array_equal(a, b, err_msg=f"{where}: candidate field {f}")
+        assert np.asarray(a).dtype == np.asarray(b).dtype, f"{where}: dtype of {f}"
+
+
+def assert_same_step(s1: tuple, s2: tuple, where: str) -> None:
+    """Two ``step`` results ``(obs, reward, terminated, truncated, info)`` equal: the observations (float32), the
+    reward and flags, and every info entry (the action masks as arrays)."""
+    o1, r1, t1, tr1, i1 = s1
+    o2, r2, t2, tr2, i2 = s2
+    np.testing.assert_array_equal(o1, o2, err_msg=where)
+    assert o1.dtype == o2.dtype == np.float32, where
+    assert (r1, t1, tr1) == (r2, t2, tr2), where
+    assert set(i1) == set(i2), where
+    for k in i1:
+        if k == "action_mask":
+            np.testing.assert_array_equal(i1[k], i2[k], err_msg=where)
+        else:
+            assert i1[k] == i2[k], f"{where}: info {k}"
 
 
 def check_schedule(sim: Simulator, unbiased: bool | None = None) -> float:
