@@ -1715,38 +1715,18 @@ def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, complete, chunk_mb, 
     return tr, pa_, N, win, left
 
 
-@njit_inline
-def _put(res, j, v, low, high, clip):
-    """``res[j]`` = ``v`` as :func:`observe` writes it: ``nan_to_num`` (nan and -inf to 0, +inf to ``clip``), clipped to
-    ``[low[j], high[j]]``, cast to float32."""
-    if np.isnan(v):
-        v = 0.0
-    elif v == np.inf:
-        v = clip
-    elif v == -np.inf:
-        v = 0.0
-    lo = low[j]
-    hi = high[j]
-    if v < lo:
-        v = lo
-    if v > hi:
-        v = hi
-    res[j] = v
-
-
 @njit
 def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap, R, Rm, H, replan, usage,
             cand_on, rows, extra_on, mask, N, n_max, win, max_win, start, t, calendar_len, y, ps, transfer, param,
             latency, peak, total, n_tent, scale, start_all, t_last, status):
     """The observation of ``WirelessUDLEnv`` (``_reference.observation``): float64 values, ``nan_to_num`` (nan and
-    -inf to 0, +inf to ``clip``), clipped to the space, cast to float32 (:func:`_put`, each value as it is computed:
-    one pass, no float64 copy of the observation).
+    -inf to 0, +inf to ``clip``), clipped to the space, cast to float32.
 
     ``head``: ``[slot_frac, job_frac, 1/active_norm]`` (the active count is taken here from ``start_all`` /
     ``t_last`` (commit) or ``status`` (replan)); ``site_part``: site mask and mean price (2·Rm); ``job_part``: the
     job's block; ``free_src``: the calendar (commit; rows ``t..t+free_len``) or ``cap`` (replan, with ``usage``).
     """
-    res = np.empty(low.shape[0], np.float32)
+    out = np.empty(low.shape[0], np.float64)
     K = cap.shape[1]
     active = 0
     if replan:
@@ -1757,12 +1737,12 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
         for i in range(start_all.shape[0]):
             if start_all[i] >= 0 and start_all[i] <= t and t_last[i] >= t:
                 active += 1
-    _put(res, 0, head[0], low, high, clip)
-    _put(res, 1, head[1], low, high, clip)
-    _put(res, 2, active / head[2], low, high, clip)
+    out[0] = head[0]
+    out[1] = head[1]
+    out[2] = active / head[2]
     p = 3
     for j in range(site_part.shape[0]):
-        _put(res, p, site_part[j], low, high, clip)
+        out[p] = site_part[j]
         p += 1
     for r in range(Rm):
         for k in range(K):
@@ -1773,10 +1753,10 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
                         v = (cap[r, k] - usage[r, k]) / cap[r, k] if cap[r, k] > 0 else 0.0
                     elif h < free_len:
                         v = free_src[t + h, r, k] / cap[r, k] if cap[r, k] > 0 else 0.0
-                _put(res, p, v, low, high, clip)
+                out[p] = v
                 p += 1
     for j in range(job_part.shape[0]):
-        _put(res, p, job_part[j], low, high, clip)
+        out[p] = job_part[j]
         p += 1
     C = mask.shape[0]
     F = 12 if rows else 10
@@ -1809,6 +1789,24 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
                 f[10] = (total[r] - mn) / scale
                 f[11] = 1.0 if N[r] == n_tent else 0.0
         for fi in range(F):
-            j = p + r * F + fi if rows else p + fi * C + r
-            _put(res, j, f[fi], low, high, clip)
+            if rows:
+                out[p + r * F + fi] = f[fi]
+            else:
+                out[p + fi * C + r] = f[fi]
+    res = np.empty(out.shape[0], np.float32)
+    for j in range(out.shape[0]):
+        v = out[j]
+        if np.isnan(v):
+            v = 0.0
+        elif v == np.inf:
+            v = clip
+        elif v == -np.inf:
+            v = 0.0
+        lo = low[j]
+        hi = high[j]
+        if v < lo:
+            v = lo
+        if v > hi:
+            v = hi
+        res[j] = v
     return res
