@@ -1,9 +1,9 @@
 """WirelessUDL's commit-mode step with the shared site order of the capacities (``candidates._job_table``), the
 kernel's own "some row is legal" answer, the wait rows' window minima read slot by slot and the episode's cached
-observation head: on >= 1,000 decision states of the full-size ``sim`` (``WirelessUDL-v0``) and ``sim-v1`` (``WirelessUDL-v1``)
-presets, jobs without data at some sites (the kernel computes their order), the re-plan mode with the v1 worker-rule
-rows and forks, the compiled env and the numpy reference env (``_use_reference``) give the same candidate tables,
-observations, masks, rewards, infos and episode metrics — identical (``==``), no tolerance."""
+observation head: on >= 1,000 decision states of the full-size ``sim`` (``WirelessUDL-v0``) and ``sim-v1``
+(``WirelessUDL-v1``) presets, jobs without data at some sites (the kernel computes their order), the re-plan mode with
+the v1 worker-rule rows and forks, the compiled env and the numpy reference env (``_use_reference``) give the same
+candidate tables, observations, masks, rewards, infos and episode metrics — identical (``==``), no tolerance."""
 
 from __future__ import annotations
 
