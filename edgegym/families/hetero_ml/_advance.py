@@ -35,7 +35,6 @@ from ._kernels import (
     _derive_all,
     _fits_cached,
     _free_over_profiles,
-    _residual_at,
     _stable_order,
     decode_commit,
     duration,
@@ -152,6 +151,15 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
     dirty = np.ones(H, dtype=np.bool_)
     dlist = np.arange(H)
     n_dirty = H
+    # each server's piece containing the current candidate t, and the servers whose usage row may differ from that
+    # piece's (a breakpoint passed since the last candidate, or a window's maximum raised it): only these are reset
+    # at the next candidate (``_residual_at`` walked all H servers each time: ~1 µs of the ~12 candidates a search
+    # visits), the same rows and the same changed servers
+    qcur = np.empty(H, dtype=np.int64)
+    hit = np.zeros(H, dtype=np.bool_)
+    hlist = np.empty(H, dtype=np.int64)
+    n_hit = 0
+    e_at = 0  # the first breakpoint after the current candidate
     first = True
     best_c = -1  # the configuration of least completion so far (lowest index among equals)
     best_t = -1
@@ -186,12 +194,43 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
                 n_todo -= 1
         if n_todo == 0:
             break
-        n_dirty = _residual_at(t, first, pp, cnt, times, vals, used, dirty, dlist, n_dirty)
-        if first:
+        e = np.searchsorted(ev_t, t, side="right")
+        if first:  # every server's piece at t, then the residual rows and what derives from them
+            for h in range(H):
+                q = pp[h]
+                while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
+                    q += 1
+                qcur[h] = q
+                for r in range(R):
+                    used[h, r] = vals[q, r]
             _derive_all(cap, used, free, cfree, ccaps, caps_hm, wres, dirty, tot_m, cmax, cmax_h, fmax, fmax_h)
             n_dirty = 0
+        else:  # the servers with a breakpoint in (previous candidate, t], with those a window raised
+            for i in range(e_at, e):
+                h = ev_h[i]
+                if not hit[h]:
+                    hit[h] = True
+                    hlist[n_hit] = h
+                    n_hit += 1
+            for i in range(n_hit):
+                h = hlist[i]
+                hit[h] = False
+                q = qcur[h]
+                while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
+                    q += 1
+                qcur[h] = q
+                row_changed = False
+                for r in range(R):
+                    if used[h, r] != vals[q, r]:
+                        row_changed = True
+                    used[h, r] = vals[q, r]
+                if row_changed and not dirty[h]:
+                    dirty[h] = True
+                    dlist[n_dirty] = h
+                    n_dirty += 1
+            n_hit = 0
         first = False
-        e = np.searchsorted(ev_t, t, side="right")
+        e_at = e
         for bi in range(NC):
             c = by_d[bi]
             if not todo[c]:
@@ -209,10 +248,15 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
                     if vals[q, r] > used[h, r]:
                         used[h, r] = vals[q, r]
                         row_changed = True
-                if row_changed and not dirty[h]:
-                    dirty[h] = True
-                    dlist[n_dirty] = h
-                    n_dirty += 1
+                if row_changed:
+                    if not hit[h]:
+                        hit[h] = True
+                        hlist[n_hit] = h
+                        n_hit += 1
+                    if not dirty[h]:
+                        dirty[h] = True
+                        dlist[n_dirty] = h
+                        n_dirty += 1
                 e += 1
             if n_dirty > 0:
                 for i in range(n_dirty):

@@ -1385,7 +1385,78 @@ def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, s
     mx = cmax[m]
     if tot - mx >= n:
         return 1  # the PS server loses at most all of its room
-    return fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False)
+    return _spread_fits_cached(free, cap, wres, pres, cbar, lam, m, p, n, kk, caps_hm, tot)
+
+
+@njit_inline
+def _spread_fits_cached(free, cap, wres, pres, cbar, lam, m, p, n, kk, caps_hm, tot):
+    """:func:`fits`'s spread case with a PS (``kk`` PSs of type ``p``), given the residual's per-server worker
+    capacities ``caps_hm[:, m]`` and their exact total ``tot`` (what :func:`fits` sums itself): the same answer.
+    :func:`fits` compares the total less the least and the largest room a PS server loses with ``n``; a server's
+    loss lies in [0, its room], so only a server with room > tot - n can lose too much, and only its loss is
+    computed (the full search spent ~12 µs here per call, mostly in the rooms)."""
+    H, R = free.shape
+    e = wres[m]
+    z = pres[p]
+    row = np.empty(R)
+    thr = tot - n  # a PS server losing more than this leaves too little room
+    small = False  # a PS server losing <= thr (fits's tot - lo_loss >= n)
+    big = False  # a PS server losing > thr (fits's tot - hi_loss < n)
+    for h in range(H):
+        ok = True
+        for r in range(R):
+            if not free[h, r] + 1e-9 >= kk * z[r]:
+                ok = False
+                break
+        if not ok:
+            continue
+        c = caps_hm[h, m]
+        if c <= thr:
+            small = True
+        else:
+            for r in range(R):
+                row[r] = free[h, r] - kk * z[r]
+            if c - _caps_of(row, e, R) > thr:
+                big = True
+            else:
+                small = True
+        if small and big:
+            break
+    if not (small or big):
+        return 0
+    if not big:
+        return 1
+    if not small:
+        return 0
+    # the PS server decides: the cheapest by price (ties: lowest index), as in fits
+    best_h = -1
+    best = math.inf
+    zvec = np.empty(R)
+    for r in range(R):
+        zvec[r] = z[r] / cbar[r]
+    cost = np.full(H, math.inf)
+    for h in range(H):
+        ok = True
+        for r in range(R):
+            if not free[h, r] + 1e-9 >= kk * z[r]:
+                ok = False
+                break
+        if ok:
+            c = _cost(free, cap, h, zvec, lam, False)
+            cost[h] = c
+            if c < best:
+                best = c
+                best_h = h
+    for r in range(R):
+        row[r] = free[best_h, r] - kk * z[r]
+    res = tot - caps_hm[best_h, m] + _caps_of(row, e, R) >= n
+    for h in range(H):
+        if h != best_h and cost[h] <= best * (1.0 + TIE) and not (cost[h] == 0.0 and best == 0.0):
+            for r in range(R):
+                row[r] = free[h, r] - kk * z[r]
+            if (tot - caps_hm[h, m] + _caps_of(row, e, R) >= n) != res:
+                return 2
+    return 1 if res else 0
 
 
 @njit_inline
@@ -1408,8 +1479,36 @@ def _breakpoints(H, pp, cnt, times):
     """Every breakpoint after the first piece of the usage profile of each of the ``H`` servers, by time (stable):
     ``(time, piece row, server)`` arrays."""
     nev = 0
+    lo, hi = 0, -1
     for h in range(H):
         nev += cnt[h] - 1
+        if cnt[h] > 1:  # a server's breakpoints are sorted: its first and last after the first piece
+            a, b = times[pp[h] + 1], times[pp[h] + cnt[h] - 1]
+            if hi < lo:
+                lo, hi = a, b
+            else:
+                lo, hi = min(lo, a), max(hi, b)
+    if nev > 0 and hi - lo <= 4 * nev + 64:
+        # a stable counting sort over the slots they span (a few hundred): the same order as the sort below, 3.2
+        # instead of 7.2 µs a call on HeteroML-v1's states (~160 breakpoints), once per earliest-start search
+        pos = np.zeros(hi - lo + 2, dtype=np.int64)
+        for h in range(H):
+            for q in range(pp[h] + 1, pp[h] + cnt[h]):
+                pos[times[q] - lo + 1] += 1
+        for i in range(1, hi - lo + 2):
+            pos[i] += pos[i - 1]
+        ev_t = np.empty(nev, dtype=np.int64)
+        ev_i = np.empty(nev, dtype=np.int64)
+        ev_h = np.empty(nev, dtype=np.int64)
+        for h in range(H):
+            for q in range(pp[h] + 1, pp[h] + cnt[h]):
+                x = times[q] - lo
+                i = pos[x]
+                pos[x] = i + 1
+                ev_t[i] = times[q]
+                ev_i[i] = q
+                ev_h[i] = h
+        return ev_t, ev_i, ev_h
     ev_t = np.empty(nev, dtype=np.int64)
     ev_i = np.empty(nev, dtype=np.int64)
     ev_h = np.empty(nev, dtype=np.int64)
