@@ -35,6 +35,8 @@ from ._kernels import (
     _derive_all,
     _fits_cached,
     _free_over_profiles,
+    _residual_at,
+    _residual_next,
     _stable_order,
     decode_commit,
     duration,
@@ -151,10 +153,7 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
     dirty = np.ones(H, dtype=np.bool_)
     dlist = np.arange(H)
     n_dirty = H
-    # each server's piece containing the current candidate t, and the servers whose usage row may differ from that
-    # piece's (a breakpoint passed since the last candidate, or a window's maximum raised it): only these are reset
-    # at the next candidate (``_residual_at`` walked all H servers each time: ~1 µs of the ~12 candidates a search
-    # visits), the same rows and the same changed servers
+    # each server's piece at the current candidate and the servers a window raised since (``_residual_next``)
     qcur = np.empty(H, dtype=np.int64)
     hit = np.zeros(H, dtype=np.bool_)
     hlist = np.empty(H, dtype=np.int64)
@@ -196,38 +195,12 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
             break
         e = np.searchsorted(ev_t, t, side="right")
         if first:  # every server's piece at t, then the residual rows and what derives from them
-            for h in range(H):
-                q = pp[h]
-                while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
-                    q += 1
-                qcur[h] = q
-                for r in range(R):
-                    used[h, r] = vals[q, r]
+            n_dirty = _residual_at(t, True, pp, cnt, times, vals, used, dirty, dlist, n_dirty, qcur)
             _derive_all(cap, used, free, cfree, ccaps, caps_hm, wres, dirty, tot_m, cmax, cmax_h, fmax, fmax_h)
             n_dirty = 0
-        else:  # the servers with a breakpoint in (previous candidate, t], with those a window raised
-            for i in range(e_at, e):
-                h = ev_h[i]
-                if not hit[h]:
-                    hit[h] = True
-                    hlist[n_hit] = h
-                    n_hit += 1
-            for i in range(n_hit):
-                h = hlist[i]
-                hit[h] = False
-                q = qcur[h]
-                while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
-                    q += 1
-                qcur[h] = q
-                row_changed = False
-                for r in range(R):
-                    if used[h, r] != vals[q, r]:
-                        row_changed = True
-                    used[h, r] = vals[q, r]
-                if row_changed and not dirty[h]:
-                    dirty[h] = True
-                    dlist[n_dirty] = h
-                    n_dirty += 1
+        else:  # the candidates only move forward: the servers that can differ alone
+            n_dirty = _residual_next(t, e_at, e, ev_h, pp, cnt, times, vals, used, dirty, dlist, n_dirty, qcur, hit,
+                                     hlist, n_hit)
             n_hit = 0
         first = False
         e_at = e
