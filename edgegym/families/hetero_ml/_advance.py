@@ -33,6 +33,7 @@ from ._kernels import (
     _breakpoints,
     _caps_of,
     _derive_all,
+    _extend_window,
     _fits_cached,
     _free_over_profiles,
     _residual_at,
@@ -139,7 +140,6 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
             n_todo -= 1
     # every breakpoint after now of every server, by time: (time, piece row, server)
     ev_t, ev_i, ev_h = _breakpoints(H, pp, cnt, times)
-    nev = ev_t.shape[0]
     used = np.empty((H, R))
     free = np.full((H, R), np.nan)
     caps_hm = np.zeros((H, M))
@@ -214,23 +214,8 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
                 n_todo -= 1
                 continue
             end = t + cdd[c]
-            while e < nev and ev_t[e] < end:
-                h, q = ev_h[e], ev_i[e]
-                row_changed = False
-                for r in range(R):
-                    if vals[q, r] > used[h, r]:
-                        used[h, r] = vals[q, r]
-                        row_changed = True
-                if row_changed:
-                    if not hit[h]:
-                        hit[h] = True
-                        hlist[n_hit] = h
-                        n_hit += 1
-                    if not dirty[h]:
-                        dirty[h] = True
-                        dlist[n_dirty] = h
-                        n_dirty += 1
-                e += 1
+            e, n_dirty, n_hit = _extend_window(end, e, ev_t, ev_i, ev_h, vals, used, dirty, dlist, n_dirty, hit, hlist,
+                                               n_hit)
             if n_dirty > 0:
                 for i in range(n_dirty):
                     h = dlist[i]

@@ -303,18 +303,7 @@ def grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spr
                 best = 0.0
                 break
         if best_h < 0:
-            for h in range(H):
-                ok = True
-                for r in range(R):
-                    if not free[h, r] + 1e-9 >= kk * z[r]:
-                        ok = False
-                        break
-                if ok:
-                    c = _cost(free, cap, h, zvec, lam, empty)
-                    cost[h] = c
-                    if c < best:
-                        best = c
-                        best_h = h
+            best_h, best, cost = _cheapest_ps_server(free, cap, cbar, lam, z, kk, empty)
         if best_h < 0:
             return 0
         if not empty and best > 0.0:
@@ -370,6 +359,37 @@ def grid_place(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spr
         w_out[h] = kw
         rem -= kw
     return 1
+
+
+@njit_inline
+def _holds(free, h, kk, z):
+    """Whether server h's residual holds ``kk`` PSs of resource vector ``z`` (the placement's 1e-9 tolerance)."""
+    for r in range(free.shape[1]):
+        if not free[h, r] + 1e-9 >= kk * z[r]:
+            return False
+    return True
+
+
+@njit_inline
+def _cheapest_ps_server(free, cap, cbar, lam, z, kk, empty):
+    """The PS server of a spread placement with ``kk`` PSs of resource vector ``z``: the cheapest by price among the
+    servers that hold them (ties: lowest index). Returns ``(server, its cost, every server's cost)`` (inf where a
+    server cannot hold them; server -1 when none can)."""
+    H, R = free.shape
+    best_h = -1
+    best = math.inf
+    zvec = np.empty(R)
+    for r in range(R):
+        zvec[r] = z[r] / cbar[r]
+    cost = np.full(H, math.inf)
+    for h in range(H):
+        if _holds(free, h, kk, z):
+            c = _cost(free, cap, h, zvec, lam, empty)
+            cost[h] = c
+            if c < best:
+                best = c
+                best_h = h
+    return best_h, best, cost
 
 
 @njit_inline
@@ -452,24 +472,7 @@ def fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, e
     if tot - lo_loss < n:
         return 0
     # the PS server decides: the cheapest by price (ties: lowest index)
-    best_h = -1
-    best = math.inf
-    zvec = np.empty(R)
-    for r in range(R):
-        zvec[r] = z[r] / cbar[r]
-    cost = np.full(H, math.inf)
-    for h in range(H):
-        ok = True
-        for r in range(R):
-            if not free[h, r] + 1e-9 >= kk * z[r]:
-                ok = False
-                break
-        if ok:
-            c = _cost(free, cap, h, zvec, lam, empty)
-            cost[h] = c
-            if c < best:
-                best = c
-                best_h = h
+    best_h, best, cost = _cheapest_ps_server(free, cap, cbar, lam, z, kk, empty)
     for r in range(R):
         row[r] = free[best_h, r] - kk * z[r]
     res = tot - _caps_of(free[best_h], e, R) + _caps_of(row, e, R) >= n
@@ -1403,12 +1406,7 @@ def _spread_fits_cached(free, cap, wres, pres, cbar, lam, m, p, n, kk, caps_hm, 
     small = False  # a PS server losing <= thr (fits's tot - lo_loss >= n)
     big = False  # a PS server losing > thr (fits's tot - hi_loss < n)
     for h in range(H):
-        ok = True
-        for r in range(R):
-            if not free[h, r] + 1e-9 >= kk * z[r]:
-                ok = False
-                break
-        if not ok:
+        if not _holds(free, h, kk, z):
             continue
         c = caps_hm[h, m]
         if c <= thr:
@@ -1429,24 +1427,7 @@ def _spread_fits_cached(free, cap, wres, pres, cbar, lam, m, p, n, kk, caps_hm, 
     if not small:
         return 0
     # the PS server decides: the cheapest by price (ties: lowest index), as in fits
-    best_h = -1
-    best = math.inf
-    zvec = np.empty(R)
-    for r in range(R):
-        zvec[r] = z[r] / cbar[r]
-    cost = np.full(H, math.inf)
-    for h in range(H):
-        ok = True
-        for r in range(R):
-            if not free[h, r] + 1e-9 >= kk * z[r]:
-                ok = False
-                break
-        if ok:
-            c = _cost(free, cap, h, zvec, lam, False)
-            cost[h] = c
-            if c < best:
-                best = c
-                best_h = h
+    best_h, best, cost = _cheapest_ps_server(free, cap, cbar, lam, z, kk, False)
     for r in range(R):
         row[r] = free[best_h, r] - kk * z[r]
     res = tot - caps_hm[best_h, m] + _caps_of(row, e, R) >= n
@@ -1524,25 +1505,33 @@ def _breakpoints(H, pp, cnt, times):
 
 
 @njit_inline
+def _reset_row(h, t, q, first, pp, cnt, times, vals, used, dirty, dlist, n_dirty, qcur):
+    """Set server h's usage row to its piece containing ``t``, found from piece ``q`` on (one at a slot <= t), and
+    record it in ``qcur``; list h in ``dlist`` once (``dirty``) if its row changed (or ``first``). Returns the new
+    count of listed servers."""
+    R = used.shape[1]
+    while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
+        q += 1
+    qcur[h] = q
+    row_changed = False
+    for r in range(R):
+        if used[h, r] != vals[q, r] or first:
+            row_changed = True
+        used[h, r] = vals[q, r]
+    if row_changed and not dirty[h]:
+        dirty[h] = True
+        dlist[n_dirty] = h
+        n_dirty += 1
+    return n_dirty
+
+
+@njit_inline
 def _residual_at(t, first, pp, cnt, times, vals, used, dirty, dlist, n_dirty, qcur):
     """Set ``used`` to each server's usage piece containing ``t`` (its row index into ``qcur``); a server whose row
     changed (every server when ``first``) is listed in ``dlist`` once (``dirty``). Returns the new count of listed
     servers."""
-    H, R = used.shape
-    for h in range(H):
-        q = pp[h]
-        while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
-            q += 1
-        qcur[h] = q
-        row_changed = False
-        for r in range(R):
-            if used[h, r] != vals[q, r] or first:
-                row_changed = True
-            used[h, r] = vals[q, r]
-        if row_changed and not dirty[h]:
-            dirty[h] = True
-            dlist[n_dirty] = h
-            n_dirty += 1
+    for h in range(used.shape[0]):
+        n_dirty = _reset_row(h, t, pp[h], first, pp, cnt, times, vals, used, dirty, dlist, n_dirty, qcur)
     return n_dirty
 
 
@@ -1553,7 +1542,6 @@ def _residual_next(t, e_at, e, ev_h, pp, cnt, times, vals, used, dirty, dlist, n
     row a window's maximum raised since (``hlist[:n_hit]``, flagged in ``hit``, cleared here). Every other server's
     row is its piece at t already. The same rows and the same listed servers (walking all H servers at each of a
     search's ~12 candidates took ~1 µs each). Returns the new count of listed servers."""
-    R = used.shape[1]
     for i in range(e_at, e):
         h = ev_h[i]
         if not hit[h]:
@@ -1563,20 +1551,35 @@ def _residual_next(t, e_at, e, ev_h, pp, cnt, times, vals, used, dirty, dlist, n
     for i in range(n_hit):
         h = hlist[i]
         hit[h] = False
-        q = qcur[h]
-        while q + 1 < pp[h] + cnt[h] and times[q + 1] <= t:
-            q += 1
-        qcur[h] = q
+        n_dirty = _reset_row(h, t, qcur[h], False, pp, cnt, times, vals, used, dirty, dlist, n_dirty, qcur)
+    return n_dirty
+
+
+@njit_inline
+def _extend_window(end, e, ev_t, ev_i, ev_h, vals, used, dirty, dlist, n_dirty, hit, hlist, n_hit):
+    """Extend the residual's window to ``end``: every breakpoint from ``e`` before ``end`` raises its server's usage
+    row to its piece's where larger; a raised server is listed in ``dlist`` (``dirty``) and in ``hlist`` (``hit``,
+    for :func:`_residual_next`) once. Returns ``(next breakpoint, listed count, raised count)``."""
+    R = used.shape[1]
+    nev = ev_t.shape[0]
+    while e < nev and ev_t[e] < end:
+        h, q = ev_h[e], ev_i[e]
         row_changed = False
         for r in range(R):
-            if used[h, r] != vals[q, r]:
+            if vals[q, r] > used[h, r]:
+                used[h, r] = vals[q, r]
                 row_changed = True
-            used[h, r] = vals[q, r]
-        if row_changed and not dirty[h]:
-            dirty[h] = True
-            dlist[n_dirty] = h
-            n_dirty += 1
-    return n_dirty
+        if row_changed:
+            if not hit[h]:
+                hit[h] = True
+                hlist[n_hit] = h
+                n_hit += 1
+            if not dirty[h]:
+                dirty[h] = True
+                dlist[n_dirty] = h
+                n_dirty += 1
+        e += 1
+    return e, n_dirty, n_hit
 
 
 @njit_inline
@@ -1677,7 +1680,6 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
     ends.sort()
     # every breakpoint after now of every server, by time: (time, piece row, server)
     ev_t, ev_i, ev_h = _breakpoints(H, pp, cnt, times)
-    nev = ev_t.shape[0]
     cdd = np.maximum(cd, 1)
     by_d = _stable_order(cdd)
     used = np.empty((H, R))
@@ -1752,23 +1754,8 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
                 if not todo[c]:
                     continue
                 end = t + cdd[c]
-                while e < nev and ev_t[e] < end:
-                    h, q = ev_h[e], ev_i[e]
-                    row_changed = False
-                    for r in range(R):
-                        if vals[q, r] > used[h, r]:
-                            used[h, r] = vals[q, r]
-                            row_changed = True
-                    if row_changed:
-                        if not hit[h]:
-                            hit[h] = True
-                            hlist[n_hit] = h
-                            n_hit += 1
-                        if not dirty[h]:
-                            dirty[h] = True
-                            dlist[n_dirty] = h
-                            n_dirty += 1
-                    e += 1
+                e, n_dirty, n_hit = _extend_window(end, e, ev_t, ev_i, ev_h, vals, used, dirty, dlist, n_dirty, hit,
+                                                   hlist, n_hit)
                 if n_dirty > 0:
                     for i in range(n_dirty):
                         h = dlist[i]
