@@ -9,7 +9,7 @@ Runs the loop of ``benchmarks/steps_per_second.py`` (``gym.make``, a uniform ran
 first use). First without the profiler: CPU microseconds per step (``time.process_time``, resets included), then the
 wall microseconds per step inside each part, measured around the calls themselves (the three compiled kernels of
 the commit mode: the candidate table, the committed plan, the observation; ``Simulator.commit``,
-``build_candidates`` and ``_observation`` with their Python glue; ``reset`` amortised over the steps; the action
+``candidates._table`` (as the env calls it) and ``_observation`` with their Python glue; ``reset`` amortised over the steps; the action
 pick of the benchmark loop). Then the same loop under cProfile, the ``--top`` functions by own time (a compiled
 kernel is one call: its time is the kernel's). Compare figures of runs made back to back: the machine may
 be shared.
@@ -37,7 +37,7 @@ from edgegym.families.wireless_udl import simulator  # noqa: E402
 
 PARTS = [  # (label, owner, attribute)
     ("candidate table (kernel)", kn, "candidate_table"),
-    ("build_candidates (kernel + glue)", env_mod, "build_candidates"),
+    ("candidate table (kernel + glue, candidates._table)", env_mod, "_table"),
     ("committed plan (kernel)", kn, "run_plan"),
     ("Simulator.commit (kernel + glue)", simulator.Simulator, "commit"),
     ("observation (kernel)", kn, "observe"),
