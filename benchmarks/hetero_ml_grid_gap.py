@@ -22,7 +22,6 @@ default) and prints:
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -30,16 +29,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import edgegym  # noqa: E402, F401
 from edgegym.agents.options import parse_seeds  # noqa: E402
 from edgegym.agents.protocol import split_overlay  # noqa: E402
 from edgegym.agents.runner import make_env  # noqa: E402
 
 
-def grid_levels(env, job: int) -> np.ndarray:
-    """The number of workers of each grid worker fraction for ``job`` (as the env decodes a grid action)."""
-    D = int(env.jobs.chunks[job])
-    return np.array([min(D, max(1, math.ceil(D * f - 1e-9))) for f in env.preset.env.worker_fractions])
+def grid_pairs(env) -> set[tuple[int, int]]:
+    """(worker type, number of workers) of every valid grid action of the pending job: the env's own decoding of
+    its grid actions and its action mask."""
+    m4, n4, _, _ = env._job_cfg()
+    mask = env.action_masks()
+    return set(zip(m4[mask].tolist(), n4[mask].tolist(), strict=True))
 
 
 def run(env_id: str, policy: str, seed: int, overlay: dict) -> dict:
@@ -52,12 +52,12 @@ def run(env_id: str, policy: str, seed: int, overlay: dict) -> dict:
         in_grid, done, info = [], False, {}
         while not done:
             k = u.view().step
-            mask = u.action_masks().reshape(u.grid_shape)
+            pairs = grid_pairs(u)
             action, _ = pol.predict(obs, deterministic=True)
             obs, _, term, trunc, info = env.step(action)
             done = term or trunc
             m, n = int(u.sim.worker_type[k]), int(u.sim.workers[k].sum())
-            in_grid.append(bool(mask[m, grid_levels(u, k) == n].any()))
+            in_grid.append((m, n) in pairs)
         flow = (u._completions() - u.jobs.arrival).astype(np.float64)
         return {"in_grid": np.array(in_grid), "flow": flow, "weight": u.jobs.weight.astype(np.float64),
                 "objective": float(info["episode_metrics"]["objective"])}

@@ -1,5 +1,5 @@
-"""``benchmarks/hetero_ml_grid_gap.py``: the grid's worker counts are the env's own decoding, a grid policy's
-placements are all inside the grid, and the script prints one row per seed."""
+"""``benchmarks/hetero_ml_grid_gap.py``: the grid's (type, workers) pairs are the env's own decoding of its valid
+actions, a grid policy's placements are all inside the grid, and the script prints one row per seed."""
 
 from __future__ import annotations
 
@@ -16,17 +16,18 @@ import hetero_ml_grid_gap as gap  # noqa: E402
 ENV = "HeteroML-tiny-v1"
 
 
-def test_grid_levels_are_the_envs_decoding():
+def test_grid_pairs_are_the_envs_decoding_of_the_valid_actions():
     env = gym.make(ENV)
     env.reset(seed=3)
     u = env.unwrapped
     for _ in range(5):
         k = u.view().step
-        levels = gap.grid_levels(u, k)
-        for lvl, n in enumerate(levels):
-            a = int(np.ravel_multi_index((0, lvl, 0, 0), u.grid_shape))
-            assert u._grid_config(k, a)[1] == n
-        env.step(int(np.flatnonzero(u.action_masks())[0]))
+        mask = u.action_masks()
+        want = {u._grid_config(k, int(a))[:2] for a in np.flatnonzero(mask)}
+        assert gap.grid_pairs(u) == want and want
+        invalid = {u._grid_config(k, int(a))[:2] for a in np.flatnonzero(~mask)} - want
+        assert not invalid & gap.grid_pairs(u)  # a (type, workers) only invalid actions give is not in the grid
+        env.step(int(np.flatnonzero(mask)[0]))
     env.close()
 
 

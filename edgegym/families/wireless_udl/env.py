@@ -44,7 +44,7 @@ from ...core.actions import check_action
 from ...core.validation import check_config_mapping
 from . import _kernels as kn
 from . import _reference as ref
-from .candidates import Candidates, _table, build_candidates  # noqa: F401 (build_candidates: this module's name)
+from .candidates import Candidates, _table
 from .disciplines import WORKER_RULES, make_discipline, rule_workers
 from .instance import Instance, build_instance
 from .presets import DEFAULT_PRESET, UDLPreset, load_preset
