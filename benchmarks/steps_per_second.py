@@ -44,7 +44,10 @@ def _random_legal(env, rng: np.random.Generator):
         if isinstance(env.action_space, gym.spaces.Box):
             return (rng.random(env.action_space.shape) * mask).astype(np.float32)
         if isinstance(env.action_space, gym.spaces.Discrete) and mask.shape == (env.action_space.n,):
-            return int(rng.choice(np.flatnonzero(mask)))
+            # The same draw as ``rng.choice(legal)`` (which calls ``integers(0, len)`` itself) without its argument
+            # checks: 6.4 -> 2.6 us per pick, a cost the env's figure should not carry.
+            legal = np.flatnonzero(mask)
+            return int(legal[rng.integers(legal.size)])
     return env.action_space.sample()
 
 
