@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/steps_per_second.py [--seconds 3] [--env ID ...] [--quick] [--episodes-only] [--no-episodes]
+                                          [--repeats R]
 
 Three tables, every figure measured in this process on this machine (all envs through ``gym.make``):
 
@@ -17,6 +18,10 @@ Each row runs for ``--seconds`` of wall time (at least one step, after one warm-
 kernels), resetting with the next seed when an episode ends; it reports steps per wall second and per CPU second
 of the process (the two differ on a shared machine; the CPU figure is the fair one there), each with its ratio to
 CartPole's. ``--quick``: 1 s per row and only the default id of each family.
+
+``--repeats R`` (R > 1) replaces the first table by a paired one: per id, R rounds of CartPole then the id, each
+``--seconds``, and the median of the R ratios per CPU second with their range. CartPole's own rate moves by
+10-30 % between runs on a shared machine; one CartPole row at the start of a long run is a noisy yardstick.
 """
 
 from __future__ import annotations
@@ -137,6 +142,30 @@ def episode_table(env_ids: list[str], seed: int = 0, policies: list[str] | None 
                   f"{rec['steps'] / rec['wall_s']:>9.0f} {rec['objective']:>12.2f}", flush=True)
 
 
+def paired_ratios(env_id: str, seconds: float, repeats: int) -> tuple[list[float], list[float], list[float]]:
+    """``(CartPole steps per CPU s, env_id's, their ratios)``, one per round; each round measures CartPole-v1 and
+    then ``env_id`` (random legal action, seed 0) for ``seconds`` each, so that the machine's drift between rounds
+    (CartPole's rate moves by 10-30 % between runs on a shared machine) falls on both sides of a ratio."""
+    carts, envs, ratios = [], [], []
+    for _ in range(repeats):
+        cart = steps_per_second("CartPole-v1", seconds)[1]
+        rate = steps_per_second(env_id, seconds)[1]
+        carts.append(cart)
+        envs.append(rate)
+        ratios.append(rate / cart)
+    return carts, envs, ratios
+
+
+def paired_table(env_ids: list[str], seconds: float, repeats: int) -> None:
+    """Print, per id, the medians of :func:`paired_ratios` and the ratio's range over the rounds."""
+    print(f"{'env':<38} {'rounds':>6} {'CartPole/CPU-s':>14} {'steps/CPU-s':>11} {'median ratio':>12} "
+          f"{'min':>7} {'max':>7}")
+    for env_id in env_ids:
+        carts, envs, ratios = paired_ratios(env_id, seconds, repeats)
+        print(f"{env_id:<38} {repeats:>6d} {np.median(carts):>14.0f} {np.median(envs):>11.0f} "
+              f"{np.median(ratios):>12.4f} {min(ratios):>7.4f} {max(ratios):>7.4f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=3.0, help="wall time per row")
@@ -147,8 +176,16 @@ def main() -> None:
     ap.add_argument("--episode-env", nargs="*", default=None,
                     help=f"envs of the whole-episode table (default: {EPISODE_ENV} and its paper-literal testbed)")
     ap.add_argument("--episode-policies", nargs="*", default=None, help="policies of that table (default: all)")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="R > 1: per id, R rounds of CartPole then the id (random legal action), each --seconds; "
+                         "prints the median ratio per CPU-s of the pairs and its range, instead of the first table")
     args = ap.parse_args()
-    if not args.episodes_only:
+    if args.repeats < 1:
+        ap.error(f"--repeats must be >= 1, got {args.repeats}")
+    if args.repeats > 1 and not args.episodes_only:
+        ids = [i for i in (args.env or edgegym.registered_ids()) if i != "CartPole-v1"]
+        paired_table(ids, args.seconds, args.repeats)
+    elif not args.episodes_only:
         from edgegym.agents.runner import default_policy
 
         secs = 1.0 if args.quick else args.seconds

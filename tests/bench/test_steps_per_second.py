@@ -33,3 +33,19 @@ def test_random_legal_pick_is_rng_choice_over_the_legal_actions(env_id):
 def test_a_row_runs():
     per_wall, per_cpu, episodes = sps.steps_per_second("EdgeUtility-tiny-v0", 0.05)
     assert per_wall > 0 and per_cpu > 0 and episodes >= 0
+
+
+def test_paired_rounds_give_one_ratio_per_round(capsys):
+    carts, envs, ratios = sps.paired_ratios("EdgeUtility-tiny-v0", 0.02, 3)
+    assert len(carts) == len(envs) == len(ratios) == 3
+    assert ratios == [e / c for e, c in zip(envs, carts)]
+    sps.paired_table(["EdgeUtility-tiny-v0"], 0.02, 2)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:2] == ["env", "rounds"] and out[1].split()[:2] == ["EdgeUtility-tiny-v0", "2"]
+
+
+def test_repeats_below_one_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["steps_per_second.py", "--repeats", "0"])
+    with pytest.raises(SystemExit):
+        sps.main()
+    assert "--repeats must be >= 1, got 0" in capsys.readouterr().err
