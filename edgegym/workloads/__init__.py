@@ -23,7 +23,7 @@ from .download import (
     download_trace,
     sha256_file,
 )
-from .jobmodel import JobModelParams, arrival_slots_from_times, build_jobset
+from .jobmodel import JobModelParams, arrival_slots_from_times, build_jobset, jobset_from_columns
 from .loaders import (
     SHIPPED_TRACE_DIR,
     SHIPPED_TRACES,
@@ -53,6 +53,7 @@ from .synthetic import (
     fit_lognormal_quantiles,
     fit_two_peak_profile,
     sample_arrival_times_s,
+    synthetic_philly_columns,
     synthetic_philly_table,
 )
 
@@ -86,6 +87,7 @@ __all__ = [
     "find_model",
     "fit_lognormal_quantiles",
     "fit_two_peak_profile",
+    "jobset_from_columns",
     "load_csv",
     "load_google2011",
     "load_itp",
@@ -93,6 +95,7 @@ __all__ = [
     "normalise_model_name",
     "sample_arrival_times_s",
     "sha256_file",
+    "synthetic_philly_columns",
     "synthetic_philly_table",
     "validate_job_table",
 ]

@@ -49,6 +49,7 @@ __all__ = [
     "fit_lognormal_quantiles",
     "fit_two_peak_profile",
     "sample_arrival_times_s",
+    "synthetic_philly_columns",
     "synthetic_philly_table",
 ]
 
@@ -258,6 +259,32 @@ def synthetic_philly_table(
         ``duration_s`` lognormal(``PHILLY_DURATION_LOG_MU``, ``PHILLY_DURATION_LOG_SIGMA``) clipped
         to Philly's range, and ``num_gpus`` from Philly's empirical distribution.
     """
+    return validate_job_table(
+        pd.DataFrame(
+            synthetic_philly_columns(num_jobs, rng, horizon_s, period_s=period_s, load_factor=load_factor,
+                                     profile=profile)
+        ),
+        "synthetic_philly_table",
+    )
+
+
+_SYNTHETIC_IDS: dict[int, tuple[str, ...]] = {}
+
+
+def synthetic_philly_columns(
+    num_jobs: int,
+    rng: np.random.Generator,
+    horizon_s: float | None = None,
+    *,
+    period_s: float | None = None,
+    load_factor: float = 1.0,
+    profile: TwoPeakProfile = PHILLY_ARRIVAL_PROFILE,
+) -> dict[str, np.ndarray | tuple[str, ...]]:
+    """The columns of :func:`synthetic_philly_table` (the same draws, the same values and dtypes), without the
+    pandas frame and its validation: ``{"job_id": (J,) str tuple, "submit_time_s": (J,) float64, "duration_s":
+    (J,) float64, "num_gpus": (J,) int64}``, canonical by construction (sorted times in ``[0, horizon_s)``,
+    durations clipped to a positive range, GPU counts from Philly's values). For an env's reset, which draws a
+    table every episode (see :func:`~edgegym.workloads.jobmodel.jobset_from_columns`)."""
     if num_jobs < 1:
         raise ValueError(f"num_jobs must be >= 1, got {num_jobs}")
     if not load_factor > 0:
@@ -271,12 +298,7 @@ def synthetic_philly_table(
     )
     duration = rng.lognormal(PHILLY_DURATION_LOG_MU, PHILLY_DURATION_LOG_SIGMA, size=num_jobs)
     duration = np.clip(duration, PHILLY_DURATION_MIN_S, PHILLY_DURATION_MAX_S)
-    table = pd.DataFrame(
-        {
-            "job_id": [f"syn-{i:06d}" for i in range(num_jobs)],
-            "submit_time_s": submit,
-            "duration_s": duration,
-            "num_gpus": gpus,
-        }
-    )
-    return validate_job_table(table, "synthetic_philly_table")
+    ids = _SYNTHETIC_IDS.get(num_jobs)
+    if ids is None:  # the same strings every episode of a preset: made once per size
+        ids = _SYNTHETIC_IDS[num_jobs] = tuple(f"syn-{i:06d}" for i in range(num_jobs))
+    return {"job_id": ids, "submit_time_s": submit, "duration_s": duration, "num_gpus": gpus}

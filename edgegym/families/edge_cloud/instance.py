@@ -165,8 +165,10 @@ def build_jobs(
         return _inline_jobs(wcfg, cluster)
     J = wcfg.num_jobs
     if wcfg.source == "synthetic":
-        table = wl.synthetic_philly_table(J, rng)
-        start = 0
+        # the columns of ``synthetic_philly_table`` without its frame and validation (canonical by construction):
+        # the same draws and jobs, ~3 ms less per reset (a quarter of EdgeCloudML-v1's random stepping)
+        cols = wl.synthetic_philly_columns(J, rng)
+        submit, gpus, ids, names = cols["submit_time_s"], cols["num_gpus"], cols["job_id"], None
     else:
         table = _trace_table(wcfg.source, wcfg.path, wcfg.trace_cluster, wcfg.columns, wcfg.time_unit)
         n = len(table)
@@ -175,6 +177,12 @@ def build_jobs(
         start = int(rng.integers(0, n - J + 1)) if wcfg.window == "random" else int(wcfg.window)
         if start + J > n:
             raise ValueError(f"workload.window={start} + num_jobs={J} runs past the trace's {n} jobs")
+        # the loaders return validated, canonical tables: the window's columns, not a second validation
+        rows = slice(start, start + J)
+        submit = table["submit_time_s"].to_numpy()[rows]
+        gpus = table["num_gpus"].to_numpy()[rows].copy()  # the loaders cache their tables: no view into one
+        ids = tuple(table["job_id"].iloc[rows].tolist())
+        names = table["model"].iloc[rows].tolist() if "model" in table.columns else None
     params = wl.JobModelParams(
         epochs=jcfg.epochs,
         minibatch_time_h=jcfg.minibatch_time_h,
@@ -184,16 +192,17 @@ def build_jobs(
         upload_delay_cloud_slots=jcfg.cloud_upload_delay_slots,
     )
     load = getattr(wcfg, "load", None)
-    jobs = wl.build_jobset(
-        table,
+    jobs = wl.jobset_from_columns(
+        submit,
+        gpus,
+        ids,
         num_edge_servers=cluster.num_edge_servers,
         num_worker_types=cluster.num_worker_types,
         num_ps_types=cluster.num_ps_types,
         worker_type_bandwidth_mbps=cluster.worker_type_bandwidth_mbps,
         rng=rng,
         params=params,
-        num_jobs=J,
-        start_index=start,
+        model_names=names,
         horizon_slots=wcfg.horizon_slots if load is None else 1.0,
     )
     if load is None:
@@ -201,7 +210,6 @@ def build_jobs(
     if cluster.num_workers == 0:
         raise ValueError("workload.load needs edge workers (the cluster has none); use workload.horizon_slots")
     horizon = float(edge_work_slots(jobs, speed).sum()) / (cluster.num_workers * load)
-    submit = table["submit_time_s"].to_numpy()[start : start + J]
     arrival = wl.arrival_slots_from_times(submit, params.slot_s, horizon)
     return dataclasses.replace(jobs, arrival_slots=arrival)
 
