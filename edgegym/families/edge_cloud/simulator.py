@@ -880,18 +880,22 @@ class PaperSimulator:
         """Executed runs ``(worker, start, end, chunk)`` grouped by worker (each worker's in time order)."""
         self._check_schedule_kept("the executed log")
         n = int(self._cnt[0])
-        o = np.argsort(self._lw[:n], kind="stable")
+        o = self._k.log_order(self._lw, n)  # == np.argsort(self._lw[:n], kind="stable")
         return self._lw[:n][o], self._ls[:n][o], self._le[:n][o], self._lc[:n][o]
 
     def segments(self) -> np.ndarray:
         """Executed edge work so far: rows ``[worker, start, end, job]``.                 # (N, 4)"""
-        w, s, e, c = self._log()
-        return np.column_stack([w, s, e, self.chunk_job[c]]).astype(float).reshape(-1, 4)
+        return self._log_rows(self.chunk_job)
 
     def chunk_segments(self) -> np.ndarray:
         """Executed edge work so far per chunk: rows ``[worker, start, end, chunk]``.     # (N, 4)"""
-        w, s, e, c = self._log()
-        return np.column_stack([w, s, e, c]).astype(float).reshape(-1, 4)
+        return self._log_rows(np.arange(self.chunk_job.size, dtype=np.int64))
+
+    def _log_rows(self, label: np.ndarray) -> np.ndarray:
+        """The executed log as float rows ``[worker, start, end, label[chunk]]``, grouped by worker (each worker's
+        in time order): one compiled pass (``_kernels.log_rows``) for ``np.column_stack`` of :meth:`_log`."""
+        self._check_schedule_kept("the executed log")
+        return self._k.log_rows(self._lw, self._ls, self._le, self._lc, int(self._cnt[0]), label)
 
     @property
     def worker_log(self) -> list[list[list]]:
