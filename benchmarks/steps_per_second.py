@@ -17,7 +17,7 @@ Three tables, every figure measured in this process on this machine (all envs th
 Each row runs for ``--seconds`` of wall time (at least one step, after one warm-up step that loads the compiled
 kernels), resetting with the next seed when an episode ends; it reports steps per wall second and per CPU second
 of the process (the two differ on a shared machine; the CPU figure is the fair one there), each with its ratio to
-CartPole's. ``--quick``: 1 s per row and only the default id of each family.
+CartPole's. Each row starts from a collected heap (``gc.collect()`` before its timing; the collector stays on). ``--quick``: 1 s per row and only the default id of each family.
 
 ``--repeats R`` (R > 1) replaces the first table by a paired one: per id, R rounds of CartPole then the id, each
 ``--seconds``, and the median of the R ratios per CPU second with their range. CartPole's own rate moves by
@@ -27,6 +27,7 @@ CartPole's. ``--quick``: 1 s per row and only the default id of each family.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 from pathlib import Path
@@ -65,6 +66,10 @@ def steps_per_second(env_id: str, seconds: float, seed: int = 0, config: dict | 
     env.reset(seed=seed)
     env.step(_random_legal(env, rng))
     env.reset(seed=seed)
+    # garbage left by the imports, the kernels' loading and the previous row collected now, not inside this row's
+    # timing: a full collection of this process's ~150,000 tracked objects costs ~57 ms of CPU, and one that falls
+    # in a row is charged to whichever id happens to run then (``timeit`` turns the collector off; here it stays on)
+    gc.collect()
     steps = episodes = 0
     t0, c0 = time.perf_counter(), time.process_time()
     while steps == 0 or time.perf_counter() - t0 < seconds:
@@ -88,6 +93,7 @@ def policy_steps_per_second(env_id: str, policy: str, seconds: float, seed: int 
     env.step(pol.predict(obs, deterministic=True)[0])
     obs, _ = env.reset(seed=seed)
     pol.reset(seed)
+    gc.collect()  # as in steps_per_second
     steps = episodes = 0
     t0, c0 = time.perf_counter(), time.process_time()
     while steps == 0 or time.perf_counter() - t0 < seconds:

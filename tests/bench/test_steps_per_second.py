@@ -49,3 +49,10 @@ def test_repeats_below_one_is_refused(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         sps.main()
     assert "--repeats must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_each_row_starts_from_a_collected_heap(monkeypatch):
+    calls = []
+    monkeypatch.setattr(sps.gc, "collect", lambda *a: calls.append(a) or 0)
+    sps.steps_per_second("EdgeUtility-tiny-v0", 0.01)
+    assert calls == [()]
