@@ -17,7 +17,8 @@ Three tables, every figure measured in this process on this machine (all envs th
 Each row runs for ``--seconds`` of wall time (at least one step, after one warm-up step that loads the compiled
 kernels), resetting with the next seed when an episode ends; it reports steps per wall second and per CPU second
 of the process (the two differ on a shared machine; the CPU figure is the fair one there), each with its ratio to
-CartPole's. Each row starts from a collected heap (``gc.collect()`` before its timing; the collector stays on). ``--quick``: 1 s per row and only the default id of each family.
+CartPole's. Each row starts from a collected heap (``gc.collect()`` before its timing; the collector stays on).
+``--quick``: 1 s per row and only the default id of each family.
 
 ``--repeats R`` (R > 1) replaces the first table by a paired one: per id, R rounds of CartPole then the id, each
 ``--seconds``, and the median of the R ratios per CPU second with their range. CartPole's own rate moves by

@@ -38,7 +38,7 @@ def test_a_row_runs():
 def test_paired_rounds_give_one_ratio_per_round(capsys):
     carts, envs, ratios = sps.paired_ratios("EdgeUtility-tiny-v0", 0.02, 3)
     assert len(carts) == len(envs) == len(ratios) == 3
-    assert ratios == [e / c for e, c in zip(envs, carts)]
+    assert ratios == [e / c for e, c in zip(envs, carts, strict=True)]
     sps.paired_table(["EdgeUtility-tiny-v0"], 0.02, 2)
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:2] == ["env", "rounds"] and out[1].split()[:2] == ["EdgeUtility-tiny-v0", "2"]

@@ -13,9 +13,9 @@ import pytest
 
 import edgegym  # noqa: F401
 from edgegym import workloads as wl
+from edgegym.core.types import JobSet
 from edgegym.families.edge_cloud import instance as ec_instance
 
-from edgegym.core.types import JobSet
 
 def jobsets_equal(a: JobSet, b: JobSet) -> bool:
     """Every field equal, the arrays in value and dtype."""
@@ -119,7 +119,10 @@ def _check_env_jobs(env_id, config=None, seeds=range(4)):
         assert jobsets_equal(got, want), (env_id, seed)
 
 
-@pytest.mark.parametrize("env_id", ["EdgeCloudML-v0", "EdgeCloudML-v1", "EdgeCloudML-sim100-paper-literal-v0", "EdgeCloudML-testbed-paper-literal-v0"])
+@pytest.mark.parametrize(
+    "env_id",
+    ["EdgeCloudML-v0", "EdgeCloudML-v1", "EdgeCloudML-sim100-paper-literal-v0", "EdgeCloudML-testbed-paper-literal-v0"],
+)
 def test_edge_cloud_reset_builds_the_validated_paths_jobs(env_id):
     _check_env_jobs(env_id)
 
