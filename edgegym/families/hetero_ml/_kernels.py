@@ -471,18 +471,37 @@ def fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, e
         return 1
     if tot - lo_loss < n:
         return 0
-    # the PS server decides: the cheapest by price (ties: lowest index)
-    best_h, best, cost = _cheapest_ps_server(free, cap, cbar, lam, z, kk, empty)
+    # the PS server decides (``empty`` returned above: prices are not all 0 here)
+    return _ps_server_decides(free, cap, cbar, lam, e, z, kk, n, tot, free, -1)
+
+
+@njit_inline
+def _room(free, e, h, caps_hm, m):
+    """Server h's room for workers of resource vector ``e``: ``caps_hm[h, m]`` (cached) when ``m >= 0``, else
+    computed from its residual ``free[h]``."""
+    if m >= 0:
+        return caps_hm[h, m]
+    return _caps_of(free[h], e, free.shape[1])
+
+
+@njit_inline
+def _ps_server_decides(free, cap, cbar, lam, e, z, kk, n, tot, caps_hm, m):
+    """The end of :func:`fits`'s spread case with a PS, where the PS server decides: the cheapest by price (ties:
+    lowest index; prices not all 0); 1 if the workers' total room ``tot`` less what that server loses to ``kk`` PSs
+    of resource vector ``z`` still holds ``n`` workers, else 0; 2 if a server priced within rounding of it
+    disagrees. Rooms as :func:`_room` reads them (``m >= 0``: the cache ``caps_hm[:, m]``)."""
+    H, R = free.shape
+    row = np.empty(R)
+    best_h, best, cost = _cheapest_ps_server(free, cap, cbar, lam, z, kk, False)
     for r in range(R):
         row[r] = free[best_h, r] - kk * z[r]
-    res = tot - _caps_of(free[best_h], e, R) + _caps_of(row, e, R) >= n
-    if not empty:
-        for h in range(H):
-            if h != best_h and cost[h] <= best * (1.0 + TIE) and not (cost[h] == 0.0 and best == 0.0):
-                for r in range(R):
-                    row[r] = free[h, r] - kk * z[r]
-                if (tot - _caps_of(free[h], e, R) + _caps_of(row, e, R) >= n) != res:
-                    return 2
+    res = tot - _room(free, e, best_h, caps_hm, m) + _caps_of(row, e, R) >= n
+    for h in range(H):
+        if h != best_h and cost[h] <= best * (1.0 + TIE) and not (cost[h] == 0.0 and best == 0.0):
+            for r in range(R):
+                row[r] = free[h, r] - kk * z[r]
+            if (tot - _room(free, e, h, caps_hm, m) + _caps_of(row, e, R) >= n) != res:
+                return 2
     return 1 if res else 0
 
 
@@ -1426,18 +1445,8 @@ def _spread_fits_cached(free, cap, wres, pres, cbar, lam, m, p, n, kk, caps_hm, 
         return 1
     if not small:
         return 0
-    # the PS server decides: the cheapest by price (ties: lowest index), as in fits
-    best_h, best, cost = _cheapest_ps_server(free, cap, cbar, lam, z, kk, False)
-    for r in range(R):
-        row[r] = free[best_h, r] - kk * z[r]
-    res = tot - caps_hm[best_h, m] + _caps_of(row, e, R) >= n
-    for h in range(H):
-        if h != best_h and cost[h] <= best * (1.0 + TIE) and not (cost[h] == 0.0 and best == 0.0):
-            for r in range(R):
-                row[r] = free[h, r] - kk * z[r]
-            if (tot - caps_hm[h, m] + _caps_of(row, e, R) >= n) != res:
-                return 2
-    return 1 if res else 0
+    # the PS server decides, as in fits (the rooms from the cache)
+    return _ps_server_decides(free, cap, cbar, lam, e, z, kk, n, tot, caps_hm, m)
 
 
 @njit_inline
