@@ -106,6 +106,15 @@ def breakdown(env_id: str, policy: str, at: int, seed: int) -> dict[str, float]:
             base.fork(g).advance(H, 0.0)
 
         out[f"the base's advance ({H} steps)"] = timed(cont, 300) - keep - step
+        if getattr(pol, "_fuses", lambda: False)() and hasattr(u, "action_key"):
+            key = u.action_key(a)
+
+            def fused():
+                g = f.fork(seed=0, future="keep")
+                base.fork(g).advance_after(key, pol.H or None, 0.0)
+
+            out[f"the candidate's step and the advance in one call ({pol.H or 'all'} steps)"] = \
+                timed(fused, 300) - keep
         return out
     finally:
         env.close()

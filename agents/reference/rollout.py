@@ -217,6 +217,10 @@ class RolloutPolicy(Policy):
     #: fork with ``history=False`` where the env's ``fork`` takes it (a look-ahead fork without the executed
     #: history: the same observations, rewards and steps, cheaper to copy); False: full forks (the reference)
     lean_forks = True
+    #: a candidate's step and its continuation in one call where the base has an ``advance_after`` path and the
+    #: env an ``action_key`` (the step's placement decoded once per decision, not once per fork); False: the
+    #: candidate's step, then the base's ``advance`` (the reference for the differential tests: the same returns)
+    fused = True
 
     def __init__(self, env, base: Policy, *, K: int = 4, H: int = 20, k: int = 6, z: float = 0.0,
                  clairvoyant: int = 0, D: int = 0, seed: int = 0) -> None:
@@ -246,11 +250,24 @@ class RolloutPolicy(Policy):
         """Per candidate, the first candidate with the same effect (itself when none): by the env's
         ``action_key(action)`` where it has one (actions with equal keys change the env's state and rewards the
         same way, so their continuations are the same and run once), else every candidate its own."""
-        key_of = getattr(self.unwrapped, "action_key", None) if self.dedupe else None
-        if key_of is None:
-            return list(range(len(cands)))
+        return self._effects(cands)[0]
+
+    def _effects(self, cands: list) -> tuple[list[int], list | None]:
+        """:meth:`_same_effect` and the candidates' ``action_key`` values (``None`` where neither the dedupe nor
+        the fused continuation reads them, or the env has no ``action_key``)."""
+        key_of = getattr(self.unwrapped, "action_key", None)
+        if key_of is None or not (self.dedupe or self._fuses()):
+            return list(range(len(cands))), None
+        keys = [key_of(a) for a in cands]
+        if not self.dedupe:
+            return list(range(len(cands))), keys
         first: dict = {}
-        return [first.setdefault(key_of(a), c) for c, a in enumerate(cands)]
+        return [first.setdefault(k, c) for c, k in enumerate(keys)], keys
+
+    def _fuses(self) -> bool:
+        """Whether a candidate's step and its continuation run as one ``advance_after`` call of the base."""
+        return self.fused and self.H != 1 and \
+            getattr(type(self.base), "advance_after", None) is not getattr(Policy, "advance_after", None)
 
     def _seeds(self) -> list[int]:
         return [(self.seed * 1000003 + i) % (2**63) for i in range(self.K)]
@@ -287,13 +304,21 @@ class RolloutPolicy(Policy):
             out[i] = -(quiet(int(a))[0] if quiet is not None else g.step(int(a))[1])
         return out
 
-    def _continue(self, g, action) -> float:
+    def _continue(self, g, action, key=None) -> float:
         """The sum of rewards of ``action`` then the base on fork ``g`` for ``H`` steps (or to the end).
 
         Where the base has an ``advance`` fast path and the fork offers ``step_quiet``/``observe`` (the rollout
         contract: ``step_quiet`` leaves the env as ``step`` does, without building the observation or the info),
         the candidate's own step is taken quietly and its observation built only if a ``predict`` needs it: the
-        same rewards and steps as :meth:`_continue_reference`, the oracle kept for the differential tests."""
+        same rewards and steps as :meth:`_continue_reference`, the oracle kept for the differential tests. Where
+        the base also has an ``advance_after`` path (``key``: the action's ``action_key``), the candidate's step and
+        the base's steps after it are that one call."""
+        if key is not None and self._fuses():
+            pol = self.base.fork(g)
+            fast = pol.advance_after(key, self.H if self.H else None, 0.0)
+            if fast is not None and fast[1] > 0:
+                obs, n, total = fast
+                return self._finish(g, pol, obs, n, total, quiet=True)
         quiet = getattr(g, "step_quiet", None)
         if quiet is None or not self._base_has_advance():
             return self._continue_reference(g, action)
@@ -316,12 +341,18 @@ class RolloutPolicy(Policy):
         the terminal value (``D=1``)."""
         pol = self.base.fork(g)
         h = 1
-        term = trunc = False
         if self.H != 1:  # the base's own fast path, where it has one (the same steps and rewards)
             fast = pol.advance(self.H - 1 if self.H else None, total)
             if fast is not None:
                 obs, n, total = fast
                 h += n
+        return self._finish(g, pol, obs, h, total, quiet)
+
+    def _finish(self, g, pol, obs, h: int, total: float, quiet: bool) -> float:
+        """The continuation's steps after its first ``h`` (``total``: their rewards, ``obs``: the observation
+        where they stop or ``None``): ``pol``'s ``predict`` + ``step`` to the horizon or the episode's end, then the
+        terminal value (``D=1``)."""
+        term = trunc = False
         step_quiet = getattr(g, "step_quiet", None) if quiet else None
         while self.H == 0 or h < self.H:
             if obs is None:
@@ -340,8 +371,9 @@ class RolloutPolicy(Policy):
             total += float(g.drain_return())
         return total
 
-    def _continue_reference(self, g, action) -> float:
-        """:meth:`_continue` through ``step`` alone (every observation built): the reference path."""
+    def _continue_reference(self, g, action, key=None) -> float:
+        """:meth:`_continue` through ``step`` alone (every observation built): the reference path (``key`` is
+        not read)."""
         obs, r, term, trunc, _ = g.step(action)
         total = float(r)
         if term or trunc:
@@ -371,14 +403,14 @@ class RolloutPolicy(Policy):
         if len(cands) == 1:
             return base_action
         runs = np.zeros((len(cands), len(futures)))  # return of each candidate on each fork
-        same = self._same_effect(cands)
+        same, keys = self._effects(cands)
         for i, f in enumerate(futures):
             for c, a in enumerate(cands):
                 if same[c] < c:  # the same effect as an earlier candidate: the same continuation
                     runs[c, i] = runs[same[c], i]
                     continue
                 g = f if c == len(cands) - 1 else f.fork(seed=0, future="keep")
-                runs[c, i] = self._continue(g, a)
+                runs[c, i] = self._continue(g, a, None if keys is None else keys[c])
         score = runs.mean(axis=1)
         best = int(np.argmax(score))
         if best == 0 or score[best] <= score[0] + 1e-9 * max(1.0, abs(score[0])):

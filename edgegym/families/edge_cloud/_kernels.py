@@ -1242,7 +1242,7 @@ NEED_NONE, NEED_LOG, NEED_WINDOW, NEED_QUEUE, NEED_HEAP, NEED_LOG_ROW, NEED_ORDI
 
 @njit
 def greedy_run(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_base, clock, nparts, track, acc,
-               D_arr, r_arr, p0_arr, p1_arr, dc_arr, wt_arr, keys, offsets, delay_edge, qual_ptr, qual_idx,
+               first_job, first_counts, first_cloud, D_arr, r_arr, p0_arr, p1_arr, dc_arr, wt_arr, keys, offsets, delay_edge, qual_ptr, qual_idx,
                worker_server, worker_type, order,
                qbuf, qlen, rem, key, inv_d, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast,
                cnt, served, worker, rho, seq, alpha, chunk_job, mark, touched, si, sf, ran,
@@ -1259,7 +1259,11 @@ def greedy_run(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_ba
     the cloud), and what stopped the loop before job ``j``: ``need`` is one of the ``NEED_*`` codes (Python-side work of the simulator: a buffer grown,
     the bounded history maintained; ``NEED_NONE`` when all were placed) and ``amount`` its size. The caller does it
     and calls again. Stopping never leaves a job half placed (at most the clock advanced to its arrival, as the
-    ordinary path does first)."""
+    ordinary path does first).
+
+    ``first_job`` (``-1``: none): that job is placed as ``first_counts`` (chunks per edge worker) and
+    ``first_cloud`` (chunks in the cloud) say instead of by A_greedy, the rest of it as for every job (a given
+    first action followed by A_greedy's, as a look-ahead continues an action it did not choose)."""
     W = qlen.size
     q = np.empty(W)
     t_star = np.empty(W)
@@ -1308,8 +1312,12 @@ def greedy_run(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_ba
             dc = 0.0
             qc0 = INF
             qc1 = INF
-        # A_greedy
-        if cloud_on:
+        # A_greedy (or the given placement)
+        if j == first_job:
+            for w in range(W):
+                counts[w] = first_counts[w]
+            n_cloud = first_cloud
+        elif cloud_on:
             n_cloud = greedy(q, order, D, p0, qc0, qc1, counts)
         else:
             n_cloud = greedy(q, order, D, p0, INF, INF, counts)

@@ -168,10 +168,10 @@ def _prefix(a: np.ndarray, n: int) -> np.ndarray:
 
 
 def _prefix_cols(a: np.ndarray, n: int) -> np.ndarray:
-    """``prefix_copy(a, n, axis=1)`` of a 2-D buffer: the first ``n`` columns copied, zeros after."""
-    out = np.empty_like(a)
+    """``prefix_copy(a, n, axis=1)`` of a 2-D buffer: the first ``n`` columns copied, zeros after (a zeroed buffer
+    and one strided copy: 4.5 against 10.7 µs for zeroing the tail columns on a (528, 26) plan)."""
+    out = np.zeros(a.shape, dtype=a.dtype)
     out[:, :n] = a[:, :n]
-    out[:, n:] = 0
     return out
 
 
@@ -453,7 +453,8 @@ class EdgeCloudMLEnv(gym.Env):
         return reward, terminated, info
 
     def advance_aonline(self, steps: int | None = None, *, edge_only: bool = False, total: float = 0.0,
-                        observe: bool = True) -> tuple[np.ndarray | None, int, float]:
+                        observe: bool = True, first: tuple[bytes, int] | None = None
+                        ) -> tuple[np.ndarray | None, int, float]:
         """Take up to ``steps`` steps (default: as many as there are) with ``A_online``'s actions (``A_online-E``'s
         with ``edge_only``), placed by the simulator's compiled A_greedy loop
         (:meth:`~.simulator.PaperSimulator.place_greedy`) instead of one ``step`` call each.
@@ -463,7 +464,14 @@ class EdgeCloudMLEnv(gym.Env):
         (that one drains the episode and returns its metrics: call :meth:`step` for it). Needs the ``paper``
         discipline. Returns ``(observation, steps taken, total + their rewards added in order)``: the
         observation of the decision point it stops at (as the last ``step`` would have returned it), or ``None``
-        with ``observe=False`` (:meth:`observe` builds it on demand)."""
+        with ``observe=False`` (:meth:`observe` builds it on demand).
+
+        ``first``: the first of those steps takes the action whose :meth:`action_key` (at this decision point) is
+        ``first`` instead of A_online's, in the same compiled loop: a given action continued by A_online, as a
+        look-ahead (``rollout:aonline``) scores it. The same state and rewards as ``step`` with that action and then
+        A_online's; only the counts of illegal actions and of decoding fallbacks in the episode's metrics may
+        differ (as :meth:`action_key` says). Taking no step (``steps=0``, or the current step is the episode's
+        last) ignores it."""
         if self.sim is None:
             raise RuntimeError("call reset() before advance_aonline()")
         if self.discipline != "paper":
@@ -474,9 +482,11 @@ class EdgeCloudMLEnv(gym.Env):
         n = n if steps is None else min(n, int(steps))
         if n == 0:
             return self.observe() if observe else None, 0, float(total)
+        if first is not None:
+            first = (np.frombuffer(first[0], dtype=np.int64), first[1])
         acc = np.array([float(total), self._return, self.reward_scale])
         self._fallbacks += self.sim.place_greedy(self._k + n, cloud=self.use_cloud and not edge_only,
-                                                 order=self._order, rewards=acc)
+                                                 order=self._order, rewards=acc, first=first)
         self._return = float(acc[1])
         self._k += n
         self._prepare_step()

@@ -691,7 +691,7 @@ class PaperSimulator:
         return order
 
     def place_greedy(self, stop: int | None = None, *, cloud: bool = True, order: np.ndarray | None = None,
-                     rewards: np.ndarray | None = None) -> int:
+                     rewards: np.ndarray | None = None, first: tuple[np.ndarray, int] | None = None) -> int:
         """Place jobs ``num_placed .. stop-1`` (default: every job left) as A_greedy (the paper's Alg. 2) does, in
         one compiled loop (``_kernels.greedy_run``).
 
@@ -702,7 +702,9 @@ class PaperSimulator:
         ``order``: the workers' tie-break rank (default :meth:`worker_order`). ``rewards``: a float array
         ``[total, return, reward scale]`` to which each placed job's reward ``-ΔΦ / scale`` is added, in order (as the
         env's ``step`` computes it). Returns how many of the placed jobs had no qualified edge worker (sent whole to
-        the cloud: the env's ``fallbacks``)."""
+        the cloud: the env's ``fallbacks``). ``first``: ``(worker_counts, num_cloud)``, the placement of the first
+        of those jobs instead of A_greedy's (as :meth:`place` takes it; checked the same way), the jobs after it
+        by A_greedy: a given action continued by A_online."""
         if self._drained:
             raise RuntimeError("the simulator has drained; no more placements")
         J = self.jobs.num_jobs
@@ -711,6 +713,10 @@ class PaperSimulator:
             raise ValueError(f"stop must lie in [{self.num_placed}, {J}] (jobs placed so far .. jobs), got {stop}")
         order = self.worker_order() if order is None else np.ascontiguousarray(order, dtype=np.int64)
         K = self._k
+        first_job, first_counts, first_cloud = -1, self._no_workers, 0
+        if first is not None and self.num_placed < stop:
+            first_job = self.num_placed
+            first_counts, first_cloud = self._checked_placement(first_job, *first)[:2]
         keys = self._keys
         for j in np.flatnonzero(np.isnan(keys[self.num_placed : stop])).tolist():
             self._key(self.num_placed + j)
@@ -725,7 +731,7 @@ class PaperSimulator:
             j, fb, need, amount = K.greedy_run(
                 self.num_placed, stop, bounded, self._has_cloud, self._has_cloud and cloud,
                 self._flush_at if bounded else 0, self._win_cap, self.chunk_base, clock, nparts, track, acc,
-                self._D_arr, self._arrival, self._p0_arr, self._p1_arr,
+                first_job, first_counts, first_cloud, self._D_arr, self._arrival, self._p0_arr, self._p1_arr,
                 self._dc_arr, self._job_type, keys, self.offsets, self._delay_edge, self._qual_ptr, self._qual_idx,
                 self._worker_server, self._worker_type, order, self._qbuf, self._qlen, self._rem, self.chunk_key,
                 self._inv_d, self.chunk_end, self.worker_sync, self._ps, self._pe, self._pc, self._phead, self._plen,
@@ -761,6 +767,27 @@ class PaperSimulator:
             rewards[:] = acc[1:]
         return fallbacks
 
+    def _checked_placement(self, j: int, worker_counts, num_cloud) -> tuple[np.ndarray, int, int, int, int, int]:
+        """The checks of :meth:`place` on job ``j``'s placement (a ``ValueError`` for a bad one): ``(counts as a
+        contiguous int64 array, num_cloud, chunks on the edge, workers used, the most chunks on one worker, the
+        longest queue of a used worker)``; the used workers and their releases are left in ``_used`` and
+        ``_rho_used``."""
+        D = self._D_list[j]
+        counts = np.ascontiguousarray(worker_counts, dtype=np.int64).reshape(-1)
+        if counts.size != self._W:
+            raise ValueError(f"worker_counts has {counts.size} entries, the cluster has {self._W} workers")
+        # one compiled pass: Σ counts, min, max, the used workers (np.flatnonzero) and their releases, type check
+        n_edge, n_used, c_min, c_max, bad_type, q_max = self._k.check_counts(
+            counts, self._worker_type, self._wt_list[j], self._delay_edge[j], self._worker_server, self._r_list[j],
+            self._used, self._rho_used, self._qlen)
+        if c_min < 0 or num_cloud < 0 or n_edge + int(num_cloud) != D:
+            raise ValueError(f"placement of job {j} must put its {D} chunks somewhere exactly once")
+        if bad_type:
+            raise ValueError(f"job {j} placed on a worker of the wrong type")
+        if num_cloud and not self._has_cloud:
+            raise ValueError("this cluster has no cloud")
+        return counts, int(num_cloud), n_edge, n_used, c_max, q_max
+
     def place(self, j: int, worker_counts: np.ndarray, num_cloud: int, cand: Candidates | None = None) -> dict:
         """Dispatch job ``j``'s chunks once and for all: ``worker_counts[w]`` chunks on edge worker ``w`` and
         ``num_cloud`` in the cloud (ζ_j = 1 iff all chunks go to the cloud). Must be called in job order;
@@ -772,21 +799,9 @@ class PaperSimulator:
             raise ValueError(f"jobs must be placed in order: expected job {self.num_placed}, got {j}")
         K = self._k
         D = self._D_list[j]
-        counts = np.ascontiguousarray(worker_counts, dtype=np.int64).reshape(-1)
-        if counts.size != self._W:
-            raise ValueError(f"worker_counts has {counts.size} entries, the cluster has {self._W} workers")
-        r = self._r_list[j]
-        # one compiled pass: Σ counts, min, max, the used workers (np.flatnonzero) and their releases, type check
-        n_edge, n_used, c_min, c_max, bad_type, q_max = K.check_counts(
-            counts, self._worker_type, self._wt_list[j], self._delay_edge[j], self._worker_server, r,
-            self._used, self._rho_used, self._qlen)
-        if c_min < 0 or num_cloud < 0 or n_edge + int(num_cloud) != D:
-            raise ValueError(f"placement of job {j} must put its {D} chunks somewhere exactly once")
+        counts, num_cloud, n_edge, n_used, c_max, q_max = self._checked_placement(j, worker_counts, num_cloud)
         used = self._used[:n_used]
-        if bad_type:
-            raise ValueError(f"job {j} placed on a worker of the wrong type")
-        if num_cloud and not self._has_cloud:
-            raise ValueError("this cluster has no cloud")
+        r = self._r_list[j]
         self.advance_to(r)
         if cand is None or cand.job != j:
             cand = self.candidates(j)
