@@ -1,7 +1,8 @@
 """Differential tests of the HeteroML earliest-start search's shortcuts against the code they replace:
 
-* ``_kernels._breakpoints`` (the servers' breakpoints by time, a stable counting sort when they span few slots)
-  equals the stable argsort of every breakpoint, on >= 1,000 random profiles (narrow and wide spans);
+* ``_kernels._breakpoints`` (the servers' breakpoints by time, a stable counting sort when they span up to a few
+  thousand slots) equals the stable argsort of every breakpoint, on >= 1,000 random profiles (narrow and wide
+  spans);
 * ``_kernels._spread_fits_cached`` (a spread configuration with a PS, given the residual's per-server worker
   capacities) equals ``_kernels.fits`` (status 0, 1 and 2) on >= 1,000 random residuals, the PS-server price stage
   included;
@@ -38,7 +39,8 @@ def test_breakpoints_equal_stable_sort():
     cases = 0
     for _ in range(1200):
         H = int(rng.integers(1, 40))
-        span = int(rng.choice([8, 60, 400, 100_000]))  # few slots (counting sort) to a wide span (the sort)
+        # few slots to a few thousand (the counting sort) and a wide span (the sort)
+        span = int(rng.choice([8, 60, 400, 3_000, 100_000]))
         pp, cnt, times, _ = _profiles(rng, H, 4, span)
         ev_t = np.concatenate([times[pp[h] + 1:pp[h] + cnt[h]] for h in range(H)])
         ev_i = np.concatenate([np.arange(pp[h] + 1, pp[h] + cnt[h]) for h in range(H)])

@@ -1,0 +1,79 @@
+"""Differential tests of HeteroML-v1's step shortcuts against the code they replace:
+
+* ``_kernels._colocated_fits`` (a co-located configuration's test, the servers tried from a hint on) equals
+  ``_kernels.fits`` on >= 1,000 random residuals (both answers, hints anywhere);
+* whole random-legal episodes of the v1 presets on the compiled env equal the env with every compiled path replaced
+  by the NumPy reference (``ReferenceEnv``): the observation (the per-action rows from the grid estimates), the
+  action mask, the reward and the info of >= 1,000 steps, and the committed schedule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgegym.families.hetero_ml import _kernels
+from edgegym.families.hetero_ml.env import HeteroMLEnv
+
+from test_speed_hetero_ml import ReferenceEnv  # the oracle env (this folder is on the path under pytest)
+
+
+def test_colocated_fits_equals_fits():
+    env = HeteroMLEnv("ps-v1")
+    env.reset(seed=0)
+    cap, wres, pres, wbw, pbw, cbar, ps_arch, lam = env._kc
+    H, R = cap.shape
+    M, P = wres.shape[0], pres.shape[0]
+    rng = np.random.default_rng(11)
+    seen = {0: 0, 1: 0}
+    for case in range(1500):
+        # a crowded cluster (most servers nearly full, a few with room): both answers are common
+        room = rng.random((H, 1)) < rng.choice([0.0, 0.02, 0.1, 0.5])
+        free = cap * np.where(room, rng.random((H, R)), rng.random((H, R)) * 0.1)
+        m, p, n = int(rng.integers(0, M)), int(rng.integers(0, P)), int(rng.integers(1, 5))
+        fmax = free.max(axis=0)
+        hint = int(rng.integers(0, H))
+        exp = _kernels.fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, False, False)
+        got, nxt = _kernels._colocated_fits(free, wres, pres, ps_arch, m, p, n, fmax, hint)
+        assert got == exp, (case, m, p, n, hint)
+        if got == 1:  # the next hint is a server that holds the configuration
+            need = n * wres[m] + pres[p]
+            assert np.all(free[nxt] + 1e-9 >= need), (case, nxt)
+        else:
+            assert nxt == hint
+        seen[int(exp)] += 1
+    assert sum(seen.values()) >= 1000 and seen[0] >= 100 and seen[1] >= 100, seen
+
+
+def _run_pair(preset, seed, jobs=None):
+    """One random-legal episode on the compiled env and the reference env side by side: observations, masks,
+    rewards, infos and the committed schedule equal. Returns the number of steps."""
+    cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+    env, oracle = HeteroMLEnv(preset, config=cfg), ReferenceEnv(preset, config=cfg)
+    obs, _ = env.reset(seed=seed)
+    obs_r, _ = oracle.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    steps, done = 0, False
+    while not done:
+        np.testing.assert_array_equal(obs, obs_r, err_msg=f"{preset} seed {seed} job {env._k}")
+        mask = env.action_masks()
+        np.testing.assert_array_equal(mask, oracle.action_masks(), err_msg=f"{preset} seed {seed} job {env._k}")
+        a = int(rng.choice(np.flatnonzero(mask)))
+        obs, r, done, _, info = env.step(a)
+        obs_r, r_r, done_r, _, info_r = oracle.step(a)
+        assert r == r_r and done == done_r and info == info_r, (preset, seed, info, info_r)
+        steps += 1
+    for name in ("start", "duration", "worker_type", "ps_type", "workers", "ps", "colocated"):
+        np.testing.assert_array_equal(getattr(env.sim, name), getattr(oracle.sim, name), err_msg=name)
+    return steps
+
+
+def test_v1_random_legal_steps_equal_reference():
+    steps = 0
+    for preset, seed, jobs in (("ps-v1", 0, None), ("rl-v1", 1, None), ("ra-v1", 2, 80), ("rl-hard-v1", 3, None),
+                               ("ps-v1", 4, None), ("tiny-v1", 5, None), ("tiny-ra-v1", 6, None),
+                               ("ps-v1", 7, None), ("rl-v1", 8, None), ("ps-v1", 9, None), ("ra-v1", 10, None),
+                               ("ps-v1", 11, None)):
+        steps += _run_pair(preset, seed, jobs)
+        if steps >= 1000:
+            break
+    assert steps >= 1000, steps
