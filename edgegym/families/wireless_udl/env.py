@@ -44,7 +44,7 @@ from ...core.actions import check_action
 from ...core.validation import check_config_mapping
 from . import _kernels as kn
 from . import _reference as ref
-from .candidates import Candidates, _table
+from .candidates import Candidates, _geo_grid, _job_table, _lin_table, _new_candidates15, _table
 from .disciplines import WORKER_RULES, make_discipline, rule_workers
 from .instance import Instance, build_instance
 from .presets import DEFAULT_PRESET, UDLPreset, load_preset
@@ -251,6 +251,9 @@ class WirelessUDLEnv(gym.Env):
         self.inst: Instance | None = None
         self._k = 0
         self._cand: Candidates | None = None
+        self._fast: tuple | None = None  # (sim, inst, calendar, arguments, job scalars) of the one-call step
+        self._fast_jobs: tuple | None = None  # (inst, the jobs' arrays of those arguments), shared with forks
+        self._obs_next: np.ndarray | None = None  # the observation the one-call step computed for ``step``
         self._rules: Candidates | None = None  # replan + replan_workers + obs_rows: the rows of the worker rules
         self._return = 0.0
         self._illegal = 0
@@ -281,6 +284,7 @@ class WirelessUDLEnv(gym.Env):
         self._obs_site, self._obs_job = self._observation_constants()
         # env.obs_relative: the observation's head is constant for the episode (read only; ~0.5 µs a step to build)
         self._head_rel = np.array([0.0, 0.0, inst.cap.shape[0]], dtype=float)
+        self._obs_next = None
         self._prepare()
         return self._observation(), {"job": 0, "action_mask": self.action_masks()}
 
@@ -356,11 +360,15 @@ class WirelessUDLEnv(gym.Env):
 
     def step(self, action):
         """Commit the pending job's plan (or no-op in replan mode), advance to the next arrival."""
-        reward, terminated, truncated, info = self._transition(action)
+        reward, terminated, truncated, info = self._transition(action, True)
         info["action_mask"] = self.action_masks()
         if terminated or truncated:
             info["episode_metrics"] = self.episode_metrics()
-        return self._observation(), reward, terminated, truncated, info
+        obs = self._obs_next
+        if obs is None:
+            return self._observation(), reward, terminated, truncated, info
+        self._obs_next = None
+        return obs, reward, terminated, truncated, info
 
     def step_quiet(self, action) -> tuple[float, bool, bool]:
         """:meth:`step` without building the observation and the info: ``(reward, terminated, truncated)``, the env
@@ -388,14 +396,18 @@ class WirelessUDLEnv(gym.Env):
             n += 1
         return None, n, total
 
-    def _transition(self, action) -> tuple[float, bool, bool, dict]:
+    def _transition(self, action, want_obs: bool = False) -> tuple[float, bool, bool, dict]:
         """The state change of :meth:`step`: ``(reward, terminated, truncated, info)`` (info without the mask and
-        the metrics)."""
+        the metrics). ``want_obs``: the caller will ask for the observation (the one-call step then computes it too,
+        into ``self._obs_next``)."""
         if self.sim is None:
             raise RuntimeError("call reset() before step()")
         if self._k >= self.inst.num_jobs:
             raise RuntimeError("the episode has terminated; call reset()")
         sim, i = self.sim, self._k
+        self._obs_next = None
+        if self.mode == "commit" and not (self._use_reference or sim.record or isinstance(action, Plan)):
+            return self._commit_step(action, want_obs)
         info: dict = {"job": i}
         job_cost = 0.0
         truncated = False
@@ -442,6 +454,103 @@ class WirelessUDLEnv(gym.Env):
         if terminated or truncated:
             self._rules = None  # no decision left: no rule rows
         return float(reward), bool(terminated), bool(truncated), info
+
+    def _commit_step(self, action, want_obs: bool) -> tuple[float, bool, bool, dict]:
+        """:meth:`_transition` of the commit mode for a row of the candidate table (compiled path, no recording):
+        the commit, the next job's arrival and candidate table and, with ``want_obs``, its observation in one
+        compiled call (:func:`~._kernels.commit_step`; the same operations as ``Simulator.commit``, :meth:`_prepare`
+        and :meth:`_observation`, which the other paths keep)."""
+        sim, i = self.sim, self._k
+        c = self._cand
+        # a Python int in range is the shared check's answer as it is (anything else goes through it)
+        a = action if type(action) is int and 0 <= action < c.mask.shape[0] else self._check(action)
+        if not c.mask[a]:  # masked: count it, use the legal row with the least estimated cost
+            self._illegal += 1
+            a = int(np.argmin(np.where(c.mask, c.total, np.inf)))
+        y = c.y[a]  # the row's y (int64) as Simulator.commit reads it
+        ps = int(c.ps[a])
+        inst = self.inst
+        param_slot = float(inst.param_mb[i] * np.dot(inst.q[:, ps], y)) if ps >= 0 else 0.0
+        fa = self._fast
+        if fa is None or fa[0] is not sim or fa[1] is not sim.inst or fa[2] is not sim.cal:
+            fa = self._fast_args()
+        cost, ws, left, ti, yt, tf, mask, n_tent, n_now, legal, obs = kn.commit_step(
+            *fa[3], i, y, int(c.start[a]), ps, param_slot, want_obs)
+        assert left == 0, "a committed window must train all data"  # internal invariant
+        sim.worker_slots += ws
+        self._decisions += 1
+        k = i + 1
+        self._k = k
+        terminated = k >= inst.num_jobs
+        if not terminated:
+            sim.t = int(inst.arrival[k])
+            self._cand = _new_candidates15(ti[0], ti[1], ti[2], ti[3], ti[4], yt, tf[0], tf[1], tf[2], tf[3], tf[4],
+                                           mask, n_tent, n_now, fa[4][k][1])
+            if legal:
+                if want_obs:
+                    self._obs_next = obs
+            else:  # the calendar is booked to its end: as _prepare (the observation then built by _observation)
+                wait_max, ratio = self.preset.env.wait_max_slots, self.preset.env.prune_ratio
+                while not legal:
+                    sim.extend_calendar(sim.calendar_len)
+                    self._cand, legal = _table(sim, k, self.G, wait_max, ratio)
+        reward = -cost / self.reward_scale
+        self._return += reward
+        return float(reward), bool(terminated), False, {"job": i, "action": a, "cost": float(cost),
+                                                        "job_cost": float(cost)}
+
+    def _fast_args(self) -> tuple:
+        """The arguments of :func:`~._kernels.commit_step` but the step's own, cached in ``self._fast`` with the
+        simulator, instance and calendar they belong to (a fork, a redrawn future or an extended calendar rebuilds
+        them): the instance and the simulator's arrays, the observation's constants, and the jobs' arrays of
+        :meth:`_job_arrays`."""
+        sim, pe = self.sim, self.preset.env
+        inst, st = sim.inst, sim.static
+        jobs, scalars = self._job_arrays()
+        wait_max, ratio = pe.wait_max_slots, pe.prune_ratio
+        lin_idx, lin_cnt = _lin_table(int(self.G))
+        args = (inst.cap, st.qbar, inst.q, st.src_order, st.beta, st.tie_le, st.q_nonneg, sim.prop,
+                sim.sampling == "complete", sim.offset, float(inst.exp_rate), int(self.G), int(wait_max), lin_idx,
+                lin_cnt, ratio is not None, float(ratio) if ratio is not None else 0.0, inst.data, inst.m, inst.n,
+                *jobs, sim.M, sim.cal, int(sim.calendar_len), sim.start, sim.t_last, sim.plan_l, sim.plan_y,
+                sim.plan_ps, sim.transfer, sim.param, sim.lat_cost, sim.status, self._low64, self._high64,
+                float(pe.cost_clip), bool(pe.obs_relative), self._head_rel, int(inst.horizon_slots),
+                float(pe.cap_factor), self._obs_site, self._obs_job, int(self.R_max), int(pe.calendar_slots),
+                bool(pe.obs_rows), sim.usage, int(self._max_win), float(self.reward_scale))
+        self._fast = (sim, inst, sim.cal, args, scalars)
+        return self._fast
+
+    def _job_arrays(self) -> tuple[tuple, list]:
+        """The jobs' arguments of :func:`~._kernels.commit_step` (``kap`` … ``grid_n``: the scalars of
+        ``candidates._job_table`` as arrays, its latency vectors, its shared site orders as rows with a flag, each
+        job's geometric worker grid) and the table's scalars, cached per instance (``self._fast_jobs``, shared with
+        forks that keep the future)."""
+        sim = self.sim
+        fj = self._fast_jobs
+        if fj is not None and fj[0] is sim.inst:
+            return fj[1], fj[2]
+        inst = sim.inst
+        _, _, lat_tab, scalars, orders = _job_table(sim)
+        nj, R, G = inst.num_jobs, inst.num_sites, int(self.G)
+        cols = list(zip(*scalars, strict=True)) if nj else [()] * 11
+        kap, nmax, arrival, kind = (np.array(cols[j], dtype=np.int64) for j in range(4))
+        param_mb, chunk_mb, tau, b, tau1, tau2, cc = (np.array(cols[j], dtype=float) for j in range(4, 11))
+        orders2 = np.zeros((nj, R), np.int64)
+        has = np.zeros(nj, bool)
+        for j, o in enumerate(orders):
+            if o.size:
+                orders2[j] = o
+                has[j] = True
+        gl = [_geo_grid(n, G) for n in nmax.tolist()]
+        grids = np.zeros((nj, max((g.size for g in gl), default=1)), np.int64)
+        grid_n = np.zeros(nj, np.int64)
+        for j, g in enumerate(gl):
+            grids[j, :g.size] = g
+            grid_n[j] = g.size
+        jobs = (kap, nmax, arrival, kind, param_mb, chunk_mb, tau, b, tau1, tau2, cc, lat_tab, orders2, has, grids,
+                grid_n)
+        self._fast_jobs = (inst, jobs, scalars)
+        return jobs, scalars
 
     def episode_metrics(self) -> dict:
         """Flat metrics of the episode so far (``objective``: total cost, the return is minus it / scale)."""

@@ -9,7 +9,7 @@ from ...core.forking import cached_draw, fork_env, splice_jobs
 __all__ = ["FORK_SHARED", "JOB_FIELDS", "fork", "resample_future"]
 
 #: attributes shared (not copied) between an env and its forks: fixed for the episode, never written in place
-FORK_SHARED = ("_fork_draws",
+FORK_SHARED = ("_fork_draws", "_fast", "_fast_jobs",
                "preset", "features", "observation_space", "action_space", "metadata", "spec", "fixed_instance",
                "inst", "_blocks", "_norm", "_low64", "_high64", "_obs_site", "_obs_job", "_head_rel", "sim.inst",
                "sim.static")

@@ -255,6 +255,20 @@ class Simulator:
                 raise ValueError(f"illegal plan: {err}")
         i = plan.job
         y = np.asarray(plan.y, dtype=np.int64)
+        cache = self.cand_cache
+        if not self.record and cache is not None and cache[0] is self.inst:  # the job's scalars cached: one call
+            inst, st, ps = self.inst, self.static, int(plan.ps)
+            param_slot = float(inst.param_mb[i] * np.dot(inst.q[:, ps], y)) if ps >= 0 else 0.0
+            kap, _, a_i, kind, _, chunk_mb, tau, b, tau1, tau2, c = cache[3][i]
+            cost, ws, left = kn.commit_plan(inst.cap, st.qbar, inst.q, st.src_order, st.beta, self.M, inst.data,
+                                            inst.m, inst.n, i, y, kap, self.sampling == "complete", chunk_mb,
+                                            param_slot, self.cal, int(plan.start), ps, self.start, self.t_last,
+                                            self.plan_l, self.plan_y, self.plan_ps, self.transfer, self.param,
+                                            self.lat_cost, self.status, kind, tau, b, tau1, tau2, c, a_i, self.offset,
+                                            self.inst.exp_rate)
+            assert left == 0, "a committed window must train all data"  # internal invariant
+            self.worker_slots += ws
+            return cost
         M = self.M[i]
         if self.record:  # slot by slot, recording each slot's routing
             N = int(y.sum())
