@@ -2,6 +2,9 @@
 
 * ``_kernels._colocated_fits`` (a co-located configuration's test, the servers tried from a hint on) equals
   ``_kernels.fits`` on >= 1,000 random residuals (both answers, hints anywhere);
+* ``_kernels._valid_by_duration`` (the valid configurations by duration, by insertion) equals the stable argsort
+  with the invalid ones left out, and ``_kernels._next_end`` (the next candidate start from the unsorted ends)
+  walks the sorted distinct ends, on >= 1,000 random cases each;
 * whole random-legal episodes of the v1 presets on the compiled env equal the env with every compiled path replaced
   by the NumPy reference (``ReferenceEnv``): the observation (the per-action rows from the grid estimates), the
   action mask, the reward and the info of >= 1,000 steps, and the committed schedule.
@@ -42,6 +45,26 @@ def test_colocated_fits_equals_fits():
             assert nxt == hint
         seen[int(exp)] += 1
     assert sum(seen.values()) >= 1000 and seen[0] >= 100 and seen[1] >= 100, seen
+
+
+def test_valid_by_duration_and_next_end():
+    rng = np.random.default_rng(12)
+    for _ in range(1200):
+        n = int(rng.integers(0, 100))
+        cdd = rng.integers(1, int(rng.choice([3, 50, 5000])), n).astype(np.int64)  # many ties to few
+        valid = rng.random(n) < rng.random()
+        order, nv = _kernels._valid_by_duration(cdd, valid)
+        exp = [c for c in np.argsort(cdd, kind="mergesort") if valid[c]]
+        assert nv == len(exp) and order[:nv].tolist() == exp
+        ends = rng.integers(0, int(rng.choice([5, 100, 3000])), int(rng.integers(0, 80))).astype(np.int64)
+        t0 = int(rng.integers(0, 50))
+        walk, t = [], t0
+        while True:
+            t = _kernels._next_end(ends, t)
+            if t < 0:
+                break
+            walk.append(t)
+        assert walk == sorted(set(ends[ends > t0].tolist()))
 
 
 def _run_pair(preset, seed, jobs=None):
