@@ -36,7 +36,7 @@ def test_colocated_fits_equals_fits():
         fmax = free.max(axis=0)
         hint = int(rng.integers(0, H))
         exp = _kernels.fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, False, False)
-        got, nxt = _kernels._colocated_fits(free, wres, pres, ps_arch, m, p, n, fmax, hint)
+        got, nxt = _kernels._colocated_fits(free, wres, pres, ps_arch, m, p, n, fmax, hint, np.empty(R))
         assert got == exp, (case, m, p, n, hint)
         if got == 1:  # the next hint is a server that holds the configuration
             need = n * wres[m] + pres[p]
