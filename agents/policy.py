@@ -63,8 +63,9 @@ class Policy:
         where the policy has a faster path than :meth:`predict` + ``env.step`` with the same result (the same
         actions, env state and rewards, bit for bit). Returns ``(observation, steps taken, total + their rewards
         added in order)``, where the observation may be ``None`` when the path built none (the caller then asks
-        the env's ``observe()`` if it needs one), or ``None`` where the policy has no such path (the default). It never takes the step that
-        ends the episode. Rollout (``rollout:<base>``) uses it for its base's continuations."""
+        the env's ``observe()`` if it needs one), or ``None`` where the policy has no such path (the default). It
+        never takes the step that ends the episode. Rollout (``rollout:<base>``) uses it for its base's
+        continuations."""
         return None
 
     def advance_after(self, key, steps: int | None, total: float):
