@@ -106,3 +106,34 @@ def test_extreme_load_extends_the_calendar_as_the_reference():
         assert _lockstep(e1, e2, rng, f"{preset} extreme") == 100
         extended.append(e1.sim.calendar_len > length)
     assert any(extended)
+
+
+def test_job_arrays_are_the_job_table_scalars():
+    """The one-call step's per-job arrays = ``candidates._job_table``'s scalars, orders and latency vectors, and the
+    worker grid ``_table`` passes (``_geo_grid`` of the job's N_max), for full-size and forked (redrawn) instances
+    and jobs without data at some sites."""
+    from edgegym.families.wireless_udl.candidates import _geo_grid, _job_table
+
+    for preset, cfg in (("sim", None), ("sim-v1", None), ("testbed", {"env": {"worker_counts": 5}})):
+        env = WirelessUDLEnv(preset, config=cfg)
+        env.reset(seed=3)
+        envs = [env, env.fork(seed=1, future="resample")]
+        holes = env.inst.data.copy()
+        holes[::3, 1] = 0  # every third job without data at site 1: no shared order
+        envs.append(WirelessUDLEnv(preset, config=cfg,
+                                   instance=__import__("dataclasses").replace(env.inst, data=holes)))
+        envs[-1].reset(seed=0)
+        for e in envs:
+            jobs, scalars = e._job_arrays()
+            _, _, lat, sc, orders = _job_table(e.sim)
+            assert scalars is sc
+            kap, nmax, arrival, kind, *floats, lat_tab, orders2, has, grids, grid_n = jobs
+            assert lat_tab is lat
+            for j in range(e.inst.num_jobs):
+                got = (kap[j], nmax[j], arrival[j], kind[j], *(f[j] for f in floats))
+                assert tuple(x.item() for x in got) == sc[j]
+                assert has[j] == (orders[j].size > 0)
+                if has[j]:
+                    np.testing.assert_array_equal(orders2[j], orders[j])
+                np.testing.assert_array_equal(grids[j, :grid_n[j]], _geo_grid(sc[j][1], e.G))
+            assert not has.all() or e is not envs[-1]
