@@ -2,6 +2,8 @@
 
 * ``_kernels._colocated_fits`` (a co-located configuration's test, the servers tried from a hint on) equals
   ``_kernels.fits`` on >= 1,000 random residuals (both answers, hints anywhere);
+* ``_kernels._spread_fits_from`` (a spread configuration's test, the servers tried for its PSs from a hint on)
+  equals ``_kernels.fits`` (status 0, 1 and 2) on >= 1,000 random residuals;
 * ``_kernels._valid_by_duration`` (the valid configurations by duration, by insertion) equals the stable argsort
   with the invalid ones left out, and ``_kernels._next_end`` (the next candidate start from the unsorted ends)
   walks the sorted distinct ends, on >= 1,000 random cases each;
@@ -43,6 +45,32 @@ def test_colocated_fits_equals_fits():
             assert np.all(free[nxt] + 1e-9 >= need), (case, nxt)
         else:
             assert nxt == hint
+        seen[int(exp)] += 1
+    assert sum(seen.values()) >= 1000 and seen[0] >= 100 and seen[1] >= 100, seen
+
+
+def test_spread_fits_from_equals_fits():
+    env = HeteroMLEnv("ps-v1")
+    env.reset(seed=0)
+    cap, wres, pres, wbw, pbw, cbar, ps_arch, lam = env._kc
+    H, R = cap.shape
+    M, P = wres.shape[0], pres.shape[0]
+    rng = np.random.default_rng(13)
+    seen = {0: 0, 1: 0, 2: 0}
+    for case in range(1500):
+        room = rng.random((H, 1)) < rng.choice([0.0, 0.02, 0.1, 0.5])
+        free = cap * np.where(room, rng.random((H, R)), rng.random((H, R)) * 0.1)
+        if case % 5 == 0:  # servers with equal rows: equal prices
+            free[rng.integers(0, H, H // 3)] = free[int(rng.integers(0, H))]
+        caps_hm = np.array([[_kernels._caps_of(free[h], wres[m], R) for m in range(M)] for h in range(H)])
+        tot_m, cmax = caps_hm.sum(axis=0), np.maximum(caps_hm.max(axis=0), 0.0)
+        m, p = int(rng.integers(0, M)), int(rng.integers(0, P))
+        n = int(max(1, tot_m[m] - rng.integers(0, 2 + int(cmax[m]))))
+        hint = int(rng.integers(0, H))
+        exp = _kernels.fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, True, False)
+        got, nxt = _kernels._spread_fits_from(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, caps_hm,
+                                              tot_m, cmax, hint)
+        assert got == exp, (case, m, p, n, hint)
         seen[int(exp)] += 1
     assert sum(seen.values()) >= 1000 and seen[0] >= 100 and seen[1] >= 100, seen
 

@@ -1385,15 +1385,27 @@ def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, s
             if not fmax[r] + 1e-9 >= n * e[r] + zr:
                 return 0
         return fits(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, spread, False)
+    return _spread_fits_from(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, caps_hm, tot_m, cmax, 0)[0]
+
+
+@njit_inline
+def _spread_fits_from(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, caps_hm, tot_m, cmax, hint):
+    """:func:`_fits_cached` of a spread configuration, the servers tried for a PS from server ``hint`` on (whether
+    one holds it does not depend on the order): returns ``(status, the next hint)``, the next hint a server that
+    held the PSs (else ``hint``)."""
+    H, R = free.shape
     tot = tot_m[m]
     if tot < n:
-        return 0  # a PS only removes room
+        return 0, hint  # a PS only removes room
     if not ps_arch:
-        return 1
+        return 1, hint
     z = pres[p]
     kk = max(1.0, math.ceil(n * wbw[m] / pbw[p] - 1e-9))
     any_ps = False
-    for h in range(H):
+    for i in range(H + 1):
+        h = hint if i == 0 else i - 1
+        if i > 0 and h == hint:
+            continue
         ok = True
         for r in range(R):
             if not free[h, r] + 1e-9 >= kk * z[r]:
@@ -1401,13 +1413,14 @@ def _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, s
                 break
         if ok:
             any_ps = True
+            hint = h
             break
     if not any_ps:
-        return 0
+        return 0, hint
     mx = cmax[m]
     if tot - mx >= n:
-        return 1  # the PS server loses at most all of its room
-    return _spread_fits_cached(free, cap, wres, pres, cbar, lam, m, p, n, kk, caps_hm, tot)
+        return 1, hint  # the PS server loses at most all of its room
+    return _spread_fits_cached(free, cap, wres, pres, cbar, lam, m, p, n, kk, caps_hm, tot), hint
 
 
 @njit_inline
@@ -1789,6 +1802,7 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
     first = True
     hint = 0  # the server where the last co-located configuration fitted (:func:`_colocated_fits`)
     need = np.empty(R)
+    shint = 0  # the server that held the last spread configuration's PSs (:func:`_spread_fits_from`)
     for dk in range(nd):
         di = dorder[dk]
         t0 = now + delays[di]
@@ -1893,8 +1907,8 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
                 if q4[a] == 0:
                     st, hint = _colocated_fits(free, wres, pres, ps_arch, m4[a], p4[a], n4[a], fmax, hint, need)
                 else:
-                    st = _fits_cached(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a], n4[a],
-                                      True, caps_hm, tot_m, fmax, cmax)
+                    st, shint = _spread_fits_from(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m4[a], p4[a],
+                                                  n4[a], caps_hm, tot_m, cmax, shint)
                 if st == 2:
                     return 2
                 if st == 1:
