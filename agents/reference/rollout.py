@@ -67,8 +67,10 @@ Design choices (each one a documented decision):
   slot), candidates with equal keys change the state and the rewards the same way: their
   continuation runs once and its returns count for each (the scores are the same as simulating each). Where the
   env has ``step_quiet`` and the base an ``advance`` fast path, a candidate's own step is taken without building
-  its observation (``observe()`` builds it only if a ``predict`` needs it). Where the env's ``fork`` takes
-  ``history=False`` (a fork that does not keep the executed schedule, which no continuation reads), the
+  its observation (``observe()`` builds it only if a ``predict`` needs it). Where the base also has an
+  ``advance_after`` path (EdgeCloudML's A_online), a candidate's step and its continuation are one call that takes
+  the step by its key (the placement decoded once per decision, the same on every future). Where the env's
+  ``fork`` takes ``history=False`` (a fork that does not keep the executed schedule, which no continuation reads), the
   futures are forked so: the same steps and rewards from a smaller copy.
 * **Not clairvoyant.** Only resampled forks are used; the real future is never read (unless the name says
   ``clairvoyant=1``, the analysis variant above).
