@@ -188,6 +188,8 @@ def _job_table(sim: Simulator) -> tuple:
         rows = np.flatnonzero(kind == k)
         if rows.size == 0:
             continue
+        if rows.size == nj:  # every job of this kind (a preset's single cost shape): no gather, the same values
+            rows = slice(None)
         L = Lf[rows]
         if k == 0:
             with np.errstate(over="ignore"):
