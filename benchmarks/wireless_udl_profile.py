@@ -7,12 +7,14 @@ Usage::
 Runs the loop of ``benchmarks/steps_per_second.py`` (``gym.make``, a uniform random legal action from
 ``action_masks()``, a reset when an episode ends) for ``--steps`` steps after a warm-up (compiled kernels load on
 first use). First without the profiler: CPU microseconds per step (``time.process_time``, resets included), then the
-wall microseconds per step inside each part, measured around the calls themselves (the three compiled kernels of
-the commit mode: the candidate table, the committed plan, the observation; ``Simulator.commit``,
-``candidates._table`` (as the env calls it) and ``_observation`` with their Python glue; ``reset`` amortised over the steps; the action
-pick of the benchmark loop). Then the same loop under cProfile, the ``--top`` functions by own time (a compiled
-kernel is one call: its time is the kernel's). Compare figures of runs made back to back: the machine may
-be shared.
+wall microseconds per step inside each part, measured around the calls themselves (the commit mode's one-call
+step: the compiled ``commit_step``, which commits the row, builds the next job's candidate table and its
+observation, and ``WirelessUDLEnv._commit_step`` with its Python glue; the kernels the other paths call from
+Python, a reset's first table and a ``Plan`` step: the candidate table, the committed plan, the observation;
+``Simulator.commit``, ``candidates._table`` and ``_observation`` with their glue; ``reset`` amortised over the
+steps; the action pick of the benchmark loop). Then the same loop under cProfile, the ``--top`` functions by own
+time (a compiled kernel is one call: its time is the kernel's). Compare figures of runs made back to back: the
+machine may be shared.
 """
 
 from __future__ import annotations
@@ -36,11 +38,13 @@ from edgegym.families.wireless_udl import env as env_mod  # noqa: E402
 from edgegym.families.wireless_udl import simulator  # noqa: E402
 
 PARTS = [  # (label, owner, attribute)
-    ("candidate table (kernel)", kn, "candidate_table"),
+    ("one-call step (kernel commit_step)", kn, "commit_step"),
+    ("one-call step (kernel + glue, _commit_step)", env_mod.WirelessUDLEnv, "_commit_step"),
+    ("candidate table (kernel, other paths)", kn, "candidate_table"),
     ("candidate table (kernel + glue, candidates._table)", env_mod, "_table"),
-    ("committed plan (kernel)", kn, "run_plan"),
+    ("committed plan (kernel, other paths)", kn, "commit_plan"),
     ("Simulator.commit (kernel + glue)", simulator.Simulator, "commit"),
-    ("observation (kernel)", kn, "observe"),
+    ("observation (kernel, other paths)", kn, "observe"),
     ("_observation (kernel + glue)", env_mod.WirelessUDLEnv, "_observation"),
     ("reset (amortised)", env_mod.WirelessUDLEnv, "reset"),
 ]

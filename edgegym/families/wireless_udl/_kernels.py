@@ -1718,8 +1718,8 @@ def run_plan(cap, qbar, q, src_order, beta, M, D, y, kappa, complete, chunk_mb, 
 
 @njit
 def commit_plan(cap, qbar, q, src_order, beta, M_all, D_all, m_all, n_all, i, y, kappa, complete, chunk_mb, param_slot,
-                cal, start, ps, t_start, t_last, plan_l, plan_y, plan_ps, transfer, param, lat_cost, status, kind, tau, b,
-                tau1, tau2, c, a_i, offset, rate):
+                cal, start, ps, t_start, t_last, plan_l, plan_y, plan_ps, transfer, param, lat_cost, status, kind, tau,
+                b, tau1, tau2, c, a_i, offset, rate):
     """``Simulator.commit`` without recording, in one call: :func:`run_plan` for job ``i`` (``M_all[i]`` modified in
     place), then, when the window trains all data, the simulator's per-job records (``t_start``, ``t_last``,
     ``plan_l``, ``plan_y``, ``plan_ps``, ``transfer``, ``param``, ``lat_cost``, ``status``) written as ``commit``
@@ -1844,8 +1844,8 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
 
 @njit
 def commit_step(cap, qbar, q, src_order, beta, tie_le, q_nonneg, prop, complete, offset, rate, G, wait_max, lin_idx,
-                lin_cnt, prune_on, prune_ratio, data, m_all, n_all, kap, nmax, arrival, kind, param_mb, chunk_mb, tau, b,
-                tau1, tau2, c, lat_tab, orders, has_order, grids, grid_n, M_all, cal, calendar_len, t_start, t_last,
+                lin_cnt, prune_on, prune_ratio, data, m_all, n_all, kap, nmax, arrival, kind, param_mb, chunk_mb, tau,
+                b, tau1, tau2, c, lat_tab, orders, has_order, grids, grid_n, M_all, cal, calendar_len, t_start, t_last,
                 plan_l, plan_y, plan_ps, transfer, param, lat_cost, status, low, high, clip, rel, head_rel, horizon,
                 cap_factor, site_part, job_part, Rm, H, rows, usage, max_win, scale, i, y, start, ps, param_slot,
                 want_obs):
