@@ -32,11 +32,10 @@ from ...core.jit import njit
 from ._kernels import (
     _breakpoints,
     _caps_of,
-    _derive_all,
     _extend_window,
     _fits_cached,
+    _first_residual,
     _free_over_profiles,
-    _residual_at,
     _residual_next,
     _stable_order,
     decode_commit,
@@ -150,9 +149,9 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
     cmax = np.zeros(M)
     cmax_h = np.full(M, -1, dtype=np.int64)
     cm_stale = np.zeros(M, dtype=np.bool_)
-    dirty = np.ones(H, dtype=np.bool_)
-    dlist = np.arange(H)
-    n_dirty = H
+    dirty = np.zeros(H, dtype=np.bool_)  # :func:`_first_residual` derives every row at the first candidate
+    dlist = np.empty(H, dtype=np.int64)
+    n_dirty = 0
     # each server's piece at the current candidate and the servers a window raised since (``_residual_next``)
     qcur = np.empty(H, dtype=np.int64)
     hit = np.zeros(H, dtype=np.bool_)
@@ -195,9 +194,8 @@ def earliest_choice(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
             break
         e = np.searchsorted(ev_t, t, side="right")
         if first:  # every server's piece at t, then the residual rows and what derives from them
-            n_dirty = _residual_at(t, True, pp, cnt, times, vals, used, dirty, dlist, n_dirty, qcur)
-            _derive_all(cap, used, free, cfree, ccaps, caps_hm, wres, dirty, tot_m, cmax, cmax_h, fmax, fmax_h)
-            n_dirty = 0
+            _first_residual(t, pp, cnt, times, vals, cap, wres, used, free, cfree, ccaps, caps_hm, qcur, tot_m, cmax,
+                            cmax_h, fmax, fmax_h)
         else:  # the candidates only move forward: the servers that can differ alone
             n_dirty = _residual_next(t, e_at, e, ev_h, pp, cnt, times, vals, used, dirty, dlist, n_dirty, qcur, hit,
                                      hlist, n_hit)
