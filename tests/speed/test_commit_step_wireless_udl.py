@@ -137,3 +137,16 @@ def test_job_arrays_are_the_job_table_scalars():
                     np.testing.assert_array_equal(orders2[j], orders[j])
                 np.testing.assert_array_equal(grids[j, :grid_n[j]], _geo_grid(sc[j][1], e.G))
             assert not has.all() or e is not envs[-1]
+
+
+def test_cached_upper_triangle_is_triu_indices():
+    """The instance draw's cached upper-triangle indices (read only) = ``np.triu_indices(R, 1)``."""
+    from edgegym.families.wireless_udl.instance import _upper
+
+    for R in range(1, 70):
+        rows, cols = _upper(R)
+        want = np.triu_indices(R, 1)
+        np.testing.assert_array_equal(rows, want[0])
+        np.testing.assert_array_equal(cols, want[1])
+        assert rows.dtype == want[0].dtype and not rows.flags.writeable and not cols.flags.writeable
+        assert _upper(R)[0] is rows

@@ -7,6 +7,7 @@ from explicit arrays (the hand-computed tests and the MILP bound use it).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,6 +93,15 @@ def make_instance(cap, q, arrival, kappa, chunk_mb, param_mb, m, n, data, kind="
     return Instance(cap=cap, q=np.asarray(q, dtype=float), exp_rate=float(exp_rate), horizon_slots=T, **fields)
 
 
+@functools.lru_cache(maxsize=64)
+def _upper(R: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(R, 1)``, read only and cached (about 25 µs of an ~150 µs instance draw)."""
+    iu = np.triu_indices(R, 1)
+    for a in iu:
+        a.flags.writeable = False
+    return iu
+
+
 def build_instance(preset, rng: np.random.Generator) -> Instance:
     """Sample one episode's instance from a :class:`~.presets.UDLPreset` (the paper's Sec. V-B draws)."""
     cl, jb = preset.cluster, preset.jobs
@@ -99,7 +109,7 @@ def build_instance(preset, rng: np.random.Generator) -> Instance:
     types = np.asarray(cl.site_types, dtype=float)
     cap = types[rng.integers(0, len(types), size=R)]
     q = np.zeros((R, R))
-    iu = np.triu_indices(R, 1)
+    iu = _upper(R)
     q[iu] = rng.uniform(*cl.price_per_mb, size=iu[0].size)
     q = q + q.T
     arrival = np.sort(rng.integers(jb.arrival_window[0], jb.arrival_window[1] + 1, size=n_jobs))
