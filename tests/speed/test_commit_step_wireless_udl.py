@@ -12,16 +12,7 @@ import numpy as np
 
 from edgegym.families.wireless_udl import _reference as ref
 from edgegym.families.wireless_udl.env import WirelessUDLEnv
-from edgegym.families.wireless_udl.testing import assert_same_candidates, assert_same_step
-
-
-def _pair(preset: str, config: dict | None, seed: int) -> tuple[WirelessUDLEnv, WirelessUDLEnv]:
-    e1 = WirelessUDLEnv(preset, config=config)
-    e2 = WirelessUDLEnv(preset, config=config)
-    e2._use_reference = True
-    e1.reset(seed=seed)
-    e2.reset(seed=seed)
-    return e1, e2
+from edgegym.families.wireless_udl.testing import assert_same_candidates, assert_same_step, reference_pair
 
 
 def _lockstep(e1: WirelessUDLEnv, e2: WirelessUDLEnv, rng, where: str, steps: int | None = None) -> int:
@@ -69,7 +60,7 @@ def test_default_ids_one_call_step_matches_reference_on_1000_states():
     states = 0
     for preset in ("sim", "sim-v1", "sim-exp-proportional-v1"):
         for seed in range(5):
-            e1, e2 = _pair(preset, None if preset != "sim-exp-proportional-v1" else
+            e1, e2 = reference_pair(preset, None if preset != "sim-exp-proportional-v1" else
                            {"jobs": {"count": 40, "horizon_slots": 60, "arrival_window": [0, 59]}}, seed)
             states += _lockstep(e1, e2, rng, f"{preset} seed {seed}")
             assert e1._fast is not None and e1._fast[0] is e1.sim  # the one-call step ran
@@ -82,7 +73,7 @@ def test_forks_rebuild_the_call_and_the_parent_keeps_its_own():
     rng = np.random.default_rng(32)
     states = 0
     for preset, future in (("sim", "keep"), ("sim-v1", "resample"), ("sim", "resample"), ("sim-v1", "keep")):
-        e1, e2 = _pair(preset, {"jobs": {"count": 50, "horizon_slots": 75, "arrival_window": [0, 74]}}, 7)
+        e1, e2 = reference_pair(preset, {"jobs": {"count": 50, "horizon_slots": 75, "arrival_window": [0, 74]}}, 7)
         states += _lockstep(e1, e2, rng, f"{preset} before", steps=15)
         f1, f2 = e1.fork(seed=4, future=future), e2.fork(seed=4, future=future)
         f2._use_reference = True
@@ -101,7 +92,8 @@ def test_extreme_load_extends_the_calendar_as_the_reference():
     rng = np.random.default_rng(0)
     extended = []
     for preset in ("sim", "sim-v1"):
-        e1, e2 = _pair(preset, {"jobs": {"horizon_slots": 20, "arrival_window": [0, 19]}, "env": {"cap_factor": 1}}, 0)
+        cfg = {"jobs": {"horizon_slots": 20, "arrival_window": [0, 19]}, "env": {"cap_factor": 1}}
+        e1, e2 = reference_pair(preset, cfg, 0)
         length = e1.sim.calendar_len
         assert _lockstep(e1, e2, rng, f"{preset} extreme") == 100
         extended.append(e1.sim.calendar_len > length)

@@ -17,7 +17,7 @@ from edgegym.families.wireless_udl.candidates import _job_table, _table
 from edgegym.families.wireless_udl.env import WirelessUDLEnv
 from edgegym.families.wireless_udl.instance import build_instance
 from edgegym.families.wireless_udl.presets import load_preset
-from edgegym.families.wireless_udl.testing import assert_same_candidates, assert_same_step
+from edgegym.families.wireless_udl.testing import assert_same_candidates, assert_same_step, reference_pair
 
 
 def _lockstep(e1: WirelessUDLEnv, e2: WirelessUDLEnv, rng, where: str, steps: int | None = None) -> int:
@@ -47,22 +47,13 @@ def _lockstep(e1: WirelessUDLEnv, e2: WirelessUDLEnv, rng, where: str, steps: in
     return states
 
 
-def _pair(preset: str, config: dict | None, seed: int) -> tuple[WirelessUDLEnv, WirelessUDLEnv]:
-    e1 = WirelessUDLEnv(preset, config=config)
-    e2 = WirelessUDLEnv(preset, config=config)
-    e2._use_reference = True
-    e1.reset(seed=seed)
-    e2.reset(seed=seed)
-    return e1, e2
-
-
 def test_default_ids_match_reference_on_1000_states():
     """The presets of ``WirelessUDL-v0`` and ``-v1`` at full size (100 jobs, 50 sites), 6 episodes each."""
     rng = np.random.default_rng(21)
     states = 0
     for preset in ("sim", "sim-v1"):
         for seed in range(6):
-            states += _lockstep(*_pair(preset, None, seed), rng, f"{preset} seed {seed}")
+            states += _lockstep(*reference_pair(preset, None, seed), rng, f"{preset} seed {seed}")
     assert states >= 1000
 
 
@@ -102,7 +93,7 @@ def test_v1_replan_rule_rows_match_reference():
            "env": {"mode": "replan", "replan_workers": True}}
     states = 0
     for seed in range(3):
-        e1, e2 = _pair("sim-v1", cfg, seed)
+        e1, e2 = reference_pair("sim-v1", cfg, seed)
         assert e1._rule_rows
         states += _lockstep(e1, e2, rng, f"replan seed {seed}")
     assert states >= 100
@@ -114,7 +105,7 @@ def test_forks_match_reference_forks():
     rng = np.random.default_rng(24)
     states = 0
     for preset, future in (("sim", "keep"), ("sim-v1", "resample"), ("sim-v1", "keep"), ("sim", "resample")):
-        e1, e2 = _pair(preset, {"jobs": {"count": 50, "horizon_slots": 75, "arrival_window": [0, 74]}}, 5)
+        e1, e2 = reference_pair(preset, {"jobs": {"count": 50, "horizon_slots": 75, "arrival_window": [0, 74]}}, 5)
         states += _lockstep(e1, e2, rng, f"{preset} before the fork", steps=20)
         f1, f2 = e1.fork(seed=3, future=future), e2.fork(seed=3, future=future)
         f2._use_reference = True

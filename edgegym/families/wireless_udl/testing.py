@@ -15,7 +15,20 @@ import numpy as np
 
 from .simulator import EPS, Simulator, job_latency_cost
 
-__all__ = ["assert_same_candidates", "assert_same_step", "check_schedule"]
+__all__ = ["assert_same_candidates", "assert_same_step", "check_schedule", "reference_pair"]
+
+
+def reference_pair(preset, config: dict | None, seed: int):
+    """Two ``WirelessUDLEnv(preset, config)`` reset with ``seed``: the compiled env and the numpy reference env
+    (``_use_reference``), for the differential tests' lockstep runs."""
+    from .env import WirelessUDLEnv
+
+    e1 = WirelessUDLEnv(preset, config=config)
+    e2 = WirelessUDLEnv(preset, config=config)
+    e2._use_reference = True
+    e1.reset(seed=seed)
+    e2.reset(seed=seed)
+    return e1, e2
 
 
 def assert_same_candidates(c1, c2, where: str) -> None:
