@@ -2025,6 +2025,41 @@ def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs
                        ratio), prof
 
 
+@njit_inline
+def _raw_rows(x, rmask, lg, F, lo, hi, out):
+    """:func:`observation`'s v1 rows as :func:`action_rows` leaves them (``x``: the rows flat, ``F`` features each),
+    into ``out`` with the bounds ``lo``/``hi`` of their entries: each value clipped to [0, OBS_HIGH], then
+    :func:`_to_obs` (a finite float64 becomes a finite float32; NaN -> 0), the valid rows' area (column 8, 0.0 in
+    ``x``) written over in a second pass from ``lg``. The same values as one loop over the rows with a running index
+    into ``lg`` and :func:`_to_obs`'s branches, which took ~4 µs more a call (288 rows of 12 on HeteroML-v1; the
+    flat loop compiles to vector code)."""
+    for j in range(x.shape[0]):
+        y = x[j]
+        if y < 0.0:
+            y = 0.0
+        if y > OBS_HIGH:
+            y = OBS_HIGH
+        v = np.float32(y)
+        if v != v:
+            v = np.float32(0.0)
+        if v < lo[j]:
+            v = lo[j]
+        if v > hi[j]:
+            v = hi[j]
+        out[j] = v
+    iv = 0
+    for a in range(rmask.shape[0]):
+        if rmask[a]:
+            y = lg[iv] / 2.0
+            if y < 0.0:
+                y = 0.0
+            if y > OBS_HIGH:
+                y = OBS_HIGH
+            q = a * F + 8
+            out[q] = _to_obs(y, lo[q], hi[q])
+            iv += 1
+
+
 @njit
 def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, rec, cap, wres, pres, wbw, ps_arch,
                 rows, rmask, lg, mask, lo, hi, out, bins):
@@ -2046,21 +2081,24 @@ def observation(w, E, D, K, grad, v, psu, ra, arrival, k, J, now, T, relative, r
     i = nj
     G, F = rows.shape
     raw = rmask.shape[0] > 0
-    iv = 0
-    for a in range(G):  # straight into ``out`` (finished there)
-        for f in range(F):
-            y = rows[a, f]
-            if raw:
-                if f == 8 and rmask[a]:
-                    y = lg[iv] / 2.0
-                if y < 0.0:
-                    y = 0.0
-                if y > OBS_HIGH:
-                    y = OBS_HIGH
-            q = i + a * F + f
-            out[q] = _to_obs(y, lo[q], hi[q])
-        if raw and rmask[a]:
-            iv += 1
+    if raw and F > 8 and rows.flags.c_contiguous:  # (as the env's scratch rows are)
+        _raw_rows(rows.reshape(G * F), rmask, lg, F, lo[i : i + G * F], hi[i : i + G * F], out[i : i + G * F])
+    else:
+        iv = 0
+        for a in range(G):  # straight into ``out`` (finished there)
+            for f in range(F):
+                y = rows[a, f]
+                if raw:
+                    if f == 8 and rmask[a]:
+                        y = lg[iv] / 2.0
+                    if y < 0.0:
+                        y = 0.0
+                    if y > OBS_HIGH:
+                        y = OBS_HIGH
+                q = i + a * F + f
+                out[q] = _to_obs(y, lo[q], hi[q])
+            if raw and rmask[a]:
+                iv += 1
     i += G * F
     active = count_after(k, rec[0], rec[1], now)
     if relative:
