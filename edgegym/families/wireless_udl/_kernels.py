@@ -1240,8 +1240,8 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     """
     R, K = cap.shape
     # the (R,) int and (R, K) float scratch arrays, each set one block (one allocation)
-    wi = np.zeros((13, R), np.int64)
-    wf = np.empty((4, R, K))
+    wi = np.zeros((14, R), np.int64)
+    wf = np.empty((5, R, K))
     y_s = wi[0]
     used_s = wi[1]
     d_s = wi[2]
@@ -1265,7 +1265,9 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw, order_cap[:0])
     n_now = n_u if n_u != 0 else n_tent
     # ---- worker grid (worker_grid(n_max, G, (n_tent, n_now)))
-    must = np.empty(2, np.int64)
+    ng = grid.shape[0]
+    gi = np.empty(4 + 2 * ng, np.int64)  # must, rest, vals: one allocation
+    must = gi[:2]
     nm = 0
     for x in (n_tent, n_now):
         if 1 <= x <= n_max:
@@ -1278,7 +1280,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                 nm += 1
     if nm == 2 and must[1] < must[0]:
         must[0], must[1] = must[1], must[0]
-    rest = np.empty(grid.shape[0], np.int64)
+    rest = gi[2:2 + ng]
     nr = 0
     for x in grid:
         if not ((nm > 0 and must[0] == x) or (nm > 1 and must[1] == x)):
@@ -1291,13 +1293,26 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
             rest[j] = rest[lin_idx[nr, k, j]]
         nr = cnt
     take = min(nr, max(k, 0))
-    vals = np.empty(nm + take, np.int64)
+    nt = nm + take
+    vals = gi[2 + ng:2 + ng + nt]
     for j in range(nm):
         vals[j] = must[j]
     for j in range(take):
         vals[nm + j] = rest[j]
-    vals = np.unique(vals)[:G]
-    nv = vals.shape[0]
+    # np.unique(vals)[:G] in place: sorted by insertion (a handful of values), repeats dropped
+    for j in range(1, nt):
+        v = vals[j]
+        x = j - 1
+        while x >= 0 and vals[x] > v:
+            vals[x + 1] = vals[x]
+            x -= 1
+        vals[x + 1] = v
+    nv = 0
+    for j in range(nt):
+        if nv == 0 or vals[j] != vals[nv - 1]:
+            vals[nv] = vals[j]
+            nv += 1
+    nv = min(nv, G)
     # ---- rows
     C = 2 * G
     ti = np.zeros((5, C), np.int64)  # the int columns (one block: fewer arrays to hand back to Python)
@@ -1326,11 +1341,11 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     y1 = wi[7]
     A0u = wi[8]
     A1u = wi[9]
-    Qu = np.empty(R)
+    Qu = wf[4, :, 0]
     order_u = wi[10]
     for r in range(R):
         order_u[r] = r
-    chg = np.zeros(R, np.bool_)  # sites whose window minimum changed since the bounds and scores were computed
+    chg = wi[13]  # sites whose window minimum changed since the bounds and scores were computed (0 / 1)
     # the rows are independent: visited by decreasing N (non-decreasing window), so that the free resources of
     # each "now" window, cal[t:t + l].min(axis=0), extend one running minimum
     Uw = wf[3]
@@ -1773,7 +1788,9 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
     ``t_last`` (commit) or ``status`` (replan)); ``site_part``: site mask and mean price (2·Rm); ``job_part``: the
     job's block; ``free_src``: the calendar (commit; rows ``t..t+free_len``) or ``cap`` (replan, with ``usage``).
     """
-    out = np.empty(low.shape[0], np.float64)
+    n_out = low.shape[0]
+    ob = np.empty(n_out + 12)  # the float64 values, then one row's features (one allocation)
+    out = ob[:n_out]
     K = cap.shape[1]
     active = 0
     if replan:
@@ -1816,7 +1833,7 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
                     mn = total[r]
                 anym = True
     nmax = max(n_max, 1)
-    f = np.empty(12)
+    f = ob[n_out:]
     for r in range(C):
         ok = cand_on and mask[r]
         for fi in range(12):
@@ -1840,8 +1857,8 @@ def observe(low, high, clip, head, site_part, job_part, free_src, free_len, cap,
                 out[p + r * F + fi] = f[fi]
             else:
                 out[p + fi * C + r] = f[fi]
-    res = np.empty(out.shape[0], np.float32)
-    for j in range(out.shape[0]):
+    res = np.empty(n_out, np.float32)
+    for j in range(n_out):
         v = out[j]
         if np.isnan(v):
             v = 0.0
