@@ -15,25 +15,33 @@
 from __future__ import annotations
 
 import numpy as np
+from test_speed_hetero_ml import ReferenceEnv  # the oracle env (this folder is on the path under pytest)
 
 from edgegym.families.hetero_ml import _kernels
 from edgegym.families.hetero_ml.env import HeteroMLEnv
 
-from test_speed_hetero_ml import ReferenceEnv  # the oracle env (this folder is on the path under pytest)
+
+def _cluster():
+    """HeteroML-v1's cluster tables (``env._kc``) and its sizes ``H, R, M, P``."""
+    env = HeteroMLEnv("ps-v1")
+    env.reset(seed=0)
+    cap, wres, pres = env._kc[:3]
+    return env._kc, (*cap.shape, wres.shape[0], pres.shape[0])
+
+
+def _crowded(rng, cap):
+    """A random residual of a crowded cluster: most servers nearly full, a few with room (both answers common)."""
+    H, R = cap.shape
+    room = rng.random((H, 1)) < rng.choice([0.0, 0.02, 0.1, 0.5])
+    return cap * np.where(room, rng.random((H, R)), rng.random((H, R)) * 0.1)
 
 
 def test_colocated_fits_equals_fits():
-    env = HeteroMLEnv("ps-v1")
-    env.reset(seed=0)
-    cap, wres, pres, wbw, pbw, cbar, ps_arch, lam = env._kc
-    H, R = cap.shape
-    M, P = wres.shape[0], pres.shape[0]
+    (cap, wres, pres, wbw, pbw, cbar, ps_arch, lam), (H, R, M, P) = _cluster()
     rng = np.random.default_rng(11)
     seen = {0: 0, 1: 0}
     for case in range(1500):
-        # a crowded cluster (most servers nearly full, a few with room): both answers are common
-        room = rng.random((H, 1)) < rng.choice([0.0, 0.02, 0.1, 0.5])
-        free = cap * np.where(room, rng.random((H, R)), rng.random((H, R)) * 0.1)
+        free = _crowded(rng, cap)
         m, p, n = int(rng.integers(0, M)), int(rng.integers(0, P)), int(rng.integers(1, 5))
         fmax = free.max(axis=0)
         hint = int(rng.integers(0, H))
@@ -50,16 +58,11 @@ def test_colocated_fits_equals_fits():
 
 
 def test_spread_fits_from_equals_fits():
-    env = HeteroMLEnv("ps-v1")
-    env.reset(seed=0)
-    cap, wres, pres, wbw, pbw, cbar, ps_arch, lam = env._kc
-    H, R = cap.shape
-    M, P = wres.shape[0], pres.shape[0]
+    (cap, wres, pres, wbw, pbw, cbar, ps_arch, lam), (H, R, M, P) = _cluster()
     rng = np.random.default_rng(13)
     seen = {0: 0, 1: 0, 2: 0}
     for case in range(1500):
-        room = rng.random((H, 1)) < rng.choice([0.0, 0.02, 0.1, 0.5])
-        free = cap * np.where(room, rng.random((H, R)), rng.random((H, R)) * 0.1)
+        free = _crowded(rng, cap)
         if case % 5 == 0:  # servers with equal rows: equal prices
             free[rng.integers(0, H, H // 3)] = free[int(rng.integers(0, H))]
         caps_hm = np.array([[_kernels._caps_of(free[h], wres[m], R) for m in range(M)] for h in range(H)])
