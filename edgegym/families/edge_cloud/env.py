@@ -483,7 +483,8 @@ class EdgeCloudMLEnv(gym.Env):
         if n == 0:
             return self.observe() if observe else None, 0, float(total)
         if first is not None:
-            first = (np.frombuffer(first[0], dtype=np.int64), first[1])
+            # a writable copy: a read-only array would be another type for the compiled loop (a second compile)
+            first = (np.frombuffer(first[0], dtype=np.int64).copy(), first[1])
         acc = np.array([float(total), self._return, self.reward_scale])
         self._fallbacks += self.sim.place_greedy(self._k + n, cloud=self.use_cloud and not edge_only,
                                                  order=self._order, rewards=acc, first=first)
