@@ -1242,8 +1242,8 @@ NEED_NONE, NEED_LOG, NEED_WINDOW, NEED_QUEUE, NEED_HEAP, NEED_LOG_ROW, NEED_ORDI
 
 @njit
 def greedy_run(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_base, clock, nparts, track, acc,
-               first_job, first_counts, first_cloud, D_arr, r_arr, p0_arr, p1_arr, dc_arr, wt_arr, keys, offsets, delay_edge, qual_ptr, qual_idx,
-               worker_server, worker_type, order,
+               first_job, first_counts, first_cloud, D_arr, r_arr, p0_arr, p1_arr, dc_arr, wt_arr, keys, offsets,
+               delay_edge, qual_ptr, qual_idx, worker_server, worker_type, order,
                qbuf, qlen, rem, key, inv_d, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast,
                cnt, served, worker, rho, seq, alpha, chunk_job, mark, touched, si, sf, ran,
                job_end, job_zeta, job_edge, job_cloud, end_part, arr_part, hk, hs, hi, used, rho_used):

@@ -770,7 +770,7 @@ class PaperSimulator:
     def _checked_placement(self, j: int, worker_counts, num_cloud) -> tuple[np.ndarray, int, int, int, int, int]:
         """The checks of :meth:`place` on job ``j``'s placement (a ``ValueError`` for a bad one): ``(counts as a
         contiguous int64 array, num_cloud, chunks on the edge, workers used, the most chunks on one worker, the
-        longest queue of a used worker)``; the used workers and their releases are left in ``_used`` and
+        longest queue of any worker)``; the used workers and their releases are left in ``_used`` and
         ``_rho_used``."""
         D = self._D_list[j]
         counts = np.ascontiguousarray(worker_counts, dtype=np.int64).reshape(-1)
