@@ -474,7 +474,7 @@ class WirelessUDLEnv(gym.Env):
         y = c.y[a]  # the row's y (int64) as Simulator.commit reads it
         ps = int(c.ps[a])
         inst = self.inst
-        param_slot = float(inst.param_mb[i] * np.dot(inst.q[:, ps], y)) if ps >= 0 else 0.0
+        param_slot = sim.param_slot(i, y, ps)
         fa = self._fast
         if fa is None or fa[0] is not sim or fa[1] is not sim.inst or fa[2] is not sim.cal:
             fa = self._fast_args()

@@ -182,6 +182,11 @@ class Simulator:
             dem[ps] += self.inst.n[i]
         return dem
 
+    def param_slot(self, i: int, y: np.ndarray, ps: int) -> float:
+        """The parameter-exchange cost of one slot of job ``i`` with ``y`` workers per site and PS site ``ps``
+        (``-1``: none, no cost)."""
+        return float(self.inst.param_mb[i] * np.dot(self.inst.q[:, ps], y)) if ps >= 0 else 0.0
+
     def execute(self, i: int, t: int, y: np.ndarray, ps: int, M: np.ndarray):
         """Run one slot of job ``i`` with ``y``/``ps`` on untrained data ``M`` (modified in place).
 
@@ -195,7 +200,7 @@ class Simulator:
         c, g, used = kn.dta(S, d, inst.q, st.src_order, self.record)
         M -= used
         transfer = float(inst.chunk_mb[i] * c)
-        param = float(inst.param_mb[i] * np.dot(inst.q[:, ps], y)) if ps >= 0 else 0.0
+        param = self.param_slot(i, y, ps)
         if self.record:
             self.log.append(SlotRecord(t, i, y.copy(), int(ps), g.copy(), transfer, param))
         return transfer, param, X
@@ -258,7 +263,7 @@ class Simulator:
         cache = self.cand_cache
         if not self.record and cache is not None and cache[0] is self.inst:  # the job's scalars cached: one call
             inst, st, ps = self.inst, self.static, int(plan.ps)
-            param_slot = float(inst.param_mb[i] * np.dot(inst.q[:, ps], y)) if ps >= 0 else 0.0
+            param_slot = self.param_slot(i, y, ps)
             kap, _, a_i, kind, _, chunk_mb, tau, b, tau1, tau2, c = cache[3][i]
             cost, ws, left = kn.commit_plan(inst.cap, st.qbar, inst.q, st.src_order, st.beta, self.M, inst.data,
                                             inst.m, inst.n, i, y, kap, self.sampling == "complete", chunk_mb,
@@ -283,7 +288,7 @@ class Simulator:
         else:  # the same in one compiled call (``execute``'s operations, summed in the same order; N and the
             # window as ``window`` computes them)
             inst, st, ps = self.inst, self.static, int(plan.ps)
-            param_slot = float(inst.param_mb[i] * np.dot(inst.q[:, ps], y)) if ps >= 0 else 0.0
+            param_slot = self.param_slot(i, y, ps)
             tr, pa, N, win, left = kn.run_plan(inst.cap, st.qbar, inst.q, st.src_order, st.beta, M, inst.data[i], y,
                                                int(inst.kappa[i]), self.sampling == "complete",
                                                float(inst.chunk_mb[i]), param_slot, self.cal, int(plan.start),
