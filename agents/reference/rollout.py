@@ -248,15 +248,12 @@ class RolloutPolicy(Policy):
         new.base = self.base.fork(env)
         return new
 
-    def _same_effect(self, cands: list) -> list[int]:
+    def _effects(self, cands: list) -> tuple[list[int], list | None]:
         """Per candidate, the first candidate with the same effect (itself when none): by the env's
         ``action_key(action)`` where it has one (actions with equal keys change the env's state and rewards the
-        same way, so their continuations are the same and run once), else every candidate its own."""
-        return self._effects(cands)[0]
-
-    def _effects(self, cands: list) -> tuple[list[int], list | None]:
-        """:meth:`_same_effect` and the candidates' ``action_key`` values (``None`` where neither the dedupe nor
-        the fused continuation reads them, or the env has no ``action_key``)."""
+        same way, so their continuations are the same and run once), else every candidate its own; and the
+        candidates' ``action_key`` values (``None`` where neither the dedupe nor the fused continuation reads them,
+        or the env has no ``action_key``)."""
         key_of = getattr(self.unwrapped, "action_key", None)
         if key_of is None or not (self.dedupe or self._fuses()):
             return list(range(len(cands))), None
