@@ -207,6 +207,9 @@ class HeteroMLEnv(gym.Env):
     """Zhou et al.'s model (IEEE TCC 2023): one step per arriving job; see the module docstring."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
+    #: :meth:`step` computes the next job's v1 rows in its commit's compiled call (False: two calls, the same values;
+    #: the differential tests compare both)
+    _fuse = True
 
     def __init__(self, preset: str | HeteroPreset = DEFAULT_PRESET, config: dict | None = None, render_mode=None):
         p = load_preset(preset) if not isinstance(preset, HeteroPreset) else preset
@@ -242,6 +245,12 @@ class HeteroMLEnv(gym.Env):
         self._k = 0
         self._jsc = None
         self._mask_step = None
+        self._rows_step = None
+        # whether step() fuses (v1, and this class's own commit and observation, which hand the rows over)
+        cls = type(self)
+        self._fused = bool(self._fuse and self.obs_actions and not self.slot_driven
+                           and cls._decode_commit is HeteroMLEnv._decode_commit
+                           and cls._observation is HeteroMLEnv._observation)
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -266,6 +275,7 @@ class HeteroMLEnv(gym.Env):
         self._est_step = None
         self._cfg_step = None
         self._prof_step = None
+        self._rows_step = None
         self._slot = None
         c = self.cluster
         # the kernels' read-only inputs: capacity, worker/PS tables and bandwidths, cbar, PS architecture, lambda
@@ -327,7 +337,7 @@ class HeteroMLEnv(gym.Env):
         return c[1][k]
 
     def step(self, action):
-        r, terminated, info = self._commit_step(action)
+        r, terminated, info = self._commit_step(action, fuse=self._fused)
         obs = self._observation() if not terminated else np.zeros(self.observation_space.shape, dtype=np.float32)
         return obs, r, terminated, False, info
 
@@ -348,10 +358,11 @@ class HeteroMLEnv(gym.Env):
             return np.zeros(self.observation_space.shape, dtype=np.float32)
         return self._observation()
 
-    def _commit_step(self, action, want_info: bool = True):
+    def _commit_step(self, action, want_info: bool = True, fuse: bool = False):
         """:meth:`step` without the observation: commit the pending job with ``action`` and move to the next one.
         Returns ``(reward, terminated, info)`` (``info`` is ``None`` with ``want_info=False``, except on the
-        episode's last step)."""
+        episode's last step). ``fuse``: the next job's v1 rows are computed in the commit's compiled call
+        (:meth:`_decode_commit`), for the observation that follows at once (:meth:`step`)."""
         if self._inst is None:
             raise RuntimeError("call reset() before step()")
         J = self.jobs.num_jobs
@@ -375,7 +386,7 @@ class HeteroMLEnv(gym.Env):
                 if not mask[act]:  # an unmasked invalid action maps to the earliest-completion valid one
                     self._illegal += 1
                     act = self._earliest_valid(k, now, mask.copy())
-                got = self._decode_commit(k, act, now)
+                got = self._decode_commit(k, act, now, True) if fuse else self._decode_commit(k, act, now)
                 if got is None:
                     # the decoded placement was computed on the exact residual capacity (feasible by
                     # construction; the differential tests check it against the reference search and T1)
@@ -552,11 +563,13 @@ class HeteroMLEnv(gym.Env):
         t, (wk, ps) = got
         return Placement(t, 0, m, p, wk, ps)
 
-    def _decode_commit(self, k: int, act: int, now: int):
+    def _decode_commit(self, k: int, act: int, now: int, fuse: bool = False):
         """:meth:`_decode` and the simulator's commit (without T1) in one compiled call
         (``_kernels.decode_commit``): ``(start, duration, worker type, workers, co-located)``, or ``None`` when the
         compiled search is ambiguous (a price tie within rounding: nothing was committed, the caller takes the
-        exact path)."""
+        exact path). ``fuse`` (v1, a next job exists): the same call also runs :meth:`_prepare_rows` of job
+        ``k + 1`` (``_kernels.commit_prepare``), its rows left in the scratch buffers for the next
+        :meth:`_observation` (``_rows_step``)."""
         cs = self._cfg_step
         m4, n4, q4, p4 = cs[1] if cs is not None and cs[0] == self._k else self._job_cfg()
         m, n, spread, p = int(m4[act]), int(n4[act]), bool(q4[act] == 1), int(p4[act])
@@ -570,10 +583,34 @@ class HeteroMLEnv(gym.Env):
             t0 = int(est[1][act])
         pr = self._prof_step  # v1: the usage profiles of this state (``_prepare_rows``), for the search
         prof = pr[1] if pr is not None and pr[0] == k else self._no_prof
-        st, t, d, nw, col, rows, fr = _kernels().decode_commit(
-            self._rec(), sim.colocated, k, *kc, W, jb.v[k], jb.ps_update[k], ra, grad, m, p, n, spread, t0, *prof)
-        if st != 1:
-            return None
+        if fuse and k + 1 < jb.num_jobs:
+            # one compiled call for the commit and the next job's rows (as _prepare_rows(k + 1) after the commit)
+            k1, G = k + 1, self.n_grid
+            _, _, D1, _, grad1, ra1, _, W1, now1 = self._job_scalars(k1)
+            buf = np.empty((6, G), dtype=np.int64)  # worker type, workers, spread, PS type, start, duration
+            cfg = (buf[0], buf[1], buf[2], buf[3])
+            start, dur = buf[4], buf[5]
+            mask = np.empty(G, dtype=bool)
+            st, t, d, nw, col, rows, fr, nv, prof1 = _kernels().commit_prepare(
+                self._rec(), sim.colocated, k, *kc, W, jb.v[k], jb.ps_update[k], ra, grad, m, p, n, spread, t0,
+                *prof, True, D1, self._fracs, self._zf, self._feas, W1, jb.v[k1], jb.ps_update[k1], ra1, grad1, now1,
+                self._delays, self._est_free, self._est_caps, *cfg, mask, start, dur, self._rows_buf,
+                self._ratio_buf, self._bins_buf, *self._look_cache)
+            if st != 1:
+                return None
+            if nv != -2:  # the caches _prepare_rows(k1) sets
+                self._prof_step = (k1, prof1)
+                self._cfg_step = (k1, cfg)
+                self._mask_step = (k1, mask)
+                if nv >= 0:
+                    self._est_step = (k1, start, dur)
+                self._rows_step = (k1, int(nv))
+        else:
+            st, t, d, nw, col, rows, fr = _kernels().decode_commit(
+                self._rec(), sim.colocated, k, *kc, W, jb.v[k], jb.ps_update[k], ra, grad, m, p, n, spread, t0,
+                *prof)
+            if st != 1:
+                return None
         sim.ledger.commit_rows(rows, fr, t, t + d)
         return int(t), int(d), m, int(nw), bool(col)
 
@@ -710,7 +747,13 @@ class HeteroMLEnv(gym.Env):
         else:  # the rows before the area's log2 and the clip (both in the observation kernel)
             rows, ratio = self._rows_buf, self._ratio_buf
             nv = -1
-            if self._cfg_step is None or self._cfg_step[0] != k:  # a new pending job: one compiled call
+            rs = self._rows_step
+            if rs is not None:  # the step's commit computed this job's rows (``_decode_commit(fuse=True)``)
+                self._rows_step = None
+                if rs[0] == k:
+                    bins = self._bins_buf
+                    nv = rs[1]
+            if nv == -1 and (self._cfg_step is None or self._cfg_step[0] != k):  # a new pending job: one call
                 bins = self._bins_buf
                 nv = self._prepare_rows(k, rows, ratio, js, bins)
             if nv >= 0:

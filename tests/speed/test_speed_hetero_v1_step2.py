@@ -1,0 +1,64 @@
+"""Differential tests of HeteroML's second round of step shortcuts against the paths they replace.
+
+* :meth:`HeteroMLEnv.step`'s one compiled call for a v1 step (``_kernels.commit_prepare``: the commit of the pending
+  job and the next job's rows) equals the two calls it replaces (``_fuse = False``): observations, action masks,
+  rewards, infos (the episode metrics included), terminations and the committed schedule, in lockstep over whole
+  random-legal episodes of the v0 and v1 ids (tiny presets too), >= 1,000 steps in all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgegym.families.hetero_ml.env import HeteroMLEnv
+
+
+class _TwoCalls(HeteroMLEnv):
+    """The env with the step's commit and the next job's rows in two compiled calls (the path before)."""
+
+    _fuse = False
+
+
+def _lockstep(new, old, seed) -> int:
+    """One random-legal episode of ``new`` and ``old`` side by side, every output compared with ``==``; returns
+    the number of steps."""
+    obs, _ = new.reset(seed=seed)
+    obs_o, _ = old.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    steps, done = 0, False
+    while not done:
+        assert np.array_equal(obs, obs_o), (seed, new._k)
+        mask = new.action_masks()
+        assert np.array_equal(mask, old.action_masks()), (seed, new._k)
+        a = int(rng.choice(np.flatnonzero(mask)))
+        if steps % 7 == 3:  # an unmasked invalid action now and then (mapped to a valid one)
+            bad = np.flatnonzero(~mask)
+            a = int(bad[0]) if bad.size else a
+        obs, r, done, trunc, info = new.step(a)
+        obs_o, r_o, done_o, trunc_o, info_o = old.step(a)
+        assert r == r_o and done == done_o and trunc == trunc_o, (seed, new._k)
+        assert info.keys() == info_o.keys(), (seed, new._k)
+        for key, val in info.items():  # the episode metrics may hold NaN (ratio_lb without a bound)
+            if key == "episode_metrics":
+                assert val.keys() == info_o[key].keys()
+                for m, x in val.items():
+                    assert x == info_o[key][m] or (x != x and info_o[key][m] != info_o[key][m]), (seed, m)
+            else:
+                assert val == info_o[key], (seed, new._k, key)
+        steps += 1
+    assert new.episode_return() == old.episode_return()
+    for name in ("start", "duration", "worker_type", "ps_type", "workers", "ps", "colocated"):
+        assert np.array_equal(getattr(new.sim, name), getattr(old.sim, name)), name
+    return steps
+
+
+def test_fused_step_equals_two_calls():
+    steps = {}
+    for preset, seed, jobs in (("ps-v1", 0, None), ("tiny-v1", 1, None), ("rl-hard-v1", 2, None), ("ra-v1", 3, 60),
+                               ("tiny-ra-v1", 4, None), ("rl-v1", 5, None), ("ps-v1", 6, None), ("ps", 7, 60),
+                               ("tiny", 8, None), ("ps-v1", 9, None), ("tiny-v1", 10, None), ("ps-v1", 11, None),
+                               ("rl-v1", 12, None), ("ps-v1", 13, None), ("ps-v1", 14, None)):
+        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+        n = _lockstep(HeteroMLEnv(preset, config=cfg), _TwoCalls(preset, config=cfg), seed)
+        steps[preset] = steps.get(preset, 0) + n
+    assert sum(n for p, n in steps.items() if p.endswith("v1")) >= 1000, steps
