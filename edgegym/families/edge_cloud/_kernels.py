@@ -288,6 +288,22 @@ def advance(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, h
 
 
 @njit
+def advance_candidates(go, now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc,
+                       llast, cnt, qual, delay_row, worker_server, r, key_new, D, p0, key, inv_d, served, blk, a2n):
+    """The next decision point in one call: :func:`advance_checked` to ``now`` (when ``go``), then
+    :func:`candidates` for the job of ``(qual, delay_row, r, key_new, D, p0)`` into ``blk`` (5, W) = (q, t*, wait,
+    A2 weight, backlog) and ``a2n``. Returns -1 and does nothing when the log first needs room (as
+    :func:`advance_checked`), else 0."""
+    if go:
+        if log_need(cnt, plen, phead) > lw.size:
+            return -1
+        advance(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast, cnt)
+    candidates(qual, delay_row, worker_server, r, key_new, D, p0, qbuf, qlen, rem, key, inv_d, end, ps, pe, pc, phead,
+               plen, served, blk[0], blk[1], blk[2], blk[3], a2n, blk[4])
+    return 0
+
+
+@njit
 def advance_checked(now, qbuf, qlen, rem, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast,
                     cnt):
     """:func:`advance` if the log has room for every planned segment (see :func:`log_need`): returns 0; else
@@ -641,12 +657,111 @@ def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_
         js[n_log + m] = chunk_job[c]
         ss[n_log + m] = rho[c]
         es[n_log + m] = end[c]
+    o, ends = _group_order(js, n)
+    oj = np.empty(n, np.int64)
+    os_ = np.empty(n, np.float64)
+    oe = np.empty(n, np.float64)
+    m = _merge_groups(o, ends, n, js, ss, es, oj, os_, oe)
+    return oj[:m], os_[:m], oe[:m]
+
+
+@njit
+def job_intervals_sorted(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_jobs):
+    """:func:`job_intervals` by sorting each job's rows by (start, end) and sweeping them (:func:`_order_rows`,
+    :func:`_merge_rows`): the reference of the differential tests."""
+    n = n_log + cloud_chunks.size
+    js = np.empty(n, np.int64)
+    ss = np.empty(n, np.float64)
+    es = np.empty(n, np.float64)
+    for i in range(n_log):
+        js[i] = chunk_job[lc[i]]
+        ss[i] = ls[i]
+        es[i] = le[i]
+    for m in range(cloud_chunks.size):
+        c = cloud_chunks[m]
+        js[n_log + m] = chunk_job[c]
+        ss[n_log + m] = rho[c]
+        es[n_log + m] = end[c]
     o = _order_rows(js, ss, es, n)
     oj = np.empty(n, np.int64)
     os_ = np.empty(n, np.float64)
     oe = np.empty(n, np.float64)
     m = _merge_rows(o, n, js, ss, es, oj, os_, oe, 0)
     return oj[:m], os_[:m], oe[:m]
+
+
+@njit
+def _merge_groups(o, ends, n, js, ss, es, oj, os_, oe):
+    """Each job's maximal intervals from its rows in any order (``o``, grouped by job, ``ends`` as
+    :func:`_group_order` gives them), written to ``oj/os_/oe`` sorted by job then start; returns their count.
+
+    The sweep of :func:`_merge_rows` over rows sorted by start joins a row to the job's last interval when it
+    starts within ``TOL`` of its end: its intervals are the connected components of the closed intervals
+    ``[s, fl(e + TOL)]`` (rounding is monotone, so a component's reach is ``fl(max e + TOL)``), each reported as
+    (its least start, its greatest end). Components do not depend on the order the rows come in, so each row is
+    inserted where it belongs among the job's components so far (kept sorted; a row joins every component it
+    touches, merging them) with no sort of the rows. A job's rows mostly continue its last component: the scan
+    starts there. The start reported is the one the sweep reports (the least start; on a tie, the row with the
+    least end, then the earliest), and the end the greatest one."""
+    se = np.empty(n, np.float64)
+    m = 0
+    lo = 0
+    for a in range(ends.size):
+        hi = ends[a]
+        if hi == lo:
+            continue
+        base = m  # this job's components: oj/os_/oe[base:m], sorted by start; se: the end of the start's row
+        for q in range(lo, hi):
+            i = o[q]
+            s = ss[i]
+            e = es[i]
+            reach = e + TOL
+            # the last component starting at or before reach: b (base - 1: none)
+            b = m - 1
+            while b >= base and os_[b] > reach:
+                b -= 1
+            # the first component whose reach is at or after s: f (among base..b)
+            f = b
+            while f >= base and oe[f] + TOL >= s:
+                f -= 1
+            f += 1
+            if f > b:  # touches none: a new component at f (after the ones before it)
+                for k in range(m, f, -1):
+                    oj[k] = oj[k - 1]
+                    os_[k] = os_[k - 1]
+                    oe[k] = oe[k - 1]
+                    se[k] = se[k - 1]
+                oj[f] = js[i]
+                os_[f] = s
+                oe[f] = e
+                se[f] = e
+                m += 1
+                continue
+            # joins components f..b: one component at f
+            cs = os_[f]
+            cse = se[f]
+            if s < cs or (s == cs and e < cse):
+                cs = s
+                cse = e
+            ce = oe[f]
+            for k in range(f + 1, b + 1):
+                if oe[k] > ce:
+                    ce = oe[k]
+            if e > ce:
+                ce = e
+            os_[f] = cs
+            se[f] = cse
+            oe[f] = ce
+            gone = b - f
+            if gone:
+                for k in range(b + 1, m):
+                    oj[k - gone] = oj[k]
+                    os_[k - gone] = os_[k]
+                    oe[k - gone] = oe[k]
+                    se[k - gone] = se[k]
+                m -= gone
+        lo = hi
+    return m
 
 
 @njit
@@ -1132,9 +1247,11 @@ def check_counts(counts, worker_type, wt, delay_row, worker_server, r, used, rho
 
 @njit
 def after_place(jobs_, nj, offsets, base, end, job_end, partials, npart, hk, hs, hi, cnt, arr_partials, narr, r):
-    """:func:`update_jobs`, then ``r`` added to the exact running sum of arrivals; returns both new lengths."""
+    """:func:`update_jobs`, then ``r`` added to the exact running sum of arrivals; returns both new lengths and Φ
+    (the two exact sums' difference: ``math.fsum`` of each list of partials, as :func:`msum_total` computes it)."""
     npart = update_jobs(jobs_, nj, offsets, base, end, job_end, partials, npart, hk, hs, hi, cnt)
-    return npart, msum_add(arr_partials, narr, r)
+    narr = msum_add(arr_partials, narr, r)
+    return npart, narr, msum_total(partials, npart) - msum_total(arr_partials, narr)
 
 
 @njit

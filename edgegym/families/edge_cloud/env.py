@@ -371,8 +371,15 @@ class EdgeCloudMLEnv(gym.Env):
     def _prepare_step(self) -> None:
         j = self._k
         if j < self._J:
-            self.sim.advance_to(float(self.jobs.arrival_slots[j]))
-            self._cand = self.sim.candidates(j) if self.discipline == "paper" else None
+            if self.discipline == "paper" and self._fused_prepare:  # advance_to, then candidates, in one call
+                self._cand = self.sim.advance_and_candidates(float(self.jobs.arrival_slots[j]), j)
+            else:
+                self.sim.advance_to(float(self.jobs.arrival_slots[j]))
+                self._cand = self.sim.candidates(j) if self.discipline == "paper" else None
+
+    #: the next decision point by :meth:`~.simulator.PaperSimulator.advance_and_candidates` (one compiled call);
+    #: False: ``advance_to`` then ``candidates`` (the reference for the differential tests: the same state)
+    _fused_prepare = True
 
     def step(self, action):
         """Place the current job per ``action``, advance to the next arrival, return the reward."""

@@ -683,6 +683,37 @@ class PaperSimulator:
             qc0 = qc1 = _INF
         return Candidates(j, p0, p1, q, t_star, wait, a2w, a2n, backlog, qc0, qc1)
 
+    def advance_and_candidates(self, t: float, j: int) -> Candidates:
+        """:meth:`advance_to` ``(t)`` then :meth:`candidates` ``(j)`` (the env's next decision point), in one compiled
+        call: the same state and the same table."""
+        if t < self.now - _TOL:
+            raise ValueError(f"the clock never goes back: now={self.now}, asked for {t}")
+        go = t != self._advanced
+        if go:
+            self.now = max(self.now, float(t))
+        W = self._W
+        D = float(self._D_list[j])
+        p0 = self._p0_list[j]
+        key_new = self._key(j)
+        blk = np.empty((5, W))  # q, t*, wait, A2 weight, backlog (one allocation; the kernel writes every entry)
+        a2n = np.empty(W, dtype=np.int64)
+        qual = self._qualified.get(self._wt_list[j], self._no_workers)
+        args = (qual, self._delay_edge[j], self._worker_server, self._r_list[j], key_new, D, p0, self.chunk_key,
+                self._inv_d, self._served, blk, a2n)
+        K = self._k
+        if K.advance_candidates(go, self.now, *self._state(), *args) < 0:  # the log first needs room
+            self._ensure_log()
+            K.advance_candidates(go, self.now, *self._state(), *args)
+        if go:
+            self._advanced = self.now
+        if self._has_cloud:
+            dc = self._dc_list[j]
+            qc0, qc1 = (dc + p0) / D, (dc + self._p1_list[j]) / D
+        else:
+            qc0 = qc1 = _INF
+        q, t_star, wait, a2w, backlog = blk
+        return Candidates(j, p0, self._p1_list[j], q, t_star, wait, a2w, a2n, backlog, qc0, qc1)
+
     def worker_order(self) -> np.ndarray:
         """Each edge worker's tie-break rank: its position in (server, index) order (A_greedy's ``order``)."""
         cl = self.cluster
@@ -853,13 +884,13 @@ class PaperSimulator:
         self.job_cloud_chunks[j] = int(num_cloud)
         if self._cnt[1] + nt > self._hcap:
             self._ensure_heap(nt)
-        self._end_np, self._arr_np = K.after_place(
-            self._touched, nt, self.offsets, self.chunk_base, self.chunk_end, self.job_end, self._end_part, self._end_np, self._hk,
-            self._hs, self._hi, self._cnt, self._arr_part, self._arr_np, r)
+        # Φ = fsum(job ends) - fsum(arrivals) of the exact running sums, computed in the same call
+        self._end_np, self._arr_np, phi = K.after_place(
+            self._touched, nt, self.offsets, self.chunk_base, self.chunk_end, self.job_end, self._end_part,
+            self._end_np, self._hk, self._hs, self._hi, self._cnt, self._arr_part, self._arr_np, r)
         self.num_placed += 1
         phi_before = self._phi
-        ends, arrs = self._end_part[: self._end_np].tolist(), self._arr_part[: self._arr_np].tolist()
-        self._phi = math.fsum(ends) - math.fsum(arrs)
+        self._phi = phi
         return {
             "job": j,
             "zeta": bool(zeta),
