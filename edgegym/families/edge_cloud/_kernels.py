@@ -1373,8 +1373,9 @@ def greedy_run(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_ba
     the simulator computes it (``math.fsum`` of the partials), the reward ``-(ΔΦ) / scale`` as the env's ``step``
     does, added in order to ``total`` and to ``return``. Returns ``(j, fallbacks, need, amount)``: ``j`` the first
     job not placed (``j1`` when all were), ``fallbacks`` the placed jobs with no qualified edge worker (sent whole to
-    the cloud), and what stopped the loop before job ``j``: ``need`` is one of the ``NEED_*`` codes (Python-side work of the simulator: a buffer grown,
-    the bounded history maintained; ``NEED_NONE`` when all were placed) and ``amount`` its size. The caller does it
+    the cloud), and what stopped the loop before job ``j``: ``need`` is one of the ``NEED_*`` codes (Python-side work
+    of the simulator: a buffer grown, the bounded history maintained; ``NEED_NONE`` when all were placed) and
+    ``amount`` its size. The caller does it
     and calls again. Stopping never leaves a job half placed (at most the clock advanced to its arrival, as the
     ordinary path does first).
 

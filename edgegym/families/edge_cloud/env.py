@@ -451,7 +451,8 @@ class EdgeCloudMLEnv(gym.Env):
             metrics = episode_metrics(self.jobs.arrival_slots, self._outcome, self.cluster.num_workers)
             if self.discipline == "paper" and not self.keep_schedule:  # no segments: the busy time kept
                 busy, W = self.sim.busy_time, self.cluster.num_workers
-                metrics["utilisation"] = float(busy / (W * metrics["makespan"])) if W and metrics["makespan"] > 0 else 0.0
+                span = metrics["makespan"]
+                metrics["utilisation"] = float(busy / (W * span)) if W and span > 0 else 0.0
             metrics["objective"] = metrics["total_jct"]
             metrics["fallbacks"] = self._fallbacks + int(self._outcome.extra.get("fallbacks", 0))
             metrics["illegal_actions"] = self._illegal
@@ -601,7 +602,7 @@ class EdgeCloudMLEnv(gym.Env):
     def _decode(self, action, per_server: bool) -> tuple[np.ndarray, int, np.ndarray | None]:
         """:meth:`decode_action`; ``per_server=False``: the discrete modes skip the per-server counts (``None``:
         only the step's info reports them)."""
-        cand, cl = self._cand, self.cluster
+        cand = self._cand
         j = self._k
         D = self.sim._D_list[j]
         rows = self._legal_rows()
@@ -824,8 +825,8 @@ class EdgeCloudMLEnv(gym.Env):
     )
     #: the env attributes among them, and those :meth:`_fork_copy` shares besides: never written in place (a new
     #: object replaces them)
-    _FORK_SHARED_ENV = frozenset(a for a in _FORK_SHARED if "." not in a) | {"_cand", "_rows_cache", "_view_cache",
-                                                                                 "_lean_cache", "_ro_server", "_ro_order"}
+    _FORK_SHARED_ENV = frozenset(a for a in _FORK_SHARED if "." not in a) | {
+        "_cand", "_rows_cache", "_view_cache", "_lean_cache", "_ro_server", "_ro_order"}
     #: the same without the per-chunk tables that are per-slot state with ``keep_schedule=False``
     _FORK_SHARED_BOUNDED = tuple(a for a in _FORK_SHARED if a not in ("sim.chunk_job", "sim._inv_d"))
     #: the simulator attributes among them (a resampled fork's simulator shares them with its parent's)
