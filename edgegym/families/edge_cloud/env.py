@@ -422,8 +422,11 @@ class EdgeCloudMLEnv(gym.Env):
         if self.discipline == "paper":
             before = self._fallbacks
             counts, n_cloud, server_counts = self._decode(action, details)
-            if self._fallbacks == before and not self._legal_rows()[:-1].any():
-                self._fallbacks += 1  # no qualified edge worker: the job had to go to the cloud (paper: unspecified)
+            if self._fallbacks == before:
+                rows = self._legal_rows()
+                first = rows.argmax()  # the first legal row (0 when none): rows[:-1].any() without a reduction
+                if not (first < rows.size - 1 and rows[first]):
+                    self._fallbacks += 1  # no qualified edge worker: the job had to go to the cloud (unspecified)
             rec = self.sim.place(j, counts, n_cloud, self._cand)
             reward = -rec["delta_phi"] / self.reward_scale
             if details:

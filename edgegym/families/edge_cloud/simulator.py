@@ -111,6 +111,19 @@ class Candidates:
     qc1: float  # cloud Q with ζ = 1 (inf if no cloud)
 
 
+#: the slot setters of :class:`Candidates` in field order (:func:`_new_candidates` builds one through them)
+_CAND_SETTERS = tuple(Candidates.__dict__[f].__set__ for f in Candidates.__slots__)
+
+
+def _new_candidates(values: tuple) -> Candidates:
+    """``Candidates(*values)`` without the frozen dataclass's ``__init__`` (one ``object.__setattr__`` call per
+    field): the slots set directly, ~1 µs less per decision point."""
+    out = object.__new__(Candidates)
+    for setter, v in zip(_CAND_SETTERS, values, strict=True):
+        setter(out, v)
+    return out
+
+
 class PaperSimulator:
     """The simulator of Wang et al. (JSAC 2022): chunks placed once per arrival, HAPRF-preemptive edge workers, a cloud.
 
@@ -711,8 +724,7 @@ class PaperSimulator:
             qc0, qc1 = (dc + p0) / D, (dc + self._p1_list[j]) / D
         else:
             qc0 = qc1 = _INF
-        q, t_star, wait, a2w, backlog = blk
-        return Candidates(j, p0, self._p1_list[j], q, t_star, wait, a2w, a2n, backlog, qc0, qc1)
+        return _new_candidates((j, p0, self._p1_list[j], blk[0], blk[1], blk[2], blk[3], a2n, blk[4], qc0, qc1))
 
     def worker_order(self) -> np.ndarray:
         """Each edge worker's tie-break rank: its position in (server, index) order (A_greedy's ``order``)."""
