@@ -650,8 +650,8 @@ def latency_scalar(kind, tau, b, tau1, tau2, c, L, rate):
 
 @njit_inline
 def _split_into(y, used_sites, n_used, M, tot_m, kappa, h, order, d):
-    """:func:`split` into the zero scratch ``d`` (``y`` non-zero only on ``used_sites[:n_used]``, ``tot_m = Σ M``)."""
-    R = y.shape[0]
+    """:func:`split` into the zero scratch ``d`` (``y`` non-zero only on ``used_sites[:n_used]``, which lists those
+    sites in the sequence of ``order``; ``tot_m = Σ M``)."""
     tot_c = 0
     sd = 0
     for j in range(n_used):
@@ -661,12 +661,12 @@ def _split_into(y, used_sites, n_used, M, tot_m, kappa, h, order, d):
         d[r] = min(c, M[r])
         sd += d[r]
     rem = min(tot_m, tot_c) - sd
-    for j in range(R):
+    # split's spare pass visits ``order``, where only the sites with workers take any (x = min(0 − d, rem) <= 0
+    # elsewhere): ``used_sites`` lists exactly them in ``order``'s sequence (every caller's fill walks ``order``)
+    for j in range(n_used):
         if rem <= 0:
             break
-        r = order[j]
-        if y[r] == 0:
-            continue  # split's x = min(0 - d[r], rem) <= 0
+        r = used_sites[j]
         x = min(h * kappa * y[r] - d[r], rem)
         if x > 0:
             d[r] += x
@@ -718,7 +718,6 @@ def _complete_transfer(y, used_sites, n_used, M, tot_m, kappa, h, order, q, src_
         r = used_sites[j]
         H[r] = M[r] - d[r]
     cost = 0.0
-    nt = 0
     ns = 0
     for s in range(R):  # the sources with a surplus, ascending
         if H[s] > 0:
@@ -749,10 +748,27 @@ def _complete_transfer(y, used_sites, n_used, M, tot_m, kappa, h, order, q, src_
         for j in range(nsrc):
             sent[touched[j]] = 0
     else:
-        # dta's scan: deficits only where d > M (sites with workers), in index order
-        cost, nt = _dta_route(src_order, q, H, sent, sent, False, touched, True)
-        for j in range(nt):
-            sent[touched[j]] = 0
+        # dta's scan (deficits only where d > M, sites with workers, in index order), with each source's surplus
+        # left kept in ``sent`` (H − what it gave so far; 0 for the sites without a surplus, the deficits
+        # included): one load and one test per source visited instead of three, the same x and the same sums
+        for s in range(R):
+            v = H[s]
+            sent[s] = v if v > 0 else 0
+        for r in range(R):
+            if H[r] < 0:
+                need = -H[r]
+                for j in range(R):
+                    s = src_order[r, j]
+                    a = sent[s]
+                    if a > 0:
+                        x = a if a < need else need
+                        sent[s] = a - x
+                        need -= x
+                        cost += q[s, r] * x
+                        if need == 0:
+                            break
+        for s in range(R):
+            sent[s] = 0
     for j in range(n_used):
         r = used_sites[j]
         H[r] = M[r]
@@ -1240,7 +1256,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     """
     R, K = cap.shape
     # the (R,) int and (R, K) float scratch arrays, each set one block (one allocation)
-    wi = np.zeros((14, R), np.int64)
+    wi = np.zeros((15, R), np.int64)
     wf = np.empty((5, R, K))
     y_s = wi[0]
     used_s = wi[1]
@@ -1258,11 +1274,25 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         cap, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
         y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw, order_cap)
     Ut = cal[t]
+    # site_order(Ut, ...): the scores of Ut (site_order's arithmetic), the permutation re-sorted by insertion from
+    # the capacities' (slot t differs from them on the busy sites only, which move down: a few moves instead of
+    # a merge sort and its arrays; the same permutation, the keys (−Q, r) being distinct)
+    Qt = wf[3, :, 0]  # Uw's block, set only later (the rows)
+    for r in range(R):
+        sc = 0.0
+        for k in range(K):
+            sc += Ut[r, k] / cap[r, k] if cap[r, k] > 0 else 0.0
+        dat = M[r] / D[r] if D[r] > 0 else 0.0
+        Qt[r] = beta[0] * sc / K - beta[1] * qbar[r] + beta[2] * dat
+    order_t0 = wi[14]
+    for j in range(R):
+        order_t0[j] = order_c[j]
+    _order_by_score(Qt, order_t0)
     # the enumeration under cal[t] also gives PA under the free resources of every "now" window that is no
     # tighter than slot t (param_t = l·π·unit, ps_t, order_t, A0t/A1t; transfer_t where the search computed it)
     _, param_t, tr_t, ps_t, n_u, order_t, A0t, A1t = _tent_best(
         Ut, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
-        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw, order_cap[:0])
+        y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw, order_t0)
     n_now = n_u if n_u != 0 else n_tent
     # ---- worker grid (worker_grid(n_max, G, (n_tent, n_now)))
     ng = grid.shape[0]
@@ -1525,7 +1555,7 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
     ``used = 0`` between slots, only worker sites can be short of data (``d > M``; visited in index order, as
     ``dta`` does), ``Σ M`` is kept by subtraction (integers). The same operations in the same order as the
     general loop, so the same sums. ``d``, ``sent``, ``used``, ``first`` zero and ``Q`` the scores of ``M`` on
-    entry; ``wk`` (the worker sites) and ``src`` (the sources a slot drew from) scratch.
+    entry (``sent`` zero again on exit); ``wk`` (the worker sites) and ``src`` (the sources a slot drew from) scratch.
 
     SPLIT's spare capacity goes to the worker sites only (a site without workers takes ``min(0, rem) = 0``), so
     only their order by score is kept (``order[:nw]``, re-sorted each slot; the other sites' scores are not
@@ -1589,6 +1619,11 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
             used[r] = min(d[r], M[r])
         ns = 0
         cost = 0.0
+        # each source's surplus left in ``sent`` (H − what it gave in this slot; 0 for the sites without a surplus,
+        # the deficits included): one load and one test per source visited instead of three, the same x and sums
+        for s in range(R):
+            v = H[s]
+            sent[s] = v if v > 0 else 0
         for jw in range(nw):
             r = wk[jw]
             if H[r] < 0:
@@ -1602,19 +1637,18 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
                 first[r] = j0
                 for j in range(j0, R):
                     s = src_order[r, j]
-                    if s == r or H[s] <= 0:
-                        continue
-                    x = min(H[s] - sent[s], need)
-                    if x > 0:
-                        if sent[s] == 0:
+                    a = sent[s]
+                    if a > 0:
+                        x = a if a < need else need
+                        if a == H[s]:  # its first draw in this slot
                             src[ns] = s
                             ns += 1
-                        sent[s] += x
+                        sent[s] = a - x
                         used[s] += x
                         need -= x
                         cost += q[s, r] * x
-                    if need == 0:
-                        break
+                        if need == 0:
+                            break
         for j in range(nw):  # M -= used, and the scores of the worker sites whose data changed
             r = wk[j]
             if used[r] != 0:
@@ -1624,7 +1658,6 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
                 Q[r] = base[r] + beta[2] * dat
         for j in range(ns):
             s = src[j]
-            sent[s] = 0
             if y[s] == 0:  # a source without workers (a worker site's M was updated above)
                 M[s] -= used[s]
                 tot_m -= used[s]
@@ -1632,6 +1665,8 @@ def _run_complete(q, src_order, beta, M, D, y, kappa, win, chunk_mb, param_slot,
                 used[s] = 0
         tr += chunk_mb * cost
         pa_ += param_slot
+    for s in range(R):
+        sent[s] = 0
     return tr, pa_
 
 
