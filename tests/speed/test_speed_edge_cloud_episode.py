@@ -163,3 +163,19 @@ def test_fused_prepare_matches_advance_then_candidates(preset, mode, monkeypatch
             steps += 1
             done = r1[2]
         assert "episode_metrics" in r1[4]
+
+
+def test_drain_benchmark_runs_and_restores_the_kernel(capsys):
+    """``benchmarks/edge_cloud_drain.py`` on a small preset: both kernels timed on the recorded logs (their outputs
+    compared), and ``job_intervals`` put back afterwards."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import edge_cloud_drain
+
+    real = K.job_intervals
+    assert edge_cloud_drain.main(["--env", "EdgeCloudML-testbed-v0", "--episodes", "2", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "job_intervals_sorted (the reference)" in out and "the same outputs" in out
+    assert K.job_intervals is real

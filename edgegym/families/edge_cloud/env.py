@@ -559,13 +559,15 @@ class EdgeCloudMLEnv(gym.Env):
         return self._eligible_rows()
 
     def _eligible_rows(self) -> np.ndarray:
-        rows = np.zeros(self.max_edge_servers + 1, dtype=bool)
-        if self._k >= self._J or self._cand is None:
+        cand = self._cand
+        if self._k >= self._J or cand is None:
+            rows = np.zeros(self.max_edge_servers + 1, dtype=bool)
             rows[-1] = self.cluster.has_cloud
             return rows
         cache = getattr(self, "_rows_cache", None)
-        if cache is not None and cache[0] is self._cand:  # computed once per decision point
+        if cache is not None and cache[0] is cand:  # computed once per decision point
             return cache[1].copy()
+        rows = np.zeros(self.max_edge_servers + 1, dtype=bool)
         q = self._cand.q
         finite = np.isfinite(q)
         rows[self.cluster.worker_server[finite]] = True
