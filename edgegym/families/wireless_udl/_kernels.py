@@ -1198,7 +1198,8 @@ def _earliest(cal, cap, F, dem, t, win, U, used):
 @njit_inline
 def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
     """Extend the running minimum ``Uw = cal[t:t + w_run].min(axis=0)`` to ``cal[t:t + win]`` (``win > w_run``),
-    setting ``chg[r]`` for the sites whose minimum fell (every site when ``w_run == 0``). ``F``
+    setting ``chg[r]`` for the sites whose minimum fell below ``cal[t]``'s (``w_run == 0``: ``Uw = cal[t]``, no site
+    set; the caller's bounds and scores are those of ``cal[t]``). ``F``
     (:func:`_site_tails`): site ``r`` holds ``cap[r]`` in the slots ``≥ F[r]``, which enter the minimum once, as
     ``cap[r]`` (the same values as the slot-by-slot minimum). Returns whether some minimum fell below its value in
     the slots before ``t + w_run`` (``cal[t]`` when ``w_run == 0``)."""
@@ -1207,7 +1208,6 @@ def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
         for r in range(R):
             for k in range(K):
                 Uw[r, k] = cal[t, r, k]
-            chg[r] = True
         w_run = 1
     if w_run >= win:
         return False
@@ -1257,7 +1257,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     R, K = cap.shape
     # the (R,) int and (R, K) float scratch arrays, each set one block (one allocation)
     wi = np.zeros((15, R), np.int64)
-    wf = np.empty((5, R, K))
+    wf = np.empty((6, R, K))
     y_s = wi[0]
     used_s = wi[1]
     d_s = wi[2]
@@ -1277,7 +1277,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     # site_order(Ut, ...): the scores of Ut (site_order's arithmetic), the permutation re-sorted by insertion from
     # the capacities' (slot t differs from them on the busy sites only, which move down: a few moves instead of
     # a merge sort and its arrays; the same permutation, the keys (−Q, r) being distinct)
-    Qt = wf[3, :, 0]  # Uw's block, set only later (the rows)
+    Qt = wf[5, :, 0]
     for r in range(R):
         sc = 0.0
         for k in range(K):
@@ -1373,9 +1373,15 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     A1u = wi[9]
     Qu = wf[4, :, 0]
     order_u = wi[10]
+    # PA under a "now" window's free resources Uw starts from slot t's worker bounds, scores and order (Uw = cal[t]
+    # until some site's minimum falls): only the sites whose minimum fell are redone, and the insertion sort starts
+    # from a nearly sorted order
     for r in range(R):
-        order_u[r] = r
-    chg = wi[13]  # sites whose window minimum changed since the bounds and scores were computed (0 / 1)
+        order_u[r] = order_t[r]
+        A0u[r] = A0t[r]
+        A1u[r] = A1t[r]
+        Qu[r] = Qt[r]
+    chg = wi[13]  # sites whose window minimum fell since the bounds and scores were computed (0 / 1)
     # the rows are independent: visited by decreasing N (non-decreasing window), so that the free resources of
     # each "now" window, cal[t:t + l].min(axis=0), extend one running minimum
     Uw = wf[3]
