@@ -640,10 +640,9 @@ def log_rows(lw, ls, le, lc, n, label):
 
 # ------------------------------------------------------------------------------------------ A_ps helpers
 @njit
-def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_jobs):
-    """Per job, the maximal intervals during which one of its chunks runs (executed edge runs + cloud chunks),
-    merged with tolerance ``TOL`` exactly as the reference's ``_running_intervals``. Returns
-    ``(job, start, end)`` rows sorted by job then start."""
+def _interval_rows(ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end):
+    """The rows A_ps's intervals are made of: ``(job, start, end)`` of each executed edge run (the log's first
+    ``n_log`` rows), then of each cloud chunk."""
     n = n_log + cloud_chunks.size
     js = np.empty(n, np.int64)
     ss = np.empty(n, np.float64)
@@ -657,6 +656,16 @@ def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_
         js[n_log + m] = chunk_job[c]
         ss[n_log + m] = rho[c]
         es[n_log + m] = end[c]
+    return js, ss, es
+
+
+@njit
+def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_jobs):
+    """Per job, the maximal intervals during which one of its chunks runs (executed edge runs + cloud chunks),
+    merged with tolerance ``TOL`` exactly as the reference's ``_running_intervals``. Returns
+    ``(job, start, end)`` rows sorted by job then start."""
+    js, ss, es = _interval_rows(ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end)
+    n = js.size
     o, ends = _group_order(js, n)
     oj = np.empty(n, np.int64)
     os_ = np.empty(n, np.float64)
@@ -669,19 +678,8 @@ def job_intervals(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_
 def job_intervals_sorted(lw, ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end, num_jobs):
     """:func:`job_intervals` by sorting each job's rows by (start, end) and sweeping them (:func:`_order_rows`,
     :func:`_merge_rows`): the reference of the differential tests."""
-    n = n_log + cloud_chunks.size
-    js = np.empty(n, np.int64)
-    ss = np.empty(n, np.float64)
-    es = np.empty(n, np.float64)
-    for i in range(n_log):
-        js[i] = chunk_job[lc[i]]
-        ss[i] = ls[i]
-        es[i] = le[i]
-    for m in range(cloud_chunks.size):
-        c = cloud_chunks[m]
-        js[n_log + m] = chunk_job[c]
-        ss[n_log + m] = rho[c]
-        es[n_log + m] = end[c]
+    js, ss, es = _interval_rows(ls, le, lc, n_log, chunk_job, cloud_chunks, rho, end)
+    n = js.size
     o = _order_rows(js, ss, es, n)
     oj = np.empty(n, np.int64)
     os_ = np.empty(n, np.float64)
