@@ -567,25 +567,28 @@ class HeteroMLEnv(gym.Env):
         """:meth:`_decode` and the simulator's commit (without T1) in one compiled call
         (``_kernels.decode_commit``): ``(start, duration, worker type, workers, co-located)``, or ``None`` when the
         compiled search is ambiguous (a price tie within rounding: nothing was committed, the caller takes the
-        exact path). ``fuse`` (v1, a next job exists): the same call also runs :meth:`_prepare_rows` of job
-        ``k + 1`` (``_kernels.commit_prepare``), its rows left in the scratch buffers for the next
-        :meth:`_observation` (``_rows_step``)."""
+        exact path). ``fuse`` (v1): the same call also runs :meth:`_prepare_rows` of job ``k + 1``, if there is
+        one (``_kernels.commit_prepare``), its rows left in the scratch buffers for the next :meth:`_observation`
+        (``_rows_step``)."""
         cs = self._cfg_step
         m4, n4, q4, p4 = cs[1] if cs is not None and cs[0] == self._k else self._job_cfg()
-        m, n, spread, p = int(m4[act]), int(n4[act]), bool(q4[act] == 1), int(p4[act])
+        # Python ints (``item``: the same values as ``int(a[i])``, without a NumPy scalar in between)
+        m, n, spread, p = m4.item(act), n4.item(act), q4.item(act) == 1, p4.item(act)
         jb, kc, sim = self.jobs, self._kc, self.sim
         _, _, _, _, grad, ra, _, W, _ = self._job_scalars(k)
-        t0 = now + int(self._delays[act % self.n_delays])
+        t0 = now + self._delays.item(act % self.n_delays)
         est = self._est_step
-        if est is not None and est[0] == k and est[2][act] >= 1 and est[1][act] >= t0:
+        if est is not None and est[0] == k and est[2].item(act) >= 1 and est[1].item(act) >= t0:
             # v1: grid_estimates already found the action's earliest start t* (the search's first candidate that
             # fits; none before it fits, whatever a price tie would decide there), so the search starts at t*
-            t0 = int(est[1][act])
+            t0 = est[1].item(act)
         pr = self._prof_step  # v1: the usage profiles of this state (``_prepare_rows``), for the search
         prof = pr[1] if pr is not None and pr[0] == k else self._no_prof
-        if fuse and k + 1 < jb.num_jobs:
-            # one compiled call for the commit and the next job's rows (as _prepare_rows(k + 1) after the commit)
-            k1, G = k + 1, self.n_grid
+        if fuse:
+            # one compiled call for the commit and the next job's rows (as _prepare_rows(k + 1) after the commit);
+            # the episode's last commit too (no rows then), so a v1 episode loads no second commit kernel
+            nxt = k + 1 < jb.num_jobs
+            k1, G = k + 1 if nxt else k, self.n_grid
             _, _, D1, _, grad1, ra1, _, W1, now1 = self._job_scalars(k1)
             buf = np.empty((6, G), dtype=np.int64)  # worker type, workers, spread, PS type, start, duration
             cfg = (buf[0], buf[1], buf[2], buf[3])
@@ -593,7 +596,7 @@ class HeteroMLEnv(gym.Env):
             mask = np.empty(G, dtype=bool)
             st, t, d, nw, col, rows, fr, nv, prof1 = _kernels().commit_prepare(
                 self._rec(), sim.colocated, k, *kc, W, jb.v[k], jb.ps_update[k], ra, grad, m, p, n, spread, t0,
-                *prof, True, D1, self._fracs, self._zf, self._feas, W1, jb.v[k1], jb.ps_update[k1], ra1, grad1, now1,
+                *prof, nxt, D1, self._fracs, self._zf, self._feas, W1, jb.v[k1], jb.ps_update[k1], ra1, grad1, now1,
                 self._delays, self._est_free, self._est_caps, *cfg, mask, start, dur, self._rows_buf,
                 self._ratio_buf, self._bins_buf, *self._look_cache)
             if st != 1:
