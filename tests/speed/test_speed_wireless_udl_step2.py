@@ -149,3 +149,24 @@ def test_step_matches_reference_on_1000_states_v0_v1_tiny():
             e1, e2 = reference_pair(preset, cfg, seed)
             states += _lockstep(e1, e2, rng, f"{preset} seed {seed}")
     assert states >= 1000
+
+
+def test_grid_table_rows_are_geo_grids():
+    """The cached grid table's row ``n`` = ``_geo_grid(n, G)`` (then zeros), its size column their sizes, read only;
+    the one-call step's per-job grids gathered from it."""
+    from edgegym.families.wireless_udl.candidates import _geo_grid, _grid_table
+
+    for G in (1, 2, 5, 8, 12):
+        rows, sizes = _grid_table(G, 300)
+        assert not rows.flags.writeable and not sizes.flags.writeable
+        for n in range(301):
+            g = _geo_grid(n, G)
+            assert sizes[n] == g.size
+            np.testing.assert_array_equal(rows[n, :g.size], g)
+            assert not rows[n, g.size:].any()
+    env = WirelessUDLEnv("sim")
+    env.reset(seed=11)
+    jobs, scalars = env._job_arrays()
+    grids, grid_n = jobs[-2], jobs[-1]
+    for j, sc in enumerate(scalars):
+        np.testing.assert_array_equal(grids[j, :grid_n[j]], _geo_grid(sc[1], env.G))

@@ -930,13 +930,16 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
                     S += (min(h * kappa * y[r], M[r]) - min(h * kappa * (y[r] - 1), M[r])) * qpre[wf, r]
             while nq <= wf:
                 r2 = order[nq]
+                # the running minimum without branches on the prices (a select per site), then the sum in site order
+                for s in range(R):
+                    c = cur[s]
+                    v = q[s, r2]
+                    c = v if (v < c and s != r2) else c
+                    cur[s] = c
+                    qpre[nq, s] = c if c < np.inf else 0.0
                 T = 0.0
                 for s in range(R):
-                    if s != r2 and q[s, r2] < cur[s]:
-                        cur[s] = q[s, r2]
-                    v = cur[s] if cur[s] < np.inf else 0.0
-                    qpre[nq, s] = v
-                    T += M[s] * v
+                    T += M[s] * qpre[nq, s]
                 Tpre[nq] = T
                 nq += 1
             if L[N] != h:

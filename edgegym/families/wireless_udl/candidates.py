@@ -126,6 +126,20 @@ def _geo_grid(n_max: int, G: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
+def _grid_table(G: int, n_hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_geo_grid` of every ``n_max`` in ``0..n_hi`` as rows ``(grids (n_hi + 1, width), sizes (n_hi + 1,))``
+    (row ``n``: ``_geo_grid(n, G)`` then zeros), read only: an episode's jobs gather their grids by ``n_max``."""
+    gl = [_geo_grid(n, G) for n in range(n_hi + 1)]
+    rows = np.zeros((n_hi + 1, max(g.size for g in gl)), np.int64)
+    for n, g in enumerate(gl):
+        rows[n, :g.size] = g
+    sizes = np.array([g.size for g in gl], np.int64)
+    rows.flags.writeable = False
+    sizes.flags.writeable = False
+    return rows, sizes
+
+
+@functools.lru_cache(maxsize=64)
 def _lin_table(G: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(np.round(np.linspace(0, n - 1, k)))`` of :func:`worker_grid` for every ``n ≤ max(G, 2)``,
     ``1 ≤ k < n``: ``(idx (n, k, j), count (n, k))``."""
