@@ -1201,8 +1201,7 @@ def _earliest(cal, cap, F, dem, t, win, U, used):
 @njit_inline
 def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
     """Extend the running minimum ``Uw = cal[t:t + w_run].min(axis=0)`` to ``cal[t:t + win]`` (``win > w_run``),
-    setting ``chg[r]`` for the sites whose minimum fell below ``cal[t]``'s (``w_run == 0``: ``Uw = cal[t]``, no site
-    set; the caller's bounds and scores are those of ``cal[t]``). ``F``
+    setting ``chg[r]`` for the sites whose minimum fell (every site when ``w_run == 0``). ``F``
     (:func:`_site_tails`): site ``r`` holds ``cap[r]`` in the slots ``≥ F[r]``, which enter the minimum once, as
     ``cap[r]`` (the same values as the slot-by-slot minimum). Returns whether some minimum fell below its value in
     the slots before ``t + w_run`` (``cal[t]`` when ``w_run == 0``)."""
@@ -1211,6 +1210,7 @@ def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
         for r in range(R):
             for k in range(K):
                 Uw[r, k] = cal[t, r, k]
+            chg[r] = True
         w_run = 1
     if w_run >= win:
         return False
@@ -1418,6 +1418,11 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         r = 2 * j
         if t + win <= calendar_len:
             if w_run < win:
+                if w_run == 0:  # Uw = cal[t], whose bounds, scores and order the PA below starts from: no site changed
+                    _window_min(cal, cap, Ft, t, 0, 1, Uw, chg)
+                    for rr in range(R):
+                        chg[rr] = False
+                    w_run = 1
                 if _window_min(cal, cap, Ft, t, w_run, win, Uw, chg):
                     at_t = False
                 w_run = win
