@@ -568,11 +568,10 @@ class EdgeCloudMLEnv(gym.Env):
         if cache is not None and cache[0] is cand:  # computed once per decision point
             return cache[1].copy()
         rows = np.zeros(self.max_edge_servers + 1, dtype=bool)
-        q = self._cand.q
-        finite = np.isfinite(q)
+        finite = np.isfinite(cand.q)
         rows[self.cluster.worker_server[finite]] = True
         rows[-1] = self.cluster.has_cloud and (self.use_cloud or not finite.any())
-        self._rows_cache = (self._cand, rows.copy())
+        self._rows_cache = (cand, rows.copy())
         return rows
 
     def action_key(self, action) -> tuple[bytes, int]:

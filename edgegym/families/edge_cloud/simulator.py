@@ -643,13 +643,20 @@ class PaperSimulator:
         self._cnt[1] = live.size
 
     # ------------------------------------------------------------------ time
-    def advance_to(self, t: float) -> None:
-        """Move the clock to ``t`` (never backwards), executing every worker's plan up to ``t``."""
+    def _move_clock(self, t: float) -> bool:
+        """The clock moved to ``t`` (never backwards; a ``ValueError`` otherwise); False when it already was advanced
+        to ``t`` with nothing placed since (nothing to execute)."""
         if t < self.now - _TOL:
             raise ValueError(f"the clock never goes back: now={self.now}, asked for {t}")
         if t == self._advanced:  # already advanced to t and nothing placed since: a no-op
-            return
+            return False
         self.now = max(self.now, float(t))
+        return True
+
+    def advance_to(self, t: float) -> None:
+        """Move the clock to ``t`` (never backwards), executing every worker's plan up to ``t``."""
+        if not self._move_clock(t):
+            return
         # execute plan heads that end by now; a head still running at `now` is logged later, in one piece
         K = self._k
         if K.advance_checked(self.now, *self._state()) < 0:  # the log first needs room for every planned segment
@@ -677,54 +684,42 @@ class PaperSimulator:
 
     def candidates(self, j: int) -> Candidates:
         """CALCULATEQ (the paper's Alg. 3, Eq. (5)) on every qualified edge worker, plus the cloud's Qc0 and Qc1."""
+        return self._candidate_table(j, None)
+
+    def advance_and_candidates(self, t: float, j: int) -> Candidates:
+        """:meth:`advance_to` ``(t)`` then :meth:`candidates` ``(j)`` (the env's next decision point), in one compiled
+        call: the same state and the same table."""
+        return self._candidate_table(j, self._move_clock(t))
+
+    def _candidate_table(self, j: int, go: bool | None) -> Candidates:
+        """:meth:`candidates` of job ``j``: by the ``candidates`` kernel (``go=None``), or after the clock advance
+        of :meth:`advance_to` in the same call (``advance_candidates``; ``go``: the clock moved, as
+        :meth:`_move_clock` says)."""
         W = self._W
         D = float(self._D_list[j])
         p0, p1 = self._p0_list[j], self._p1_list[j]
-        key_new = self._key(j)
-        r = self._r_list[j]
         blk = np.empty((5, W))  # q, t*, wait, A2 weight, backlog (one allocation; the kernel writes every entry)
-        q, t_star, wait, a2w, backlog = blk
         a2n = np.empty(W, dtype=np.int64)
         qual = self._qualified.get(self._wt_list[j], self._no_workers)
-        _K.candidates(qual, self._delay_edge[j], self._worker_server, r, key_new, D, p0, self._qbuf, self._qlen,
-                           self._rem, self.chunk_key, self._inv_d, self.chunk_end, self._ps, self._pe, self._pc,
-                           self._phead, self._plen, self._served, q, t_star, wait, a2w, a2n, backlog)
+        args = (qual, self._delay_edge[j], self._worker_server, self._r_list[j], self._key(j), D, p0)
+        K = self._k
+        if go is None:
+            K.candidates(*args, self._qbuf, self._qlen, self._rem, self.chunk_key, self._inv_d, self.chunk_end,
+                         self._ps, self._pe, self._pc, self._phead, self._plen, self._served, blk[0], blk[1], blk[2],
+                         blk[3], a2n, blk[4])
+        else:
+            rest = (self.chunk_key, self._inv_d, self._served, blk, a2n)
+            if K.advance_candidates(go, self.now, *self._state(), *args, *rest) < 0:  # the log first needs room
+                self._ensure_log()
+                K.advance_candidates(go, self.now, *self._state(), *args, *rest)
+            if go:
+                self._advanced = self.now
         if self._has_cloud:
             dc = self._dc_list[j]
             qc0, qc1 = (dc + p0) / D, (dc + p1) / D
         else:
             qc0 = qc1 = _INF
-        return Candidates(j, p0, p1, q, t_star, wait, a2w, a2n, backlog, qc0, qc1)
-
-    def advance_and_candidates(self, t: float, j: int) -> Candidates:
-        """:meth:`advance_to` ``(t)`` then :meth:`candidates` ``(j)`` (the env's next decision point), in one compiled
-        call: the same state and the same table."""
-        if t < self.now - _TOL:
-            raise ValueError(f"the clock never goes back: now={self.now}, asked for {t}")
-        go = t != self._advanced
-        if go:
-            self.now = max(self.now, float(t))
-        W = self._W
-        D = float(self._D_list[j])
-        p0 = self._p0_list[j]
-        key_new = self._key(j)
-        blk = np.empty((5, W))  # q, t*, wait, A2 weight, backlog (one allocation; the kernel writes every entry)
-        a2n = np.empty(W, dtype=np.int64)
-        qual = self._qualified.get(self._wt_list[j], self._no_workers)
-        args = (qual, self._delay_edge[j], self._worker_server, self._r_list[j], key_new, D, p0, self.chunk_key,
-                self._inv_d, self._served, blk, a2n)
-        K = self._k
-        if K.advance_candidates(go, self.now, *self._state(), *args) < 0:  # the log first needs room
-            self._ensure_log()
-            K.advance_candidates(go, self.now, *self._state(), *args)
-        if go:
-            self._advanced = self.now
-        if self._has_cloud:
-            dc = self._dc_list[j]
-            qc0, qc1 = (dc + p0) / D, (dc + self._p1_list[j]) / D
-        else:
-            qc0 = qc1 = _INF
-        return _new_candidates((j, p0, self._p1_list[j], blk[0], blk[1], blk[2], blk[3], a2n, blk[4], qc0, qc1))
+        return _new_candidates((j, p0, p1, blk[0], blk[1], blk[2], blk[3], a2n, blk[4], qc0, qc1))
 
     def worker_order(self) -> np.ndarray:
         """Each edge worker's tie-break rank: its position in (server, index) order (A_greedy's ``order``)."""
