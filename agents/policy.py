@@ -68,14 +68,16 @@ class Policy:
         continuations."""
         return None
 
-    def advance_after(self, key, steps: int | None, total: float):
+    def advance_after(self, key, steps: int | None, total: float, last: bool = False):
         """:meth:`advance` preceded by one step of another action, in one go: the first of up to ``steps`` steps
         (``None``: as many as there are) takes the action whose ``env.action_key(action)`` is ``key`` (the env's
         hashable summary of what the action does at this decision point), the rest are this policy's own. Returns
         what :meth:`advance` returns (the steps counted with the first; ``0`` steps: none taken, e.g. the first
         would end the episode), or ``None`` where the policy has no such path (the default). The same env state
         and rewards as ``env.step(action)`` followed by :meth:`advance`. Rollout (``rollout:<base>``) uses it for
-        a candidate's step and its continuation."""
+        a candidate's step and its continuation. ``last=True``: the caller drops the env once all ``steps`` are
+        taken (a look-ahead's horizon), so the env need not prepare the decision point after them (where it
+        can skip that, the env is then spent: see ``EdgeCloudMLEnv.advance_aonline``)."""
         return None
 
     #: whether the decision depends on the env's current state (and the policy's own random stream) alone, not on a

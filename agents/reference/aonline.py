@@ -106,13 +106,14 @@ class AOnline(Policy):
             return None
         return env.advance_aonline(steps, edge_only=self.edge_only, total=total, observe=False)
 
-    def advance_after(self, key, steps: int | None, total: float):
+    def advance_after(self, key, steps: int | None, total: float, last: bool = False):
         """:meth:`advance` with the first step's placement given by its ``action_key`` (``key``), in the same
-        compiled loop (``EdgeCloudMLEnv.advance_aonline(first=key)``); ``None`` where :meth:`advance` is."""
+        compiled loop (``EdgeCloudMLEnv.advance_aonline(first=key, last=last)``); ``None`` where :meth:`advance`
+        is."""
         env = self.unwrapped
         if self.env is not env or getattr(env, "discipline", None) != "paper":
             return None
-        return env.advance_aonline(steps, edge_only=self.edge_only, total=total, observe=False, first=key)
+        return env.advance_aonline(steps, edge_only=self.edge_only, total=total, observe=False, first=key, last=last)
 
 
 POLICY_SPECS = (

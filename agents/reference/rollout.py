@@ -314,7 +314,9 @@ class RolloutPolicy(Policy):
         the base's steps after it are that one call."""
         if key is not None and self._fuses():
             pol = self.base.fork(g)
-            fast = pol.advance_after(key, self.H if self.H else None, 0.0)
+            # last: with no terminal value, a continuation that reaches its horizon is dropped (the env need not
+            # prepare the decision point after it)
+            fast = pol.advance_after(key, self.H if self.H else None, 0.0, last=not self.D)
             if fast is not None and fast[1] > 0:
                 obs, n, total = fast
                 return self._finish(g, pol, obs, n, total, quiet=True)

@@ -175,6 +175,25 @@ def _prefix_cols(a: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+class _Spent:
+    """The candidate table of an env left at a look-ahead's horizon (``advance_aonline(last=True)``): it has no
+    next decision point, and any use of it raises."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        raise _spent_error()
+
+
+def _spent_error() -> RuntimeError:
+    return RuntimeError("this env was left at the end of a look-ahead (advance_aonline(last=True) took every step "
+                        "it was asked for and did not prepare the next decision point): drop it, or reset() it")
+
+
+#: the candidate table of a spent env (see :class:`_Spent`)
+_SPENT = _Spent()
+
+
 def _share(v, env):
     """A ``fork_env`` copy function that shares ``v`` (the fork replaces it before anyone writes to it)."""
     return v
@@ -264,6 +283,27 @@ class EdgeCloudMLEnv(gym.Env):
         self._outcome: ScheduleOutcome | None = None
         self._return = 0.0
         self._J = 0  # jobs of the episode (set at reset)
+
+    @property
+    def _outcome(self) -> ScheduleOutcome | None:
+        """The episode's outcome (``None`` before its end under the ``paper`` discipline). A look-ahead fork
+        (``fork(history=False)``) that ends its episode by :meth:`step_quiet` drains its simulator here, the first
+        time the outcome is read, rather than at that step (:attr:`_lazy_drain`)."""
+        d = self.__dict__
+        if d.get("_drain_due"):
+            d["_drain_due"] = False
+            d["_outcome_value"] = self.sim.drain()
+        return d.get("_outcome_value")
+
+    @_outcome.setter
+    def _outcome(self, value: ScheduleOutcome | None) -> None:
+        self.__dict__["_drain_due"] = False
+        self.__dict__["_outcome_value"] = value
+
+    #: whether :meth:`step_quiet`'s last step leaves the drain (A_ps's schedule of the whole episode, ~1 ms on
+    #: ``EdgeCloudML-v1``) until the outcome is first read: on look-ahead forks (``fork(history=False)``), whose
+    #: last quiet step is scored by its reward alone (the drain changes no reward). False: drained at that step
+    _lazy_drain = False
 
     @property
     def np_random(self) -> np.random.Generator:
@@ -395,8 +435,9 @@ class EdgeCloudMLEnv(gym.Env):
         """:meth:`step` without the observation and the info: ``(reward, terminated, truncated)``, the env left in
         the state ``step(action)`` leaves it in (the placement, the clock, Φ, the return, the counters, the drain
         at the last job). Only what the observation computes lazily (the completion heap's finished entries, the
-        cached legal rows) is left for later; :meth:`observe` then returns what ``step`` would have returned. For
-        look-ahead that does not read every observation (``rollout``'s first step of a candidate)."""
+        cached legal rows) is left for later, and, on a look-ahead fork (``fork(history=False)``), the drain at the
+        last job (run when the outcome is first read); :meth:`observe` then returns what ``step`` would have
+        returned. For look-ahead that does not read every observation (``rollout``'s first step of a candidate)."""
         reward, terminated, _ = self._place_and_advance(action, False)
         return float(reward), terminated, False
 
@@ -405,6 +446,8 @@ class EdgeCloudMLEnv(gym.Env):
         :meth:`reset`) returned or would have returned (zeros once the episode has terminated)."""
         if self.sim is None:
             raise RuntimeError("call reset() before observe()")
+        if self._cand is _SPENT:
+            raise _spent_error()
         if self._k >= self._J:
             return np.zeros(self.observation_space.shape, dtype=np.float32)
         return self._observation()
@@ -417,6 +460,8 @@ class EdgeCloudMLEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self._k >= self._J:
             raise RuntimeError("the episode has terminated; call reset()")
+        if self._cand is _SPENT:
+            raise _spent_error()
         j = self._k
         info: dict | None = {"job": j} if details else None
         if self.discipline == "paper":
@@ -449,7 +494,11 @@ class EdgeCloudMLEnv(gym.Env):
         if not terminated:
             self._prepare_step()
         elif self.discipline == "paper":
-            self._outcome = self.sim.drain()
+            if details or not self._lazy_drain:
+                self._outcome = self.sim.drain()
+            else:  # run by the first read of ``_outcome``: the same outcome, none of this step's returns need it
+                self._outcome = None
+                self._drain_due = True
         if terminated and details:
             metrics = episode_metrics(self.jobs.arrival_slots, self._outcome, self.cluster.num_workers)
             if self.discipline == "paper" and not self.keep_schedule:  # no segments: the busy time kept
@@ -464,7 +513,7 @@ class EdgeCloudMLEnv(gym.Env):
         return reward, terminated, info
 
     def advance_aonline(self, steps: int | None = None, *, edge_only: bool = False, total: float = 0.0,
-                        observe: bool = True, first: tuple[bytes, int] | None = None
+                        observe: bool = True, first: tuple[bytes, int] | None = None, last: bool = False
                         ) -> tuple[np.ndarray | None, int, float]:
         """Take up to ``steps`` steps (default: as many as there are) with ``A_online``'s actions (``A_online-E``'s
         with ``edge_only``), placed by the simulator's compiled A_greedy loop
@@ -482,9 +531,17 @@ class EdgeCloudMLEnv(gym.Env):
         look-ahead (``rollout:aonline``) scores it. The same state and rewards as ``step`` with that action and then
         A_online's; only the counts of illegal actions and of decoding fallbacks in the episode's metrics may
         differ (as :meth:`action_key` says). Taking no step (``steps=0``, or the current step is the episode's
-        last) ignores it."""
+        last) ignores it.
+
+        ``last=True`` (with ``observe=False``): the caller drops the env once these steps are taken, as a
+        look-ahead does at its horizon. When all ``steps`` were taken, the next decision point is not prepared
+        (the clock's move to the next arrival and its candidate table, which no reward of these steps reads) and
+        the env is spent: every later call but :meth:`reset` raises ``RuntimeError``. When fewer were taken (the
+        episode's last step is left), it is prepared as usual."""
         if self.sim is None:
             raise RuntimeError("call reset() before advance_aonline()")
+        if self._cand is _SPENT:
+            raise _spent_error()
         if self.discipline != "paper":
             raise ValueError(f"advance_aonline() needs the 'paper' discipline (this env: {self.discipline!r})")
         if steps is not None and int(steps) < 0:
@@ -501,6 +558,9 @@ class EdgeCloudMLEnv(gym.Env):
                                                  order=self._order, rewards=acc, first=first)
         self._return = float(acc[1])
         self._k += n
+        if last and not observe and steps is not None and n == int(steps):
+            self._cand = _SPENT  # the horizon: nothing reads the next decision point
+            return None, n, float(acc[0])
         self._prepare_step()
         return self._observation() if observe else None, n, float(acc[0])
 
@@ -870,10 +930,14 @@ class EdgeCloudMLEnv(gym.Env):
         late in an episode. Every observation, mask, reward, placement and episode metric of the fork is the one
         a ``history=True`` fork gives, except what needs the whole executed schedule (``render``, the
         utilisation series, ``sim.segments()``) and ``utilisation``, whose busy time is then summed exactly (as
-        with ``keep_schedule=False``, see the class docstring).
+        with ``keep_schedule=False``, see the class docstring). When such a fork ends its episode by
+        :meth:`step_quiet`, its simulator drains (A_ps's schedule of the episode, which no reward reads) when the
+        outcome is first read (``episode_series``, ``render``) instead of at that step; ``step`` drains at once.
         """
         from ...core.forking import fork_env
 
+        if self._cand is _SPENT:
+            raise _spent_error()
         redraw = future == "resample" and self._redraws_future()
         lean = not history and self.keep_schedule and self.sim is not None
         if self.sim is not None and self._fast_fork:
@@ -882,6 +946,7 @@ class EdgeCloudMLEnv(gym.Env):
             fork = self.fork(seed, future)
             fork.sim = fork.sim.lean_copy(fork._sim_shared(), room=max(self._FORK_LOG_ROWS, 1))
             fork.keep_schedule = False
+            fork._lazy_drain = True
             fork._lean_cache = None
             return fork
         if redraw:
@@ -933,7 +998,7 @@ class EdgeCloudMLEnv(gym.Env):
         if d.get("_rng_shared"):
             self._rng_shared = True
         if lean:
-            d["keep_schedule"] = False
+            d["keep_schedule"], d["_lazy_drain"] = False, True
         fork = object.__new__(type(self))
         fork.__dict__ = d
         mark_fork(self, fork, seed, future)
