@@ -266,9 +266,12 @@ def _table(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio: float | N
         L[1:] = (tot + kap * Ns - 1) // (kap * Ns)
         lat = _latency_vector(inst, i, t + L - 1 - a_i + sim.offset)
     lin_idx, lin_cnt = _lin_table(G)
+    # the calendar written up to slot t: the table reads slot t and, per site, the slots of the committed windows
+    # (below their ends, which the commits wrote), nothing later (see the kernel's docstring)
+    cal = sim.cal_upto(t + 1)
     ti, y, tf, mask, n_tent, n_now, legal = kn.candidate_table(
         inst.cap, st.qbar, inst.q, st.src_order, M, inst.data[i], inst.m[i], inst.n[i], kap, n_max, st.beta,
-        st.tie_le, sim.prop, param_mb, chunk_mb, lat, sim.cal, t, sim.calendar_len, a_i, sim.offset, kind, tau, b,
+        st.tie_le, sim.prop, param_mb, chunk_mb, lat, cal, t, sim.calendar_len, a_i, sim.offset, kind, tau, b,
         tau1, tau2, c, float(inst.exp_rate), int(G), int(wait_max), _geo_grid(n_max, int(G)), lin_idx, lin_cnt,
         prune_ratio is not None, float(prune_ratio) if prune_ratio is not None else 0.0, st.q_nonneg, sim.t_last,
         sim.plan_y, sim.plan_ps, order_cap)

@@ -219,6 +219,7 @@ class WirelessUDLEnv(gym.Env):
         self.mode = p.env.mode
         self.reward_scale = float(p.env.reward_scale)
         self.G = p.env.worker_counts
+        self._H = int(p.env.calendar_slots)  # the observation's calendar rows
         self.R_max, self.K = p.max_sites, p.num_resources
         if instance is not None and (instance.num_sites > self.R_max or instance.num_resources != self.K):
             raise ValueError(f"instance has {instance.num_sites} sites / {instance.num_resources} resources; "
@@ -289,6 +290,10 @@ class WirelessUDLEnv(gym.Env):
         self._head_rel = np.array([0.0, 0.0, inst.cap.shape[0]], dtype=float)
         self._obs_next = None
         self._prepare()
+        if self.mode == "commit" and not (self._use_reference or self.sim.record):
+            # the one-call step's job arrays built now (they are needed from the second step on anyway): the first
+            # step then takes the one-call path too, which also loads its kernel with the episode's first step
+            self._job_arrays()
         return self._observation(), {"job": 0, "action_mask": self.action_masks()}
 
     def _observation_constants(self) -> tuple[np.ndarray, np.ndarray]:
@@ -476,14 +481,21 @@ class WirelessUDLEnv(gym.Env):
         inst = self.inst
         param_slot = sim.param_slot(i, y, ps)
         fa = self._fast
-        if fa is None or fa[0] is not sim or fa[1] is not sim.inst or fa[2] is not sim.cal:
+        if fa is None or fa[0] is not sim or fa[1] is not sim.inst or fa[2] is not sim._cal:
             fa = self._fast_args()
+        # the calendar written where the call reads and books it: the plan's window, and the next job's
+        # observation rows (slots from its arrival; the table reads slot t and the committed windows only)
+        k = i + 1
+        need = int(c.start[a]) + int(c.win[a])
+        if k < inst.num_jobs:
+            need = max(need, fa[4][k][2] + self._H)
+        if need > sim._cal_fill:
+            sim.cal_upto(need)
         cost, ws, left, ti, yt, tf, mask, n_tent, n_now, legal, obs = kn.commit_step(
             *fa[3], i, y, int(c.start[a]), ps, param_slot, want_obs)
         assert left == 0, "a committed window must train all data"  # internal invariant
         sim.worker_slots += ws
         self._decisions += 1
-        k = i + 1
         self._k = k
         terminated = k >= inst.num_jobs
         if not terminated:
@@ -528,12 +540,12 @@ class WirelessUDLEnv(gym.Env):
         args = (inst.cap, st.qbar, inst.q, st.src_order, st.beta, st.tie_le, st.q_nonneg, sim.prop,
                 sim.sampling == "complete", sim.offset, float(inst.exp_rate), int(self.G), int(wait_max), lin_idx,
                 lin_cnt, ratio is not None, float(ratio) if ratio is not None else 0.0, inst.data, inst.m, inst.n,
-                *jobs, sim.M, sim.cal, int(sim.calendar_len), sim.start, sim.t_last, sim.plan_l, sim.plan_y,
+                *jobs, sim.M, sim._cal, int(sim.calendar_len), sim.start, sim.t_last, sim.plan_l, sim.plan_y,
                 sim.plan_ps, sim.transfer, sim.param, sim.lat_cost, sim.status, self._low64, self._high64,
                 float(pe.cost_clip), bool(pe.obs_relative), self._head_rel, int(inst.horizon_slots),
                 float(pe.cap_factor), self._obs_site, self._obs_job, int(self.R_max), int(pe.calendar_slots),
                 bool(pe.obs_rows), sim.usage, int(self._max_win), float(self.reward_scale))
-        self._fast = (sim, inst, sim.cal, args, scalars)
+        self._fast = (sim, inst, sim._cal, args, scalars)
         return self._fast
 
     def _job_arrays(self) -> tuple[tuple, list]:
@@ -655,7 +667,7 @@ class WirelessUDLEnv(gym.Env):
         H = pe.calendar_slots
         t = int(sim.t)
         if commit:
-            cal = sim.cal
+            cal = sim.cal_upto(t + H)  # the rows it shows written (the later slots need not be)
             free_len = max(0, min(H, cal.shape[0] - t))
         else:
             cal = _NO_CAL

@@ -17,9 +17,23 @@ FORK_SHARED = ("_fork_draws", "_fast", "_fast_jobs",
 JOB_FIELDS = ("arrival", "kappa", "chunk_mb", "param_mb", "m", "n", "data", "kind", "tau", "b", "tau1", "tau2", "c")
 
 
+def _copy_calendar(cal: np.ndarray, env) -> np.ndarray:
+    """The fork's calendar: a buffer of the same shape with the slots the parent has written copied
+    (``Simulator._cal_fill``; the others are written by the fork itself when it needs them, as the parent's)."""
+    out = np.empty_like(cal)
+    n = env.sim._cal_fill
+    out[:n] = cal[:n]
+    return out
+
+
 def fork(env, seed: int = 0, future: str = "resample"):
     """See :meth:`WirelessUDLEnv.fork <edgegym.families.wireless_udl.env.WirelessUDLEnv.fork>`."""
-    return fork_env(env, seed=seed, future=future, shared=FORK_SHARED, resample=resample_future)
+    return fork_env(env, seed=seed, future=future, shared=FORK_SHARED, resample=resample_future,
+                    copies=_COPIES)
+
+
+#: attributes copied by a function of their own (:func:`~edgegym.core.forking.fork_env`'s ``copies``)
+_COPIES = {"sim._cal": _copy_calendar}
 
 
 def resample_future(env, rng: np.random.Generator) -> None:

@@ -136,6 +136,10 @@ def tentative(inst: Instance, st: Static, i: int, U: np.ndarray, M: np.ndarray, 
 class Simulator:
     """State of one episode (both modes). ``discipline`` is used in ``replan`` mode only."""
 
+    #: False: the calendar is written whole when the simulator is built (the reference of the lazy calendar, which
+    #: writes its slots when first needed; the differential test runs both)
+    _lazy_calendar = True
+
     def __init__(self, inst: Instance, *, mode="commit", sampling="proportional", latency_offset=1,
                  cap_factor=10, calendar_len=None, record=False, static: Static | None = None,
                  discipline=None, model_sampling=True):
@@ -163,16 +167,53 @@ class Simulator:
         self.plan_l = np.zeros(n_jobs, np.int64)
         self.plan_y = np.zeros((n_jobs, R), np.int64)
         self.plan_ps = np.full(n_jobs, -1, np.int64)
-        self.cal = None
-        if mode == "commit":  # every slot's free resources = the capacities (filled in place: no broadcast copy)
-            self.cal = np.empty((self.calendar_len, R, K), inst.cap.dtype)
-            self.cal[...] = inst.cap
+        # the calendar (:attr:`cal`): every slot's free resources = the capacities, written lazily: slots
+        # ``[0, _cal_fill)`` hold the calendar, the rest of the buffer is filled with the capacities when first
+        # needed (:meth:`cal_upto`; an episode reads and books a few hundred of its ~1,700 slots, and the full fill
+        # of the ~2.7 MB buffer was about a third of a reset)
+        self._cal = None
+        self._cal_fill = 0
+        if mode == "commit":
+            self._cal = np.empty((self.calendar_len, R, K), inst.cap.dtype)
+            if not self._lazy_calendar:  # the reference: the whole calendar written now
+                self._fill_calendar(self.calendar_len)
         self.usage = np.zeros((R, K))  # replan: resources used in the last executed slot
         self.log: list[SlotRecord] = []
         self.hit_cap = 0
         self.slots_run = 0
         self.worker_slots = 0  # Σ over slots of workers running
         self.cand_cache = None  # commit mode: per-episode job constants of ``candidates.build_candidates``
+
+    # ------------------------------------------------------------------ calendar
+    @property
+    def cal(self) -> np.ndarray | None:
+        """(slots, R, K) free resources per slot (commit mode; ``None`` in replan mode): the capacities minus the
+        committed plans' demands over their windows. The whole calendar is written before it is handed out."""
+        c = self._cal
+        if c is not None and self._cal_fill < c.shape[0]:
+            self._fill_calendar(c.shape[0])
+        return c
+
+    @cal.setter
+    def cal(self, value: np.ndarray | None) -> None:
+        self._cal = value
+        self._cal_fill = 0 if value is None else value.shape[0]  # a calendar set from outside is complete
+
+    def cal_upto(self, n: int) -> np.ndarray:
+        """The calendar buffer with at least its slots ``[0, n)`` written (the later ones may not be: for the
+        kernels, which read and book slots below ``n`` only; commit mode)."""
+        if n > self._cal_fill:
+            self._fill_calendar(n)
+        return self._cal
+
+    def _fill_calendar(self, n: int) -> None:
+        """Write the capacities into the unwritten slots up to ``n`` (at least 64 more slots, at most the end): no
+        commit has touched them (commits book slots below the filled part only)."""
+        c = self._cal
+        lo = self._cal_fill
+        hi = min(c.shape[0], max(int(n), lo + 64))
+        c[lo:hi] = self.inst.cap
+        self._cal_fill = hi
 
     # ------------------------------------------------------------------ shared slot mechanics
     def demand(self, i: int, y: np.ndarray, ps: int) -> np.ndarray:
@@ -226,7 +267,7 @@ class Simulator:
 
     def free_window(self, start: int, win: int) -> np.ndarray:
         """(R, K) resources free in every slot of ``[start, start + l)``."""
-        return self.cal[start:start + win].min(axis=0)
+        return self.cal_upto(start + win)[start:start + win].min(axis=0)
 
     def check_plan(self, plan: Plan) -> str | None:
         """Why ``plan`` is not a legal commit now (``None`` if it is)."""
@@ -265,9 +306,10 @@ class Simulator:
             inst, st, ps = self.inst, self.static, int(plan.ps)
             param_slot = self.param_slot(i, y, ps)
             kap, _, a_i, kind, _, chunk_mb, tau, b, tau1, tau2, c = cache[3][i]
+            cal = self.cal_upto(int(plan.start) + self.window(i, int(y.sum())))  # the slots the window books
             cost, ws, left = kn.commit_plan(inst.cap, st.qbar, inst.q, st.src_order, st.beta, self.M, inst.data,
                                             inst.m, inst.n, i, y, kap, self.sampling == "complete", chunk_mb,
-                                            param_slot, self.cal, int(plan.start), ps, self.start, self.t_last,
+                                            param_slot, cal, int(plan.start), ps, self.start, self.t_last,
                                             self.plan_l, self.plan_y, self.plan_ps, self.transfer, self.param,
                                             self.lat_cost, self.status, kind, tau, b, tau1, tau2, c, a_i, self.offset,
                                             self.inst.exp_rate)
@@ -289,9 +331,10 @@ class Simulator:
             # window as ``window`` computes them)
             inst, st, ps = self.inst, self.static, int(plan.ps)
             param_slot = self.param_slot(i, y, ps)
+            cal = self.cal_upto(int(plan.start) + self.window(i, int(y.sum())))  # the slots the window books
             tr, pa, N, win, left = kn.run_plan(inst.cap, st.qbar, inst.q, st.src_order, st.beta, M, inst.data[i], y,
                                                int(inst.kappa[i]), self.sampling == "complete",
-                                               float(inst.chunk_mb[i]), param_slot, self.cal, int(plan.start),
+                                               float(inst.chunk_mb[i]), param_slot, cal, int(plan.start),
                                                inst.m[i], inst.n[i], ps)
         assert left == 0, "a committed window must train all data"  # internal invariant
         self.start[i], self.t_last[i] = plan.start, plan.start + win - 1

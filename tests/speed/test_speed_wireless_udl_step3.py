@@ -1,0 +1,109 @@
+"""WirelessUDL's lazy calendar and eager job arrays against their references, identical (``==``), no tolerance.
+
+* The calendar written when first needed (``Simulator._lazy_calendar``) against the whole calendar written when the
+  simulator is built (the flag off): on >= 1,000 decision states of ``sim`` (v0), ``sim-v1`` and ``sim-hard``, the
+  same observations, rewards, masks, infos and episode metrics, the written slots equal to the reference's and every
+  slot not yet written at the capacities in the reference (so that writing it later gives the same calendar).
+* Forks copy only the written slots and still step as the reference env's forks.
+* The one-call step's job arrays are built by ``reset`` (the first step takes the one-call path).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgegym.families.wireless_udl.env import WirelessUDLEnv
+from edgegym.families.wireless_udl.simulator import Simulator
+from edgegym.families.wireless_udl.testing import assert_same_step
+
+JOBS = {"count": 70, "horizon_slots": 105, "arrival_window": [0, 104]}
+
+
+def _check_calendar(lazy: WirelessUDLEnv, ref: WirelessUDLEnv, where: str) -> None:
+    s1, s2 = lazy.sim, ref.sim
+    n = s1._cal_fill
+    assert s2._cal_fill == s2._cal.shape[0], where
+    assert s1._cal.shape == s2._cal.shape, where
+    np.testing.assert_array_equal(s1._cal[:n], s2._cal[:n], err_msg=where)
+    assert (s2._cal[n:] == s2.inst.cap).all(), where  # the slots not yet written hold the capacities
+
+
+def _lockstep(lazy, ref, rng, where, steps=None, start=None) -> int:
+    if start is not None:
+        (o1, i1), (o2, i2) = start
+    else:
+        o1, i1 = lazy.observe(), {"action_mask": lazy.action_masks()}
+        o2, i2 = ref.observe(), {"action_mask": ref.action_masks()}
+    n = 0
+    while True:
+        at = f"{where} job {lazy._k}"
+        np.testing.assert_array_equal(o1, o2, err_msg=at)
+        np.testing.assert_array_equal(i1["action_mask"], i2["action_mask"], err_msg=at)
+        _check_calendar(lazy, ref, at)
+        n += 1
+        if steps is not None and n > steps:
+            return n
+        a = int(rng.choice(np.flatnonzero(lazy.action_masks())))
+        s1, s2 = lazy.step(a), ref.step(a)
+        assert_same_step(s1, s2, at)
+        (o1, _, t1, tr1, i1), (o2, *_, i2) = s1, s2
+        if t1 or tr1:
+            _check_calendar(lazy, ref, at)
+            assert lazy.episode_return() == ref.episode_return(), at
+            assert lazy.episode_metrics() == ref.episode_metrics(), at
+            np.testing.assert_array_equal(lazy.sim.cal, ref.sim.cal, err_msg=at)  # the whole calendar
+            return n
+
+
+def _pair(preset, config, seed, monkeypatch):
+    lazy = WirelessUDLEnv(preset, config=config)
+    ref = WirelessUDLEnv(preset, config=config)
+    start1 = lazy.reset(seed=seed)
+    monkeypatch.setattr(Simulator, "_lazy_calendar", False)
+    start2 = ref.reset(seed=seed)
+    monkeypatch.setattr(Simulator, "_lazy_calendar", True)
+    return lazy, ref, (start1, start2)
+
+
+def test_lazy_calendar_matches_the_whole_calendar_on_1000_states(monkeypatch):
+    rng = np.random.default_rng(91)
+    states = 0
+    for preset in ("sim", "sim-v1", "sim-hard"):
+        for seed in range(5):
+            cfg = {"jobs": JOBS} if seed else None  # full size (100 jobs) and the 70-job arrival rate
+            lazy, ref, start = _pair(preset, cfg, seed, monkeypatch)
+            assert lazy.sim._cal_fill < lazy.sim._cal.shape[0]  # lazy indeed
+            states += _lockstep(lazy, ref, rng, f"{preset} seed {seed}", start=start)
+    assert states >= 1000
+
+
+def test_forks_of_a_lazy_calendar_step_as_the_reference(monkeypatch):
+    rng = np.random.default_rng(92)
+    states = 0
+    for preset, future in (("sim", "keep"), ("sim-v1", "resample"), ("sim", "resample")):
+        lazy, ref, start = _pair(preset, {"jobs": JOBS}, 3, monkeypatch)
+        states += _lockstep(lazy, ref, rng, f"{preset} before", steps=20, start=start)
+        f1, f2 = lazy.fork(seed=4, future=future), ref.fork(seed=4, future=future)
+        assert f1.sim._cal is not lazy.sim._cal and f1.sim._cal_fill == lazy.sim._cal_fill
+        states += _lockstep(f1, f2, rng, f"{preset} fork {future}")
+        states += _lockstep(lazy, ref, rng, f"{preset} after")  # the parent unchanged by its fork's steps
+    assert states >= 100
+
+
+def test_calendar_property_writes_the_whole_calendar(monkeypatch):
+    lazy, ref, _ = _pair("sim", {"jobs": JOBS}, 5, monkeypatch)
+    for _ in range(10):
+        a = int(np.flatnonzero(lazy.action_masks())[0])
+        lazy.step(a)
+        ref.step(a)
+    assert lazy.sim._cal_fill < lazy.sim._cal.shape[0]
+    np.testing.assert_array_equal(lazy.view().calendar, ref.view().calendar)
+    assert lazy.sim._cal_fill == lazy.sim._cal.shape[0]
+
+
+def test_reset_builds_the_job_arrays_and_the_first_step_is_one_call():
+    env = WirelessUDLEnv("sim")
+    env.reset(seed=2)
+    assert env._fast_jobs is not None and env._fast_jobs[0] is env.inst
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    assert env._fast is not None and env._fast[0] is env.sim
