@@ -210,6 +210,13 @@ class HeteroMLEnv(gym.Env):
     #: :meth:`step` computes the next job's v1 rows in its commit's compiled call (False: two calls, the same values;
     #: the differential tests compare both)
     _fuse = True
+    #: the episode metrics read only the servers each job uses (``_kernels.gpu_busy_listed``, ``job_workers``) and
+    #: compute the PS lower bound's terms elementwise (:meth:`_lower_bound_ps`); False: the full-table and per-job
+    #: loops, the same values (the reference of ``tests/speed/test_speed_hetero_v1_step3.py``)
+    _listed = True
+    #: :meth:`step` of a fused v1 env through :meth:`_step_direct` (False: :meth:`_commit_step` then
+    #: :meth:`_observation`, the same values; the reference of ``tests/speed/test_speed_hetero_v1_step3.py``)
+    _direct = True
 
     def __init__(self, preset: str | HeteroPreset = DEFAULT_PRESET, config: dict | None = None, render_mode=None):
         p = load_preset(preset) if not isinstance(preset, HeteroPreset) else preset
@@ -251,6 +258,9 @@ class HeteroMLEnv(gym.Env):
         self._fused = bool(self._fuse and self.obs_actions and not self.slot_driven
                            and cls._decode_commit is HeteroMLEnv._decode_commit
                            and cls._observation is HeteroMLEnv._observation)
+        # whether step() takes _step_direct (this class's own commit step and observation, which it inlines)
+        self._direct_ok = bool(self._fused and self._direct and cls._commit_step is HeteroMLEnv._commit_step
+                               and cls._job_scalars is HeteroMLEnv._job_scalars and cls._rec is HeteroMLEnv._rec)
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -337,9 +347,93 @@ class HeteroMLEnv(gym.Env):
         return c[1][k]
 
     def step(self, action):
+        if self._direct_ok and type(action) is int:
+            got = self._step_direct(action)
+            if got is not None:
+                return got
         r, terminated, info = self._commit_step(action, fuse=self._fused)
         obs = self._observation() if not terminated else np.zeros(self.observation_space.shape, dtype=np.float32)
         return obs, r, terminated, False, info
+
+    def _step_direct(self, act: int):
+        """:meth:`step` of a fused v1 env (``_fused``) for a valid grid action (a Python int) on a state whose
+        configurations, mask and usage profiles are cached (every decision point after the first): the same
+        commit (``_kernels.commit_prepare``), caches, reward, info and observation as :meth:`_commit_step` with
+        :meth:`_decode_commit` and then :meth:`_observation`, in one method (their checks, repeated look-ups of the
+        job table and per-call set-up done once). Returns ``None``, having changed nothing, where that path does
+        something else (an invalid action, a price tie within rounding in the commit's search, no cached state);
+        the caller then takes it. ``_direct = False``: always that path (the reference of
+        ``tests/speed/test_speed_hetero_v1_step3.py``)."""
+        k = self._k
+        jb = self.jobs
+        J = jb.arrival.shape[0]
+        if k >= J or not 0 <= act < self.n_grid:
+            return None
+        st, cs = self._mask_step, self._cfg_step
+        if st is None or st[0] != k or cs is None or cs[0] != k or not st[1].item(act):
+            return None
+        c = self._jsc
+        if c is None or c[0] is not jb:
+            self._job_scalars(k)
+            c = self._jsc
+        tab = c[1]
+        w, _, _, _, grad, ra, a, W, now = tab[k]
+        m4, n4, q4, p4 = cs[1]
+        m, n, spread, p = m4.item(act), n4.item(act), q4.item(act) == 1, p4.item(act)
+        t0 = now + self._delays.item(act % self.n_delays)
+        est = self._est_step
+        if est is not None and est[0] == k and est[2].item(act) >= 1 and est[1].item(act) >= t0:
+            t0 = est[1].item(act)  # as in _decode_commit: the search starts at the estimated start
+        pr = self._prof_step
+        prof = pr[1] if pr is not None and pr[0] == k else self._no_prof
+        nxt = k + 1 < J
+        k1, G = k + 1 if nxt else k, self.n_grid
+        w1, E1, D1, K1, grad1, ra1, a1, W1, now1 = tab[k1]
+        buf = np.empty((6, G), dtype=np.int64)  # worker type, workers, spread, PS type, start, duration
+        b0, b1, b2, b3, start, dur = buf
+        mask = np.empty(G, dtype=bool)
+        kc, v, psu, sim = self._kc, jb.v, jb.ps_update, self.sim
+        rec = self._rec()
+        rows_buf, ratio, bins = self._rows_buf, self._ratio_buf, self._bins_buf
+        K = _kernels()
+        stc, t, d, nw, col, rows, fr, nv, prof1 = K.commit_prepare(
+            rec, sim.colocated, k, *kc, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, *prof, nxt, D1, self._fracs,
+            self._zf, self._feas, W1, v[k1], psu[k1], ra1, grad1, now1, self._delays, self._est_free, self._est_caps,
+            b0, b1, b2, b3, mask, start, dur, rows_buf, ratio, bins, *self._look_cache)
+        if stc != 1:
+            return None  # nothing committed (the search wrote only its caches): _commit_step decides
+        if nv != -2:  # the caches _prepare_rows(k1) sets
+            self._prof_step = (k1, prof1)
+            self._cfg_step = (k1, (b0, b1, b2, b3))
+            self._mask_step = (k1, mask)
+            if nv >= 0:
+                self._est_step = (k1, start, dur)
+            self._rows_step = (k1, int(nv))
+        sim.ledger.commit_rows(rows, fr, t, t + d)
+        start_k, dur_k, nw, col = int(t), int(d), int(nw), bool(col)
+        c_k = start_k + dur_k
+        r = -w * (c_k - (a if self._flow else 0)) / self.reward_scale
+        self._rewards.append(r)
+        self._k = k + 1
+        terminated = self._k >= J
+        info = {
+            "job": k, "start": start_k, "duration": dur_k, "completion": c_k, "worker_type": m, "num_workers": nw,
+            "colocated": col, "weighted_completion": w * c_k, "reward_flow": -w * (c_k - a) / self.reward_scale,
+        }
+        if terminated:
+            info["episode_metrics"] = self.episode_metrics()
+            return np.zeros(self.observation_space.shape, dtype=np.float32), float(r), True, False, info
+        if nv < 0:  # the next job's rows were not computed here: the observation's own path
+            return self._observation(), float(r), False, False, info
+        # _observation on the rows just computed (its fused branch)
+        self._rows_step = None
+        lg = np.log2(ratio[:nv])
+        obs_space = self.observation_space
+        out = np.empty(obs_space.shape[0], dtype=np.float32)
+        K.observation(w1, E1, D1, K1, grad1, v[k1], psu[k1], ra1, a1, k1, J, now1, self.T, self.obs_relative, rec,
+                      kc[0], kc[1], kc[2], kc[3], kc[6], rows_buf, mask, lg, self._no_mask, obs_space.low,
+                      obs_space.high, out, bins)
+        return out, float(r), False, False, info
 
     def step_quiet(self, action) -> tuple[float, bool, bool]:
         """:meth:`step` without building the observation and the info: returns ``(reward, terminated, truncated)``
@@ -863,6 +957,8 @@ class HeteroMLEnv(gym.Env):
         """LB = Σ_j w_j (a_j + d_j^min), d^min the shortest standalone duration over all types, PS types and
         N <= D_j with the co-located rate, ignoring capacity: LB <= OPT."""
         jb, c = self.jobs, self.cluster
+        if c.arch == "ps" and self._listed:
+            return self._lower_bound_ps()
         lb = 0.0
         work, chunks, weight, arrival = jb.work.tolist(), jb.chunks.tolist(), jb.weight.tolist(), jb.arrival.tolist()
         if c.arch == "ps":
@@ -877,6 +973,30 @@ class HeteroMLEnv(gym.Env):
                 d = int(np.ceil(float(work[j]) * it / n - 1e-9).min())
             lb += weight[j] * (arrival[j] + d)
         return lb
+
+    def _lower_bound_ps(self) -> float:
+        """:meth:`lower_bound` of the PS architecture with the per-job terms computed elementwise by NumPy: the same
+        IEEE operations on the same numbers as its loop (``float(W_j) · it_j / D_j - 1e-9``, the ceiling, the integer
+        ``a_j + d_j`` exact in float64 below 2^53, times ``w_j``), then added one by one in job order as the loop
+        adds them (~45 -> ~10 µs per call on 150 jobs)."""
+        jb = self.jobs
+        it_all = jb.v.min(axis=1) + jb.ps_update.min(axis=1)  # per job: v.min() + U^p.min()
+        d = np.ceil(jb.work.astype(np.float64) * it_all / jb.chunks - 1e-9)
+        if not float(np.abs(d).max(initial=0.0)) + float(jb.arrival.max(initial=0)) < 2.0 ** 53:
+            return self._lower_bound_loop()  # past float64's exact integers (or not finite): the loop decides
+        lb = 0.0
+        for x in (jb.weight * (jb.arrival + d)).tolist():
+            lb += x
+        return lb
+
+    def _lower_bound_loop(self) -> float:
+        """:meth:`lower_bound`'s loop (the reference of :meth:`_lower_bound_ps`)."""
+        listed = self._listed
+        try:
+            self._listed = False
+            return self.lower_bound()
+        finally:
+            self._listed = listed
 
     def episode_metrics(self) -> dict:
         jb = self.jobs
@@ -903,7 +1023,12 @@ class HeteroMLEnv(gym.Env):
         }
         if not self.slot_driven:
             s = self.sim
-            out["avg_workers"] = float(s.workers.sum(axis=1).mean())
+            if self._listed:  # the same integer sums from the servers each job uses (``_kernels.job_workers``)
+                nw = np.empty(s.workers.shape[0], dtype=s.workers.dtype)
+                _kernels().job_workers(self._k, self._rec(), nw)
+            else:
+                nw = s.workers.sum(axis=1)
+            out["avg_workers"] = float(nw.mean())
             out["frac_colocated"] = float(s.colocated.mean())
             end = int(comp.max())
             out["utilisation_gpu"] = self._gpu_utilisation(1, max(2, end))
@@ -919,7 +1044,8 @@ class HeteroMLEnv(gym.Env):
         g = np.concatenate([wres[:, 0], pres[:, 0]])
         if not np.all(g == np.floor(g)) or float(np.abs(g).max(initial=0.0)) * self.H * (end - start) > 2.0 ** 50:
             return float(self.sim.ledger.utilisation(start, end)[0])
-        busy = _kernels().gpu_busy(self._k, self._rec(), wres, pres, self._kc[6], int(start), int(end))
+        busy = (_kernels().gpu_busy_listed if self._listed else _kernels().gpu_busy)(
+            self._k, self._rec(), wres, pres, self._kc[6], int(start), int(end))
         tot = max(float(self.cluster.capacity[:, 0].sum()), 1e-12)
         return float(busy / tot / max(1, end - start))
 

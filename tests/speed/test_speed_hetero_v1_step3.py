@@ -1,0 +1,163 @@
+"""Differential tests of HeteroML's third round of step and episode shortcuts against the paths they replace.
+
+* The episode metrics from the servers each job uses (``_kernels.gpu_busy_listed``, ``_kernels.job_workers``) and
+  the PS lower bound's terms computed elementwise (``HeteroMLEnv._lower_bound_ps``) equal the full-table kernels and
+  the per-job loop (``HeteroMLEnv._listed = False``): on >= 1,000 decision states of random-legal episodes (random
+  windows for the GPU sum), on >= 1,000 drawn instances and on hand-made job tables whose terms sit at a ceiling's
+  edge.
+* ``HeteroMLEnv._step_direct`` (a fused v1 step in one method) and the episode metrics: whole random-legal episodes
+  of the v0 and v1 ids (tiny and RA presets too) with every shortcut of this file on and off (``_listed``,
+  ``_direct``), in lockstep: observations, masks, rewards, infos, episode metrics and the committed schedule ``==``,
+  >= 1,000 v1 steps, an invalid action every 9th step (the path it leaves to ``_commit_step``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgegym.families.hetero_ml import _kernels
+from edgegym.families.hetero_ml.env import HeteroMLEnv
+from edgegym.families.hetero_ml.simulator import HeteroJobs
+
+
+class _Reference(HeteroMLEnv):
+    """The env with this round's shortcuts off (the paths before)."""
+
+    _listed = False
+    _direct = False
+
+
+class _Counted(HeteroMLEnv):
+    """The env as shipped, counting the steps :meth:`HeteroMLEnv._step_direct` took."""
+
+    direct = 0
+
+    def _step_direct(self, act):
+        got = super()._step_direct(act)
+        _Counted.direct += got is not None
+        return got
+
+
+def _same(x, y) -> bool:
+    """``x == y``, NaN equal to NaN (``ratio_lb`` without a bound)."""
+    return x == y or (x != x and y != y)
+
+
+def _lockstep(new, old, seed) -> int:
+    """One random-legal episode of ``new`` and ``old`` side by side, every output compared with ``==``; returns the
+    number of steps."""
+    obs, _ = new.reset(seed=seed)
+    obs_o, _ = old.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    steps, done = 0, False
+    while not done:
+        assert np.array_equal(obs, obs_o), (seed, new._k)
+        mask = new.action_masks()
+        assert np.array_equal(mask, old.action_masks()), (seed, new._k)
+        a = int(rng.choice(np.flatnonzero(mask)))
+        if steps % 9 == 4:  # an unmasked invalid action now and then (mapped to a valid one)
+            bad = np.flatnonzero(~mask)
+            a = int(bad[0]) if bad.size else a
+        obs, r, done, trunc, info = new.step(a)
+        obs_o, r_o, done_o, trunc_o, info_o = old.step(a)
+        assert r == r_o and done == done_o and trunc == trunc_o, (seed, new._k)
+        assert info.keys() == info_o.keys(), (seed, new._k)
+        for key, val in info.items():
+            if key == "episode_metrics":
+                assert val.keys() == info_o[key].keys()
+                for m, x in val.items():
+                    assert _same(x, info_o[key][m]), (seed, m, x, info_o[key][m])
+            else:
+                assert val == info_o[key], (seed, new._k, key)
+        steps += 1
+    assert np.array_equal(obs, obs_o)
+    assert new.episode_return() == old.episode_return()
+    for name in ("start", "duration", "worker_type", "ps_type", "workers", "ps", "colocated"):
+        assert np.array_equal(getattr(new.sim, name), getattr(old.sim, name)), name
+    return steps
+
+
+def test_step_and_metrics_equal_the_reference():
+    steps = {}
+    _Counted.direct = 0
+    for preset, seed, jobs in (("ps-v1", 0, None), ("tiny-v1", 1, None), ("rl-hard-v1", 2, 80), ("ra-v1", 3, 60),
+                               ("tiny-ra-v1", 4, None), ("rl-v1", 5, 80), ("ps-v1", 6, None), ("ps", 7, 60),
+                               ("tiny", 8, None), ("ps-v1", 9, None), ("ps-v1", 10, None), ("ps-v1", 11, None),
+                               ("ps-v1", 12, None)):
+        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+        n = _lockstep(_Counted(preset, config=cfg), _Reference(preset, config=cfg), seed)
+        steps[preset] = steps.get(preset, 0) + n
+    assert sum(n for p, n in steps.items() if p.endswith("v1")) >= 1000, steps
+    assert _Counted.direct >= 800, _Counted.direct  # the direct path itself was compared (not only its fallback)
+
+
+def test_listed_kernels_equal_the_full_tables():
+    """``gpu_busy_listed`` == ``gpu_busy`` (random windows) and ``job_workers`` == ``workers.sum(axis=1)`` at every
+    decision state of random-legal episodes."""
+    rng = np.random.default_rng(5)
+    states = 0
+    for preset, seed in (("ps-v1", 20), ("tiny-v1", 21), ("ra-v1", 22), ("ps-v1", 23), ("tiny", 24), ("ps", 25),
+                         ("ps-v1", 26), ("rl-v1", 27), ("tiny-ra-v1", 28), ("ps-v1", 29), ("ps-v1", 30)):
+        env = HeteroMLEnv(preset)
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            k, rec, kc = env._k, env._rec(), env._kc
+            top = int(max(2, env.sim.completion.max() + 3))
+            for _ in range(2):
+                t0 = int(rng.integers(0, top))
+                t1 = int(rng.integers(t0, top + 2))
+                exp = _kernels.gpu_busy(k, rec, kc[1], kc[2], kc[6], t0, t1)
+                got = _kernels.gpu_busy_listed(k, rec, kc[1], kc[2], kc[6], t0, t1)
+                assert got == exp and np.signbit(got) == np.signbit(exp), (preset, k, t0, t1)
+            nw = np.full(env.sim.workers.shape[0], -7, dtype=np.int64)
+            _kernels.job_workers(k, rec, nw)
+            assert np.array_equal(nw, env.sim.workers.sum(axis=1)), (preset, k)
+            states += 1
+            _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert states >= 1000, states
+
+
+def test_lower_bound_ps_equals_the_loop():
+    """``_lower_bound_ps`` == the per-job loop on >= 1,000 drawn instances and on hand-made job tables whose terms
+    sit at a ceiling's edge (``W · it / D`` an integer or within 1e-9 of one), tiny update times and large works."""
+    cases = 0
+    for preset, n in (("ps-v1", 500), ("tiny-v1", 300), ("rl-hard-v1", 200), ("ps-paper-literal", 100)):
+        env = HeteroMLEnv(preset)
+        ref = _Reference(preset)
+        for seed in range(n):
+            env.reset(seed=seed)
+            ref.reset(seed=seed)
+            got, exp = env.lower_bound(), ref.lower_bound()
+            assert got == exp, (preset, seed, got, exp)
+            assert env._lower_bound_ps() == exp
+            cases += 1
+    assert cases >= 1000
+    rng = np.random.default_rng(9)
+    env = HeteroMLEnv("ps-v1")
+    env.reset(seed=0)
+    ref = _Reference("ps-v1")
+    jb0 = env.jobs
+    J, M = jb0.v.shape
+    P = jb0.ps_update.shape[1]
+    for case in range(600):
+        chunks = rng.integers(1, 65, J)
+        epochs = rng.integers(1, 2000 if case % 5 else 10 ** 6, J)
+        batches = rng.integers(1, 500, J)
+        work = (epochs * chunks * batches).astype(np.float64)
+        if case % 3 == 0:  # it_j chosen so that W · it / D lands on (or 1e-9 around) an integer
+            target = rng.integers(1, 5000, J) + rng.choice([0.0, 1e-9, -1e-9, 2e-9, 5e-10], J)
+            it = target * chunks / work
+        else:
+            it = rng.random(J) * (10.0 ** rng.integers(-12, 1, J))
+        v = np.tile(np.maximum(it, 1e-300)[:, None], (1, M)) * rng.choice([1.0, 1.5, 3.0], (J, M))
+        v[np.arange(J), rng.integers(0, M, J)] = np.maximum(it, 1e-300)
+        psu = np.zeros((J, P)) if case % 2 else rng.random((J, P)) * 1e-3
+        if case % 2 == 0:
+            v = v + 0.0  # it = v.min + psu.min: the sum's rounding included
+        jobs = HeteroJobs(np.sort(rng.integers(1, 10 ** (case % 7 + 1), J)), rng.random(J) * 5 + 1e-3, epochs,
+                          chunks, batches, v, psu, jb0.ra_update, jb0.grad_mb)
+        env.jobs = jobs
+        ref.cluster, ref.jobs = env.cluster, jobs
+        got, exp = env.lower_bound(), ref.lower_bound()
+        assert got == exp, (case, got, exp)
