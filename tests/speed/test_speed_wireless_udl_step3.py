@@ -107,3 +107,51 @@ def test_reset_builds_the_job_arrays_and_the_first_step_is_one_call():
     assert env._fast_jobs is not None and env._fast_jobs[0] is env.inst
     env.step(int(np.flatnonzero(env.action_masks())[0]))
     assert env._fast is not None and env._fast[0] is env.sim
+
+
+def test_compiled_episode_tables_match_numpy_on_1000_jobs(monkeypatch):
+    """The compiled per-episode tables (:mod:`edgegym.families.wireless_udl._episode`) against their numpy
+    references: the observation's job blocks and the latency vectors ``lat[i, :n_max_i + 1]`` of every job, bit for
+    bit, on the default presets, every latency cost shape, proportional sampling and forked (redrawn) instances."""
+    from edgegym.families.wireless_udl import _episode
+    from edgegym.families.wireless_udl.candidates import _job_table
+
+    cases = [("sim", None), ("sim-v1", None), ("sim-exp-proportional", None), ("paper-literal", None),
+             ("testbed", None), ("tiny", None)]
+    cases += [("sim", {"jobs": {"latency_cost": k}}) for k in ("exp", "linear", "piecewise", "mix")]
+    jobs = 0
+    for preset, cfg in cases:
+        for seed in range(3):
+            env = WirelessUDLEnv(preset, config=cfg)
+            env.reset(seed=seed)
+            envs = [env, env.fork(seed=seed, future="resample")] if env.inst.num_jobs > 1 else [env]
+            for e in envs:
+                tables = []
+                for on in (False, True):
+                    monkeypatch.setattr(_episode, "ENABLED", on)
+                    e.sim.cand_cache = None
+                    tables.append((e._observation_constants(), _job_table(e.sim)))
+                ((site0, job0), (_, tot0, lat0, sc0, _)), ((site1, job1), (_, tot1, lat1, sc1, _)) = tables
+                np.testing.assert_array_equal(site0, site1)
+                assert job0.shape == job1.shape and job0.dtype == job1.dtype
+                assert (job0.view(np.int64) == job1.view(np.int64)).all(), (preset, cfg, seed)  # bit for bit
+                assert tot0 == tot1 and sc0 == sc1
+                for i, s in enumerate(sc0):
+                    a, b = lat0[i, :s[1] + 1], lat1[i, :s[1] + 1]
+                    assert (a.view(np.int64) == b.view(np.int64)).all(), (preset, cfg, seed, i)
+                jobs += len(sc0)
+    assert jobs >= 1000
+
+
+def test_job_block_falls_back_to_numpy_for_a_job_without_data():
+    import dataclasses
+
+    env = WirelessUDLEnv("tiny")
+    env.reset(seed=0)
+    data = env.inst.data.copy()
+    data[0] = 0
+    e = WirelessUDLEnv("tiny", instance=dataclasses.replace(env.inst, data=data))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e.reset(seed=0)
+        _, job = e._observation_constants()
+        np.testing.assert_array_equal(job, e._job_block_ref())

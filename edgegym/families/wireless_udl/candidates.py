@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _episode as _ep
 from . import _kernels as kn
 from .simulator import Plan, Simulator
 
@@ -192,9 +193,43 @@ def _job_table(sim: Simulator) -> tuple:
     n_max = np.maximum(1, np.minimum(-(-tot // kap), st.n_cap.astype(np.int64)))
     nj = tot.shape[0]
     w = int(n_max.max()) + 1 if nj else 1
+    if _ep.ENABLED:
+        lat = _latency_table(inst, tot, kap, n_max, int(w), int(sim.offset))
+    else:
+        lat = _latency_table_ref(inst, tot, kap, n_max, int(w), int(sim.offset))
+    scalars = list(zip(kap.tolist(), n_max.tolist(), inst.arrival.tolist(), inst.kind.tolist(),
+                       np.asarray(inst.param_mb, float).tolist(), np.asarray(inst.chunk_mb, float).tolist(),
+                       np.asarray(inst.tau, float).tolist(), np.asarray(inst.b, float).tolist(),
+                       np.asarray(inst.tau1, float).tolist(), np.asarray(inst.tau2, float).tolist(),
+                       np.asarray(inst.c, float).tolist(), strict=True))
+    R = inst.cap.shape[0]
+    ones = np.ones(R, np.int64)
+    shared, _ = kn.site_order(inst.cap, inst.cap, st.qbar, ones, ones, st.beta[0], st.beta[1], st.beta[2])
+    orders = [shared if full else _NO_ORDER for full in (inst.data > 0).all(axis=1).tolist()]
+    cache = (inst, tot.tolist(), lat, scalars, orders)
+    sim.cand_cache = cache
+    return cache
+
+
+def _latency_table(inst, tot, kap, n_max, w: int, offset: int) -> np.ndarray:
+    """:func:`_latency_table_ref`'s entries ``[i, :n_max[i] + 1]`` (the only ones read; zeros after) in two compiled
+    calls around numpy's ``exp`` (:mod:`._episode`: the same operations on the same values, the exponentials of
+    the needed entries only, packed)."""
+    kind = np.asarray(inst.kind, np.int64)
+    c = np.asarray(inst.c, float)
+    L, x, start = _ep.lat_exp_args(tot, kap, n_max, kind, c, float(inst.exp_rate), offset)
+    e = np.exp(x)  # numpy's exp (not bit for bit the compiled one), on a contiguous array as the reference's
+    return _ep.lat_fill(L, e, start, kind, np.asarray(inst.tau, float), np.asarray(inst.b, float),
+                        np.asarray(inst.tau1, float), np.asarray(inst.tau2, float), c, w)
+
+
+def _latency_table_ref(inst, tot, kap, n_max, w: int, offset: int) -> np.ndarray:
+    """``lat[i, :n_max_i + 1]``: job ``i``'s latency vector when decided at its arrival slot (the same numpy
+    operations as :func:`_latency_vector`, on all jobs of a kind at once; the reference of :func:`_latency_table`)."""
+    nj = tot.shape[0]
     # ceil(tot / (κ·N)) − 1 + offset as floats (numpy's (tot + κN − 1) // κN, then − 1 + offset, in one compiled
     # pass: integer arithmetic, exact)
-    Lf = kn.window_table(tot, kap, int(w), int(sim.offset))
+    Lf = kn.window_table(tot, kap, int(w), int(offset))
     lat = np.zeros((nj, w))
     rate = inst.exp_rate
     kind = np.asarray(inst.kind)
@@ -215,18 +250,7 @@ def _job_table(sim: Simulator) -> tuple:
                 lat[rows] = inst.b[rows, None] / (np.exp(np.minimum(-rate * (L - inst.c[rows, None]), 700.0)) + 1.0)
         else:
             lat[rows] = np.where(L < inst.c[rows, None], inst.tau1[rows, None], inst.tau2[rows, None]).astype(float)
-    scalars = list(zip(kap.tolist(), n_max.tolist(), inst.arrival.tolist(), inst.kind.tolist(),
-                       np.asarray(inst.param_mb, float).tolist(), np.asarray(inst.chunk_mb, float).tolist(),
-                       np.asarray(inst.tau, float).tolist(), np.asarray(inst.b, float).tolist(),
-                       np.asarray(inst.tau1, float).tolist(), np.asarray(inst.tau2, float).tolist(),
-                       np.asarray(inst.c, float).tolist(), strict=True))
-    R = inst.cap.shape[0]
-    ones = np.ones(R, np.int64)
-    shared, _ = kn.site_order(inst.cap, inst.cap, st.qbar, ones, ones, st.beta[0], st.beta[1], st.beta[2])
-    orders = [shared if full else _NO_ORDER for full in (inst.data > 0).all(axis=1).tolist()]
-    cache = (inst, tot.tolist(), lat, scalars, orders)
-    sim.cand_cache = cache
-    return cache
+    return lat
 
 
 def build_candidates(sim: Simulator, i: int, G: int, wait_max: int, prune_ratio: float | None = None) -> Candidates:

@@ -42,6 +42,7 @@ from gymnasium import spaces
 
 from ...core.actions import check_action
 from ...core.validation import check_config_mapping
+from . import _episode as _ep
 from . import _kernels as kn
 from . import _reference as ref
 from .candidates import Candidates, _grid_table, _job_table, _lin_table, _new_candidates15, _table
@@ -237,6 +238,7 @@ class WirelessUDLEnv(gym.Env):
         self._norm = dict(
             kappa=jb.chunks_per_worker_slot[1], chunk=max(jb.chunk_mb[1], 1e-9), param=max(jb.param_mb[1], 1e-9),
             params=np.maximum(_param_max(jb), 1e-9),
+            params_f=np.ascontiguousarray(np.maximum(_param_max(jb), 1e-9), dtype=float),
             cap=np.maximum(np.max(np.asarray(p.cluster.site_types, float), axis=0), 1e-9),
             data=jb.chunks_per_site[1] * p.cluster.sites,
             nmax=-(-jb.chunks_per_site[1] * p.cluster.sites // jb.chunks_per_worker_slot[0]),
@@ -307,6 +309,24 @@ class WirelessUDLEnv(gym.Env):
         qmax = inst.q.max()
         if R > 1 and qmax > 0:
             site[Rm:Rm + R] = inst.q.sum(axis=1) / (R - 1) / qmax
+        if _ep.ENABLED and inst.data.dtype == np.int64 and inst.kappa.dtype == np.int64:
+            # the job blocks in one compiled pass (an empty answer: a job without data, numpy's path)
+            f = np.asarray
+            job = _ep.job_block(f(inst.kappa, np.int64), f(inst.chunk_mb, float), f(inst.param_mb, float),
+                                f(inst.kind, np.int64), f(inst.tau, float), f(inst.b, float), f(inst.tau1, float),
+                                f(inst.tau2, float), f(inst.c, float), f(inst.m, float), f(inst.n, float),
+                                f(inst.data, np.int64), f(self.sim.static.n_cap, np.int64), int(Rm),
+                                float(nz["kappa"]), float(nz["chunk"]), float(nz["param"]), nz["params_f"],
+                                nz["cap"], float(nz["data"]), float(nz["nmax"]))
+            if job.shape[0] == inst.num_jobs:
+                return site, job
+        return site, self._job_block_ref()
+
+    def _job_block_ref(self) -> np.ndarray:
+        """Every job's block of the observation ``(n_jobs, ·)`` with numpy (the reference of
+        :func:`~._episode.job_block`)."""
+        inst, Rm, nz = self.inst, self.R_max, self._norm
+        R = inst.num_sites
         nj = inst.num_jobs
         kind = np.zeros((nj, 3))
         kind[np.arange(nj), np.where(inst.kind < 3, inst.kind, 0)] = 1
@@ -319,7 +339,7 @@ class WirelessUDLEnv(gym.Env):
             kind, np.stack([inst.tau, inst.b, inst.tau1, inst.tau2, inst.c], axis=1) / nz["params"],
             inst.m / nz["cap"], inst.n / nz["cap"], (D / nz["data"])[:, None], df, nmax[:, None],
         ], axis=1)
-        return site, np.ascontiguousarray(job, dtype=float)
+        return np.ascontiguousarray(job, dtype=float)
 
     def _prepare(self) -> float:
         """Advance to the arrival of job ``self._k``; returns the cost of the slots run (replan mode)."""

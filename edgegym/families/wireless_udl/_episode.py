@@ -1,0 +1,131 @@
+"""Compiled per-episode constants of the ``WirelessUDL`` commit mode (a reset's tables in a few calls).
+
+Each kernel reproduces, element by element, numpy code that stays in the callers as the reference
+(``WirelessUDLEnv._job_block_ref``, ``candidates._latency_table_ref``):
+the same IEEE operations on the same operands (``+ − × /`` and conversions of small integers are exact-rounded in
+both), no sums in another order; ``np.exp`` stays numpy's, applied to the same values. A separate module from
+``_kernels`` so that their compiled cache is not rebuilt.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.jit import njit
+
+__all__ = ["ENABLED", "job_block", "lat_exp_args", "lat_fill"]
+
+#: False: the callers take their numpy reference paths instead (the differential tests run both)
+ENABLED = True
+
+
+@njit
+def job_block(kappa, chunk_mb, param_mb, kind, tau, b, tau1, tau2, c, m, n, data, n_cap, Rm, n_kappa, n_chunk,
+              n_param, n_params, n_cap_k, n_data, n_nmax):
+    """The observation's per-job block ``(n_jobs, 3 + 3 + 5 + 2K + 1 + Rm + 1)`` of
+    ``_observation_constants``: ``κ/n_kappa, δ/n_chunk, π/n_param``, the cost-kind one-hot (kind 3 as 0),
+    ``(τ, b, τ1, τ2, c) / n_params``, ``m / n_cap_k``, ``n / n_cap_k``, ``D / n_data``, ``data / D`` (zeros to
+    ``Rm``), ``min(ceil(D/κ), n_cap) / n_nmax`` (the normalisers as floats: numpy converts the integers the same
+    way). Returns an empty array when some job has ``D = 0`` or ``κ ≤ 0`` (the caller then takes numpy's path, whose
+    ``0/0`` and integer division by zero are not errors there)."""
+    nj, R = data.shape
+    K = m.shape[1]
+    F = 3 + 3 + 5 + 2 * K + 1 + Rm + 1
+    out = np.zeros((nj, F))
+    for i in range(nj):
+        D = 0
+        for r in range(R):
+            D += data[i, r]
+        if D == 0 or kappa[i] <= 0:
+            return np.zeros((0, F))
+        row = out[i]
+        row[0] = float(kappa[i]) / n_kappa
+        row[1] = chunk_mb[i] / n_chunk
+        row[2] = param_mb[i] / n_param
+        kd = kind[i]
+        row[3 + (kd if kd < 3 else 0)] = 1.0
+        row[6] = tau[i] / n_params[0]
+        row[7] = b[i] / n_params[1]
+        row[8] = tau1[i] / n_params[2]
+        row[9] = tau2[i] / n_params[3]
+        row[10] = c[i] / n_params[4]
+        j = 11
+        for k in range(K):
+            row[j + k] = m[i, k] / n_cap_k[k]
+        j += K
+        for k in range(K):
+            row[j + k] = n[i, k] / n_cap_k[k]
+        j += K
+        Df = float(D)
+        row[j] = Df / n_data
+        j += 1
+        for r in range(R):
+            row[j + r] = float(data[i, r]) / Df
+        j += Rm
+        w = -(-D // kappa[i])
+        if n_cap[i] < w:
+            w = n_cap[i]
+        row[j] = float(w) / n_nmax
+    return out
+
+
+@njit
+def lat_exp_args(tot, kappa, n_max, kind, c, rate, offset):
+    """The window ends and exponents of ``candidates._job_table``'s latency vectors, packed job by job
+    (job ``i``'s ``n_max[i] + 1`` entries from ``start[i]``): ``L = ceil(tot/(κN)) − 1 + offset`` (``N = 0``:
+    ``offset − 1``) as floats (``window_table``'s integer arithmetic), and ``x = min(rate·L, 700)`` (kind 0),
+    ``min(−rate·(L − c), 700)`` (kind 3), ``0`` (kinds 1, 2: no exponential). Returns ``(L, x, start)``."""
+    nj = tot.shape[0]
+    start = np.empty(nj + 1, np.int64)
+    s = 0
+    for i in range(nj):
+        start[i] = s
+        s += n_max[i] + 1
+    start[nj] = s
+    L = np.empty(s)
+    x = np.zeros(s)
+    nrate = -rate
+    for i in range(nj):
+        o = start[i]
+        L[o] = float(offset - 1)
+        for N in range(1, n_max[i] + 1):
+            kn_ = kappa[i] * N
+            L[o + N] = float((tot[i] + kn_ - 1) // kn_ - 1 + offset)
+        kd = kind[i]
+        if kd == 0:
+            for N in range(n_max[i] + 1):
+                v = rate * L[o + N]
+                x[o + N] = v if v < 700.0 else 700.0
+        elif kd == 3:
+            ci = c[i]
+            for N in range(n_max[i] + 1):
+                v = nrate * (L[o + N] - ci)
+                x[o + N] = v if v < 700.0 else 700.0
+    return L, x, start
+
+
+@njit
+def lat_fill(L, e, start, kind, tau, b, tau1, tau2, c, w):
+    """``(n_jobs, w)`` latency table from :func:`lat_exp_args`'s ``L`` and ``e = np.exp(x)``: ``τ·e`` (kind 0),
+    ``τ·L + b`` (1), ``τ1 if L < c else τ2`` (2), ``b / (e + 1)`` (3) in job ``i``'s first ``n_max[i] + 1``
+    entries (the only ones read), zeros after."""
+    nj = kind.shape[0]
+    out = np.zeros((nj, w))
+    for i in range(nj):
+        o = start[i]
+        cnt = start[i + 1] - o
+        kd = kind[i]
+        row = out[i]
+        if kd == 0:
+            for N in range(cnt):
+                row[N] = tau[i] * e[o + N]
+        elif kd == 1:
+            for N in range(cnt):
+                row[N] = tau[i] * L[o + N] + b[i]
+        elif kd == 3:
+            for N in range(cnt):
+                row[N] = b[i] / (e[o + N] + 1.0)
+        else:
+            for N in range(cnt):
+                row[N] = tau1[i] if L[o + N] < c[i] else tau2[i]
+    return out
