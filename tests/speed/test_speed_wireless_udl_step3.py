@@ -155,3 +155,33 @@ def test_job_block_falls_back_to_numpy_for_a_job_without_data():
         e.reset(seed=0)
         _, job = e._observation_constants()
         np.testing.assert_array_equal(job, e._job_block_ref())
+
+
+def test_n_cap_per_distinct_row_matches_the_site_by_site_kernel():
+    """``_episode.n_cap`` = ``_kernels.n_cap`` on drawn instances (three site types), on every-site-distinct and
+    all-equal capacities, zero demands (unbounded) and PS demands that no site fits: >= 1,000 jobs."""
+    from edgegym.families.wireless_udl import _episode, _kernels
+    from edgegym.families.wireless_udl.instance import build_instance
+    from edgegym.families.wireless_udl.presets import load_preset
+
+    rng = np.random.default_rng(93)
+    jobs = 0
+    for preset in ("sim", "testbed", "tiny", "sim-hard"):
+        p = load_preset(preset)
+        for seed in range(3):
+            inst = build_instance(p, np.random.default_rng(seed))
+            got = _episode.n_cap(inst.cap, inst.m, inst.n)
+            np.testing.assert_array_equal(got, _kernels.n_cap(inst.cap, inst.m, inst.n))
+            jobs += got.size
+    for R in (1, 2, 7, 30):
+        for _ in range(20):
+            cap = rng.integers(0, 6, size=(R, 3)).astype(float) * rng.choice([1.0, 8.0])
+            if rng.random() < 0.3:
+                cap[:] = cap[0]
+            m = rng.integers(0, 4, size=(25, 3)).astype(float)
+            n = rng.integers(0, 9, size=(25, 3)).astype(float)
+            m[::5] = 0.0  # no per-worker demand: unbounded
+            got = _episode.n_cap(cap, m, n)
+            np.testing.assert_array_equal(got, _kernels.n_cap(cap, m, n))
+            jobs += got.size
+    assert jobs >= 1000

@@ -1,7 +1,7 @@
 """Compiled per-episode constants of the ``WirelessUDL`` commit mode (a reset's tables in a few calls).
 
 Each kernel reproduces, element by element, numpy code that stays in the callers as the reference
-(``WirelessUDLEnv._job_block_ref``, ``candidates._latency_table_ref``):
+(``WirelessUDLEnv._job_block_ref``, ``candidates._latency_table_ref``, ``_kernels.n_cap``):
 the same IEEE operations on the same operands (``+ − × /`` and conversions of small integers are exact-rounded in
 both), no sums in another order; ``np.exp`` stays numpy's, applied to the same values. A separate module from
 ``_kernels`` so that their compiled cache is not rebuilt.
@@ -9,11 +9,14 @@ both), no sums in another order; ``np.exp`` stays numpy's, applied to the same v
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...core.jit import njit
+from ._kernels import BIG
 
-__all__ = ["ENABLED", "job_block", "lat_exp_args", "lat_fill"]
+__all__ = ["ENABLED", "job_block", "lat_exp_args", "lat_fill", "n_cap"]
 
 #: False: the callers take their numpy reference paths instead (the differential tests run both)
 ENABLED = True
@@ -128,4 +131,78 @@ def lat_fill(L, e, start, kind, tau, b, tau1, tau2, c, w):
         else:
             for N in range(cnt):
                 row[N] = tau1[i] if L[o + N] < c[i] else tau2[i]
+    return out
+
+
+@njit
+def n_cap(cap, m, n):
+    """``_kernels.n_cap`` (the same numbers) with the per-site work done once per distinct capacity row: a site's
+    bounds ``A``, ``A'`` and its PS test depend on its capacity row only (``_kernels.n_cap`` copies them between
+    equal rows), so the best PS site's ``Σ_r A_r − A_ps + A'_ps`` is the best over the distinct rows, and
+    ``Σ_r A_r`` is the sum over the distinct rows of their count times their bound (integer values below 2**53:
+    exact, as the site-by-site sum)."""
+    R, K = cap.shape
+    nj = m.shape[0]
+    out = np.ones(nj, np.int64)
+    if R == 0:
+        return out
+    # the distinct rows (first occurrences, in site order) and how many sites share each
+    rows = np.empty(R, np.int64)
+    count = np.zeros(R)
+    nu = 0
+    for r in range(R):
+        found = -1
+        for j in range(nu):
+            r2 = rows[j]
+            same = True
+            for k in range(K):
+                if cap[r2, k] != cap[r, k]:
+                    same = False
+                    break
+            if same:
+                found = j
+                break
+        if found < 0:
+            rows[nu] = r
+            count[nu] = 1.0
+            nu += 1
+        else:
+            count[found] += 1.0
+    a0 = np.empty(nu)
+    a1 = np.empty(nu)
+    for i in range(nj):
+        for j in range(nu):
+            r = rows[j]
+            for w in range(2):
+                a = np.inf
+                neg = False
+                for k in range(K):
+                    free = cap[r, k] - (n[i, k] if w == 1 else 0.0)
+                    if free < -1e-9:
+                        neg = True
+                    if m[i, k] > 0:
+                        v = math.floor(free / m[i, k] + 1e-9)
+                        if v < a:
+                            a = v
+                if neg:
+                    a = 0.0
+                a = min(max(a, 0.0), float(BIG))
+                if w == 0:
+                    a0[j] = a
+                else:
+                    a1[j] = a
+        tot0 = 0.0
+        for j in range(nu):
+            tot0 += count[j] * a0[j]
+        best = -np.inf
+        for j in range(nu):
+            r = rows[j]
+            ok = True
+            for k in range(K):
+                if not cap[r, k] >= n[i, k] - 1e-9:
+                    ok = False
+            v = tot0 - a0[j] + a1[j] if ok else 0.0
+            if v > best:
+                best = v
+        out[i] = int(max(1.0, min(best, float(BIG))))
     return out

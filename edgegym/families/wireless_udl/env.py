@@ -506,20 +506,22 @@ class WirelessUDLEnv(gym.Env):
         # the calendar written where the call reads and books it: the plan's window, and the next job's
         # observation rows (slots from its arrival; the table reads slot t and the committed windows only)
         k = i + 1
-        need = int(c.start[a]) + int(c.win[a])
-        if k < inst.num_jobs:
+        start = int(c.start[a])
+        need = start + int(c.win[a])
+        nj = inst.arrival.shape[0]
+        if k < nj:
             need = max(need, fa[4][k][2] + self._H)
         if need > sim._cal_fill:
             sim.cal_upto(need)
         cost, ws, left, ti, yt, tf, mask, n_tent, n_now, legal, obs = kn.commit_step(
-            *fa[3], i, y, int(c.start[a]), ps, param_slot, want_obs)
+            *fa[3], i, y, start, ps, param_slot, want_obs)
         assert left == 0, "a committed window must train all data"  # internal invariant
         sim.worker_slots += ws
         self._decisions += 1
         self._k = k
-        terminated = k >= inst.num_jobs
+        terminated = k >= nj
         if not terminated:
-            sim.t = int(inst.arrival[k])
+            sim.t = fa[4][k][2]  # the job's arrival slot (a Python int)
             self._cand = _new_candidates15(ti[0], ti[1], ti[2], ti[3], ti[4], yt, tf[0], tf[1], tf[2], tf[3], tf[4],
                                            mask, n_tent, n_now, fa[4][k][1])
             if legal:

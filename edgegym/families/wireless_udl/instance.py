@@ -133,7 +133,9 @@ def build_instance(preset, rng: np.random.Generator) -> Instance:
     if jb.latency_cost == "logistic":  # drawn last and only here: the other shapes' streams are unchanged
         b = rng.uniform(*jb.logistic_b, size=n_jobs)  # the bound b of f(L) = b / (e^{-a(L-c)} + 1)
         c = logistic_midpoint(b, tau, jb.exp_rate)
-    return Instance(cap=cap, q=q, arrival=arrival.astype(np.int64), kappa=kappa.astype(np.int64),
-                    chunk_mb=chunk_mb, param_mb=param_mb, m=m, n=n, data=data.astype(np.int64),
-                    kind=kind.astype(np.int64), tau=tau, b=b, tau1=tau1, tau2=tau2, c=c,
+    # the draws are fresh int64 arrays already: no copies (copy=False)
+    return Instance(cap=cap, q=q, arrival=arrival.astype(np.int64, copy=False),
+                    kappa=kappa.astype(np.int64, copy=False), chunk_mb=chunk_mb, param_mb=param_mb, m=m, n=n,
+                    data=data.astype(np.int64, copy=False), kind=kind.astype(np.int64, copy=False), tau=tau, b=b,
+                    tau1=tau1, tau2=tau2, c=c,
                     exp_rate=jb.exp_rate, horizon_slots=jb.horizon_slots)

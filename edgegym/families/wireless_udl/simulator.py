@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _episode as _ep
 from . import _kernels as kn
 from .costs import latency_cost, latency_scalar
 from .instance import Instance
@@ -85,8 +86,9 @@ class Static:
 def _n_cap(inst: Instance) -> np.ndarray:
     """(n_jobs,) most workers each job can place on the empty cluster (one PS included), at least 1 (one compiled
     call, :func:`~._kernels.n_cap`; ``_reference.n_cap`` is the numpy original)."""
-    return kn.n_cap(np.ascontiguousarray(inst.cap, dtype=float), np.ascontiguousarray(inst.m, dtype=float),
-                    np.ascontiguousarray(inst.n, dtype=float))
+    f = _ep.n_cap if _ep.ENABLED else kn.n_cap  # the compiled per-distinct-row pass (the same numbers) or the original
+    return f(np.ascontiguousarray(inst.cap, dtype=float), np.ascontiguousarray(inst.m, dtype=float),
+             np.ascontiguousarray(inst.n, dtype=float))
 
 
 def make_static(inst: Instance, beta=(1.0, 1.0, 1.0), q_norm="max", tie_le=True) -> Static:
@@ -426,13 +428,15 @@ class Simulator:
         makespan = int(self.t_last[done].max() + 1 - self.start[started].min()) if done.any() else 0
         job = self.job_costs()
         pos = job[job > 0]
+        # each cost array summed once (the same sums, added in total_cost's order)
+        s_lat, s_tr, s_pa, s_pen = self.lat_cost.sum(), self.transfer.sum(), self.param.sum(), self.penalty.sum()
         return {
-            "objective": self.total_cost(),
-            "latency_cost": float(self.lat_cost.sum()),
-            "bandwidth_cost": float(self.transfer.sum() + self.param.sum()),
-            "transfer_cost": float(self.transfer.sum()),
-            "param_cost": float(self.param.sum()),
-            "penalty_cost": float(self.penalty.sum()),
+            "objective": float(s_lat + s_tr + s_pa + s_pen),
+            "latency_cost": float(s_lat),
+            "bandwidth_cost": float(s_tr + s_pa),
+            "transfer_cost": float(s_tr),
+            "param_cost": float(s_pa),
+            "penalty_cost": float(s_pen),
             "jobs": int(self.inst.num_jobs),
             "jobs_hit_cap": int(self.hit_cap),
             "mean_latency_slots": float(lat.mean()) if lat.size else 0.0,
