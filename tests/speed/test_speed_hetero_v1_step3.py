@@ -161,3 +161,96 @@ def test_lower_bound_ps_equals_the_loop():
         ref.cluster, ref.jobs = env.cluster, jobs
         got, exp = env.lower_bound(), ref.lower_bound()
         assert got == exp, (case, got, exp)
+
+
+def _ideal_equal(a, b) -> None:
+    for f in ("worker_type", "ps_type", "workers", "ps", "duration", "demand"):
+        x, y = getattr(a, f), getattr(b, f)
+        assert x.dtype == y.dtype and x.shape == y.shape, f
+        assert np.array_equal(x, y) and np.array_equal(np.signbit(x), np.signbit(y)), f
+
+
+def test_compiled_ideal_configs_equal_numpy(monkeypatch):
+    """``instance.ideal_configs`` through ``_instance_kernels.ideal_configs`` == NumPy's vectorised code
+    (``_COMPILED_IDEAL = False``) on >= 1,000 drawn job tables (PS and RA presets) and on hand-made ones with ties
+    of the compute times, GPUs, update times and PS footprints, tiny and huge works, and a NaN (NumPy's path)."""
+    from edgegym.families.hetero_ml import instance as inst
+    from edgegym.families.hetero_ml.presets import load_preset
+
+    def both(arch, e, z, jobs):
+        monkeypatch.setattr(inst, "_COMPILED_IDEAL", True)
+        got = inst.ideal_configs(arch, e, z, 3, jobs)
+        monkeypatch.setattr(inst, "_COMPILED_IDEAL", False)
+        exp = inst.ideal_configs(arch, e, z, 3, jobs)
+        _ideal_equal(got, exp)
+
+    cases = 0
+    for name, n in (("ps-v1", 300), ("ra-v1", 200), ("tiny-v1", 150), ("tiny-ra-v1", 150), ("rl-hard-v1", 100),
+                    ("ps-paper-literal", 60), ("ra-paper-literal", 60)):
+        pr = load_preset(name)
+        e, z = inst.type_tables(pr)
+        zz = z if pr.cluster.arch == "ps" else np.zeros_like(z)
+        for seed in range(n):
+            both(pr.cluster.arch, e, zz, inst.draw_jobs(pr, np.random.default_rng(seed), e.shape[0], z.shape[0]))
+            cases += 1
+    assert cases >= 1000
+    rng = np.random.default_rng(13)
+    pr = load_preset("ps-v1")
+    e, z = inst.type_tables(pr)
+    for case in range(400):
+        J, M, P = int(rng.integers(1, 40)), e.shape[0], z.shape[0]
+        v = rng.choice([0.5, 1.0, 2.0], (J, M)) if case % 2 else rng.random((J, M)) + 1e-3  # ties of v
+        psu = rng.choice([0.0, 0.25], (J, P)) if case % 3 else rng.random((J, P))  # ties of U^p
+        ee = e.copy()
+        if case % 4 == 0:
+            ee[:, 0] = rng.choice([1.0, 2.0], M)  # ties of the GPUs
+        zz = z.copy() if case % 5 else np.tile(z[:1], (P, 1))  # ties of the PS footprints
+        chunks = rng.integers(1, 70, J)
+        epochs = rng.integers(1, 10 ** int(rng.integers(1, 7)), J)
+        batches = rng.integers(1, 300, J)
+        if case == 7:
+            v[0, 0] = np.nan  # not finite: NumPy's path on both sides
+        jobs = HeteroJobs(np.sort(rng.integers(1, 100, J)), rng.random(J) + 0.1, epochs, chunks, batches, v, psu,
+                          rng.random(J) * 1e-2, rng.random(J) * 100.0)
+        both("ps" if case % 2 else "ra", ee, zz if case % 2 else np.zeros_like(zz), jobs)
+
+
+def test_ledger_shared_zeros_equal_own_zeros():
+    """A :class:`Ledger` whose dense array starts as the shared read-only zeros == one with ``np.zeros`` of its own
+    (``_shared_zeros = False``), through random commits and reads (usage, window, free_over, fits, utilisation), the
+    usage handed out writeable and owned (writing it changes no other ledger)."""
+    from edgegym.families.hetero_ml.simulator import Ledger
+
+    class _Own(Ledger):
+        _shared_zeros = False
+
+    rng = np.random.default_rng(17)
+    for case in range(300):
+        H, R = int(rng.integers(1, 6)), 4
+        cap = rng.integers(1, 9, (H, R)).astype(np.float64)
+        horizon = int(rng.integers(1, 30))
+        a, b = Ledger(cap, horizon), _Own(cap, horizon)
+        other = Ledger(cap, horizon)
+        for _ in range(int(rng.integers(1, 12))):
+            op = int(rng.integers(0, 6))
+            t0 = int(rng.integers(0, 2 * horizon + 3))
+            t1 = t0 + int(rng.integers(0, horizon + 5))
+            f = rng.integers(0, 3, (H, R)) * rng.random((H, R))
+            if op == 0:
+                a.commit(f, t0, t1)
+                b.commit(f, t0, t1)
+            elif op == 1:
+                assert np.array_equal(a.window(t0, t1), b.window(t0, t1))
+            elif op == 2:
+                assert np.array_equal(a.free_over(t0, t1), b.free_over(t0, t1))
+            elif op == 3:
+                assert a.fits(f, t0, t1) == b.fits(f, t0, t1)
+            elif op == 4:
+                assert np.array_equal(a.utilisation(t0, max(t1, t0 + 1)), b.utilisation(t0, max(t1, t0 + 1)))
+            else:
+                u, w = a.usage, b.usage
+                assert u.flags.writeable and np.array_equal(u, w) and u.shape == w.shape
+                u[..., :1] += 1.0  # the caller's writes land in this ledger only
+                w[..., :1] += 1.0
+        assert np.array_equal(a.usage, b.usage)
+        assert not other.usage.any() and other.usage.flags.writeable

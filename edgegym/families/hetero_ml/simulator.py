@@ -285,6 +285,20 @@ def check_structure(cluster: HeteroCluster, jobs: HeteroJobs, j: int, pl: Placem
 # the resource ledger
 
 
+_ZERO_USAGE: dict = {}
+
+
+def _zeros_of(shape: tuple) -> np.ndarray:
+    """A read-only float64 zero array of ``shape``, shared by the new :class:`Ledger` objects of that shape."""
+    z = _ZERO_USAGE.get(shape)
+    if z is None:
+        if len(_ZERO_USAGE) >= 8:
+            _ZERO_USAGE.clear()
+        z = _ZERO_USAGE[shape] = np.zeros(shape)
+        z.setflags(write=False)
+    return z
+
+
 class Ledger:
     """usage[h, r, t] for absolute slots t (index t; slot 0 unused), grown on demand.
 
@@ -292,10 +306,17 @@ class Ledger:
     commit order, so its values are exactly those of adding at commit time; a reader that works from the
     reservations themselves (the env's compiled kernels) never pays for the dense array."""
 
+    #: a new ledger's dense array starts as a read-only zero array shared by the ledgers of that shape, replaced by
+    #: an array of its own (a copy) on its first write or when :attr:`usage` hands it out: the same values, without
+    #: a few MB of zeros per episode that the env's kernels never read (False: ``np.zeros`` at construction, the
+    #: reference of ``tests/speed/test_speed_hetero_v1_step3.py``)
+    _shared_zeros = True
+
     def __init__(self, capacity: np.ndarray, horizon: int = 64) -> None:
         self.capacity = np.asarray(capacity, dtype=np.float64)
         H, R = self.capacity.shape
-        self._usage = np.zeros((H, R, max(2, int(horizon) + 1)))
+        shape = (H, R, max(2, int(horizon) + 1))
+        self._usage = _zeros_of(shape) if self._shared_zeros else np.zeros(shape)
         self._pending: list = []  # (rows, f[rows], start, end) of commits not yet added to _usage
 
     @property
@@ -303,9 +324,13 @@ class Ledger:
         """The dense usage array (pending commits added first).                          # (H, R, slots)"""
         if self._pending:
             self._flush()
+        if not self._usage.flags.writeable:  # still the shared zeros: an array of its own, as a new ledger had
+            self._usage = self._usage.copy()
         return self._usage
 
     def _flush(self) -> None:
+        if not self._usage.flags.writeable:  # still the shared zeros: its own copy first
+            self._usage = self._usage.copy()
         pending, self._pending = self._pending, []
         for rows, fr, start, end in pending:
             self._ensure(end)

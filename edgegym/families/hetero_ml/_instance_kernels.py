@@ -1,0 +1,89 @@
+"""Compiled part of an episode's instance building (:mod:`.instance`): the jobs' ideal configurations.
+
+:func:`ideal_configs` computes what :func:`~edgegym.families.hetero_ml.instance.ideal_configs` computes without a
+``fit`` restriction, job by job, with the same floating-point operations in the same order (each a correctly rounded
+IEEE operation, so the same bits as NumPy's elementwise ones), the lexicographic sorts' first elements taken as
+lexicographic minima and ``argmin``'s first minimum kept. The caller (``instance.ideal_configs``) uses it only where
+every input is finite (NumPy orders NaN last; a minimum here would not). ``tests/speed/test_speed_hetero_v1_step3.py``
+compares both on drawn and hand-made job tables.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...core.jit import njit
+
+__all__ = ["ideal_configs"]
+
+
+@njit
+def _finite(a):
+    """Whether every entry of the 1-d array ``a`` is finite."""
+    for i in range(a.shape[0]):
+        if not math.isfinite(a[i]):
+            return False
+    return True
+
+
+@njit
+def ideal_configs(ps_arch, worker_res, ps_res, foot_z, bw_index, W, v, ps_update, ra_update, grad_mb, chunks, eps,
+                  s_per_slot, m_out, p_out, n_out, s_out, d_out, dem_out):
+    """Each job's fastest worker type (ties: fewer GPUs, then the lower index), fastest PS type (ties: smaller
+    ``foot_z``, then the lower index; -1 without PSs), the fewest workers N <= D_j reaching the shortest duration
+    ``ceil(W_j · it_j(N) / N - eps)`` (spread rate), the PSs ``max(1, ceil(N b_m / B_p - 1e-9))`` (0 without PSs),
+    that duration and the demand ``N e_m + s z_p`` (``+ 0.0`` without PSs), into the ``*_out`` arrays. Returns False,
+    having written nothing, when an input is not finite (the caller then takes NumPy's path)."""
+    J, M = v.shape
+    P = ps_res.shape[0]
+    R = worker_res.shape[1]
+    if not (_finite(worker_res.ravel()) and _finite(ps_res.ravel()) and _finite(foot_z) and _finite(v.ravel())
+            and _finite(ps_update.ravel()) and _finite(ra_update) and _finite(grad_mb)):
+        return False
+    for j in range(J):
+        m = 0
+        for mm in range(1, M):
+            x, y = v[j, mm], v[j, m]
+            if x < y or (x == y and worker_res[mm, 0] < worker_res[m, 0]):
+                m = mm
+        b = worker_res[m, bw_index]
+        comm = 2.0 * grad_mb[j] * 8.0 / (b * 1000.0) / s_per_slot
+        D = chunks[j]
+        if ps_arch:
+            p = 0
+            for pp in range(1, P):
+                x, y = ps_update[j, pp], ps_update[j, p]
+                if x < y or (x == y and foot_z[pp] < foot_z[p]):
+                    p = pp
+            it = v[j, m] + ps_update[j, p] + comm
+            best = np.ceil(W[j] * it / 1 - eps)
+            n = 1
+            for q in range(2, D + 1):  # argmin's first minimum
+                d = np.ceil(W[j] * it / q - eps)
+                if d < best:
+                    best = d
+                    n = q
+            s = max(1.0, np.ceil(n * b / ps_res[p, bw_index] - 1e-9))
+            p_out[j] = p
+            s_out[j] = np.int64(s)
+            for r in range(R):
+                dem_out[j, r] = n * worker_res[m, r] + s_out[j] * ps_res[p, r]
+        else:
+            best = np.ceil(W[j] * (v[j, m] + (ra_update[j] + comm) * 0 / 1) / 1 - eps)
+            n = 1
+            for q in range(2, D + 1):  # argmin's first minimum
+                it = v[j, m] + (ra_update[j] + comm) * (q - 1) / q
+                d = np.ceil(W[j] * it / q - eps)
+                if d < best:
+                    best = d
+                    n = q
+            p_out[j] = -1
+            s_out[j] = 0
+            for r in range(R):
+                dem_out[j, r] = n * worker_res[m, r] + 0.0
+        m_out[j] = m
+        n_out[j] = n
+        d_out[j] = np.int64(best)
+    return True
