@@ -87,3 +87,34 @@ def ideal_configs(ps_arch, worker_res, ps_res, foot_z, bw_index, W, v, ps_update
         n_out[j] = n
         d_out[j] = np.int64(best)
     return True
+
+
+@njit
+def lower_bound_ps(v, ps_update, work, chunks, weight, arrival):
+    """``HeteroMLEnv.lower_bound`` of the PS architecture: Σ_j w_j (a_j + ceil(W_j (min_m v_jm + min_p U^p_j) / D_j
+    - 1e-9)), added in job order from 0.0 with the loop's operations (the minima exact; ``a_j + d_j`` an integer,
+    exact in float64 below 2^53). Returns ``(True, bound)``, or ``(False, 0.0)`` when an input is not finite or a
+    term leaves float64's exact integers (the caller then runs the loop itself)."""
+    J, M = v.shape
+    P = ps_update.shape[1]
+    lb = 0.0
+    for j in range(J):
+        vm = v[j, 0]
+        for m in range(M):
+            x = v[j, m]
+            if not math.isfinite(x):
+                return False, 0.0
+            if x < vm:
+                vm = x
+        pm = ps_update[j, 0]
+        for p in range(P):
+            x = ps_update[j, p]
+            if not math.isfinite(x):
+                return False, 0.0
+            if x < pm:
+                pm = x
+        d = np.ceil(float(work[j]) * (vm + pm) / chunks[j] - 1e-9)
+        if not (abs(d) + abs(float(arrival[j])) < 2.0 ** 53) or not math.isfinite(weight[j]):
+            return False, 0.0
+        lb += weight[j] * (arrival[j] + d)
+    return True, lb

@@ -203,6 +203,24 @@ def _jobs_prefix(jobs: HeteroJobs, n: int) -> HeteroJobs:
     )
 
 
+def _p95(x: np.ndarray) -> float:
+    """``float(np.percentile(x, 95))`` of a 1-d float64 array (NumPy's default ``linear`` method: the order
+    statistics at floor(v) and floor(v) + 1 for v = (n - 1) · 0.95, then its ``_lerp`` with gamma = v - floor(v): ``a +
+    (b - a) γ``, or ``b - (b - a)(1 - γ)`` from γ = 0.5), computed directly where every value is finite and nonzero
+    (the order statistics are then the same numbers whatever the partition, with no ±0.0 to place) and n >= 2;
+    NumPy's function otherwise. ~30 -> ~8 µs per call warm on 150 values."""
+    n = x.shape[0]
+    if n < 2 or x.dtype != np.float64 or x.ndim != 1 or not (np.isfinite(x).all() and x.all()):
+        return float(np.percentile(x, 95))
+    vi = (n - 1) * 0.95  # NumPy: (n - 1) * (95 / 100), float64
+    lo = math.floor(vi)
+    g = vi - lo
+    s = np.partition(x, (lo, lo + 1))
+    a, b = s[lo], s[lo + 1]
+    diff = b - a
+    return float(b - diff * (1 - g) if g >= 0.5 else a + diff * g)
+
+
 class HeteroMLEnv(gym.Env):
     """Zhou et al.'s model (IEEE TCC 2023): one step per arriving job; see the module docstring."""
 
@@ -975,19 +993,17 @@ class HeteroMLEnv(gym.Env):
         return lb
 
     def _lower_bound_ps(self) -> float:
-        """:meth:`lower_bound` of the PS architecture with the per-job terms computed elementwise by NumPy: the same
-        IEEE operations on the same numbers as its loop (``float(W_j) · it_j / D_j - 1e-9``, the ceiling, the integer
-        ``a_j + d_j`` exact in float64 below 2^53, times ``w_j``), then added one by one in job order as the loop
-        adds them (~45 -> ~10 µs per call on 150 jobs)."""
+        """:meth:`lower_bound` of the PS architecture in one compiled pass (``_instance_kernels.lower_bound_ps``: the
+        loop's IEEE operations on the same numbers, added in job order; ~45 -> ~3 µs per call on 150 jobs, warm);
+        the loop itself where an input is not finite or a term leaves float64's exact integers."""
+        from . import _instance_kernels
+
         jb = self.jobs
-        it_all = jb.v.min(axis=1) + jb.ps_update.min(axis=1)  # per job: v.min() + U^p.min()
-        d = np.ceil(jb.work.astype(np.float64) * it_all / jb.chunks - 1e-9)
-        if not float(np.abs(d).max(initial=0.0)) + float(jb.arrival.max(initial=0)) < 2.0 ** 53:
-            return self._lower_bound_loop()  # past float64's exact integers (or not finite): the loop decides
-        lb = 0.0
-        for x in (jb.weight * (jb.arrival + d)).tolist():
-            lb += x
-        return lb
+        if jb.v.dtype == np.float64 and jb.ps_update.dtype == np.float64 and jb.v.shape[1] and jb.ps_update.shape[1]:
+            ok, lb = _instance_kernels.lower_bound_ps(jb.v, jb.ps_update, jb.work, jb.chunks, jb.weight, jb.arrival)
+            if ok:
+                return float(lb)
+        return self._lower_bound_loop()
 
     def _lower_bound_loop(self) -> float:
         """:meth:`lower_bound`'s loop (the reference of :meth:`_lower_bound_ps`)."""
@@ -1016,7 +1032,7 @@ class HeteroMLEnv(gym.Env):
             "lower_bound": lb,
             "ratio_lb": obj / lb if lb > 0 else float("nan"),
             "avg_jct": float(flow.mean()),
-            "p95_jct": float(np.percentile(flow, 95)),
+            "p95_jct": _p95(flow) if self._listed else float(np.percentile(flow, 95)),
             "makespan": float(comp.max()),
             "frac_after_T": float(np.mean(comp > self.T)),
             "illegal_actions": int(getattr(self, "_illegal", 0)),  # invalid grid actions mapped to a valid one
