@@ -225,7 +225,7 @@ def test_ledger_shared_zeros_equal_own_zeros():
         _shared_zeros = False
 
     rng = np.random.default_rng(17)
-    for case in range(300):
+    for _case in range(300):
         H, R = int(rng.integers(1, 6)), 4
         cap = rng.integers(1, 9, (H, R)).astype(np.float64)
         horizon = int(rng.integers(1, 30))
