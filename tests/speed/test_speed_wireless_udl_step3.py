@@ -164,6 +164,7 @@ def test_n_cap_per_distinct_row_matches_the_site_by_site_kernel():
     from edgegym.families.wireless_udl.instance import build_instance
     from edgegym.families.wireless_udl.presets import load_preset
 
+    assert _episode.BIG == _kernels.BIG
     rng = np.random.default_rng(93)
     jobs = 0
     for preset in ("sim", "testbed", "tiny", "sim-hard"):

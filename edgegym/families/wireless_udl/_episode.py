@@ -14,7 +14,10 @@ import math
 import numpy as np
 
 from ...core.jit import njit
-from ._kernels import BIG
+
+#: ``_kernels.BIG`` (the "unbounded" worker count), as a literal: a global is frozen into this module's compiled
+#: cache, which is rebuilt when this file changes, not when ``_kernels`` does (the tests check the two are equal)
+BIG = 1 << 40
 
 __all__ = ["ENABLED", "job_block", "lat_exp_args", "lat_fill", "n_cap"]
 
