@@ -80,6 +80,13 @@ class Policy:
         can skip that, the env is then spent: see ``EdgeCloudMLEnv.advance_aonline``)."""
         return None
 
+    def score_after(self, key, steps: int, total: float) -> float | None:
+        """The total :meth:`advance_after` ``(key, steps, total)`` would return after taking all ``steps`` steps,
+        computed without changing the env (no fork needed), or ``None``: where it would take fewer, where the
+        policy has no such path (the default) or where the env cannot score it so (the caller then runs
+        :meth:`advance_after` on a fork). Rollout scores a candidate's continuation with it."""
+        return None
+
     #: whether the decision depends on the env's current state (and the policy's own random stream) alone, not on a
     #: record of the policy's own past decisions: rollout (``rollout:<base>``) needs this of its base
     markov: bool = True

@@ -115,6 +115,14 @@ class AOnline(Policy):
             return None
         return env.advance_aonline(steps, edge_only=self.edge_only, total=total, observe=False, first=key, last=last)
 
+    def score_after(self, key, steps: int, total: float) -> float | None:
+        """:meth:`advance_after`'s total without changing the env (``EdgeCloudMLEnv.score_aonline``); ``None``
+        where that declines or where :meth:`advance` is ``None``."""
+        env = self.unwrapped
+        if self.env is not env or getattr(env, "discipline", None) != "paper":
+            return None
+        return env.score_aonline(steps, key, edge_only=self.edge_only, total=total)
+
 
 POLICY_SPECS = (
     PolicySpec("aonline", lambda env, seed: AOnline(env), ("EdgeCloudML",),

@@ -71,7 +71,11 @@ Design choices (each one a documented decision):
   ``advance_after`` path (EdgeCloudML's A_online), a candidate's step and its continuation are one call that takes
   the step by its key (the placement decoded once per decision, the same on every future). Where the env's
   ``fork`` takes ``history=False`` (a fork that does not keep the executed schedule, which no continuation reads), the
-  futures are forked so: the same steps and rewards from a smaller copy.
+  futures are forked so: the same steps and rewards from a smaller copy. Where the base has a ``score_after`` path
+  (EdgeCloudML's A_online: the env's compiled loop on scratch copies of the future's state), a continuation that
+  covers the whole horizon (``H`` > 0, ``D=0``) is scored without forking the future at all, and a forked
+  continuation that reaches its horizon leaves the decision point after it unprepared
+  (``advance_after(..., last=True)``); the same returns.
 * **Not clairvoyant.** Only resampled forks are used; the real future is never read (unless the name says
   ``clairvoyant=1``, the analysis variant above).
 
@@ -223,6 +227,10 @@ class RolloutPolicy(Policy):
     #: env an ``action_key`` (the step's placement decoded once per decision, not once per fork); False: the
     #: candidate's step, then the base's ``advance`` (the reference for the differential tests: the same returns)
     fused = True
+    #: a continuation scored without a fork where the base has a ``score_after`` path (the env's compiled loop on
+    #: scratch copies of the future's state; the same returns), falling back to the fork where it declines; False:
+    #: always a fork (the reference for the differential tests)
+    scored = True
 
     def __init__(self, env, base: Policy, *, K: int = 4, H: int = 20, k: int = 6, z: float = 0.0,
                  clairvoyant: int = 0, D: int = 0, seed: int = 0) -> None:
@@ -267,6 +275,16 @@ class RolloutPolicy(Policy):
         """Whether a candidate's step and its continuation run as one ``advance_after`` call of the base."""
         return self.fused and self.H != 1 and \
             getattr(type(self.base), "advance_after", None) is not getattr(Policy, "advance_after", None)
+
+    def _scores_without_fork(self, keys) -> bool | None:
+        """Whether this decision's continuations may be scored by the base's ``score_after`` (True) or not
+        (``None``): with the fused path's keys, a horizon and no terminal value (a score covers exactly ``H``
+        steps, the candidate's included)."""
+        if not self.scored or keys is None or not self._fuses() or self.H == 0 or self.D:
+            return None
+        if getattr(type(self.base), "score_after", None) is getattr(Policy, "score_after", None):
+            return None
+        return True
 
     def _seeds(self) -> list[int]:
         return [(self.seed * 1000003 + i) % (2**63) for i in range(self.K)]
@@ -405,10 +423,16 @@ class RolloutPolicy(Policy):
             return base_action
         runs = np.zeros((len(cands), len(futures)))  # return of each candidate on each fork
         same, keys = self._effects(cands)
+        scores = self._scores_without_fork(keys)
         for i, f in enumerate(futures):
+            score = None if scores is None else self.base.fork(f).score_after
             for c, a in enumerate(cands):
                 if same[c] < c:  # the same effect as an earlier candidate: the same continuation
                     runs[c, i] = runs[same[c], i]
+                    continue
+                v = None if score is None else score(keys[c], self.H, 0.0)
+                if v is not None:  # the continuation's return, the future left as it was
+                    runs[c, i] = v
                     continue
                 g = f if c == len(cands) - 1 else f.fork(seed=0, future="keep")
                 runs[c, i] = self._continue(g, a, None if keys is None else keys[c])

@@ -8,9 +8,8 @@
 * ``action_key``: actions with equal keys give the same reward and next state, and the key changes nothing;
 * the rollout teacher's decisions with every fast path on (quiet first step, one continuation per distinct
   placement, the fast forks, the resampled forks' shared keys and reserved buffers) and off
-  (``_continue_reference``, ``dedupe = False``, ``lean_forks = False``, ``_fast_fork = False``, no reserve) on
-  more than 1,000 states, and
-  rollout departs from its base on some of them.
+  (``_continue_reference``, ``dedupe = False``, ``lean_forks = False``, ``scored = False``, ``_fast_fork = False``,
+  no reserve) on more than 1,000 states, and rollout departs from its base on some of them.
 """
 
 from __future__ import annotations
@@ -168,6 +167,7 @@ def _decisions(env_id, policy, seeds, monkeypatch, fast, limit=None):
             mp.setattr(RolloutPolicy, "_continue", RolloutPolicy._continue_reference)
             mp.setattr(RolloutPolicy, "dedupe", False)
             mp.setattr(RolloutPolicy, "lean_forks", False)
+            mp.setattr(RolloutPolicy, "scored", False)
             mp.setattr(EdgeCloudMLEnv, "_fast_fork", False)
             mp.setattr(EdgeCloudMLEnv, "_FORK_HEAP", 0)
             mp.setattr(EdgeCloudMLEnv, "_FORK_LOG_ROWS", 0)

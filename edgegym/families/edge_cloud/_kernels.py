@@ -1519,3 +1519,142 @@ def greedy_run(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_ba
     nparts[0] = npart
     nparts[1] = narr
     return j, fallbacks, need, amount
+
+
+@njit
+def _copy_rows(a, n):
+    """A buffer like ``a`` with its first ``n`` entries copied (the rest unset: past the live part)."""
+    out = np.empty_like(a)
+    for i in range(n):
+        out[i] = a[i]
+    return out
+
+
+@njit
+def _grown_rows(a, cap, n):
+    """A buffer of ``cap`` entries with ``a``'s first ``n`` copied (the rest unset)."""
+    out = np.empty(cap, dtype=a.dtype)
+    for i in range(n):
+        out[i] = a[i]
+    return out
+
+
+@njit
+def _grown_cols(a, cap, n):
+    """A (rows, ``cap``) buffer with ``a``'s first ``n`` columns copied (the rest unset)."""
+    out = np.empty((a.shape[0], cap), dtype=a.dtype)
+    for w in range(a.shape[0]):
+        for k in range(n):
+            out[w, k] = a[w, k]
+    return out
+
+
+@njit
+def greedy_score(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_base, clock, nparts, acc,
+                 first_job, first_counts, first_cloud, D_arr, r_arr, p0_arr, p1_arr, dc_arr, wt_arr, keys, offsets,
+                 delay_edge, qual_ptr, qual_idx, worker_server, worker_type, order,
+                 qbuf, qlen, rem, key, inv_d, end, wsync, ps, pe, pc, phead, plen, hstart, hend, lw, ls, le, lc, llast,
+                 cnt, served, worker, rho, seq, alpha, chunk_job, mark, touched, si, sf, ran,
+                 job_end, job_zeta, job_edge, job_cloud, end_part, arr_part, hk, hs, hi, used, rho_used):
+    """:func:`greedy_run` with ``track`` on copies of the state it changes, so that the state passed in is left as it
+    was: the rewards of a look-ahead without a copy of the simulator (``acc = [Φ, total, return, reward scale]``
+    receives them, as :func:`greedy_run` adds them). The log's and the queues' growth (``NEED_LOG``,
+    ``NEED_LOG_ROW``, ``NEED_QUEUE``: :meth:`~.simulator.PaperSimulator._ensure_log` and ``_ensure_queue``) is done
+    here on the copies, and the loop goes on; any other need stops it. Returns :func:`greedy_run`'s ``(j, fallbacks,
+    need, amount)`` at the end: a caller that needs all of ``j0 .. j1-1`` placed discards the result when ``need``
+    is not ``NEED_NONE``.
+
+    Copied by their live part only (the rest is never read before it is written): the workers' plans (a worker's
+    plan is ``[phead, plen)``), the log (rows ``[0, cnt[LOG_N])``; ``llast`` points below) and the completion heap
+    (``[0, cnt[HEAP_N])``). Shared, not copied: the scratch arrays each call writes before it reads (``served``,
+    all zero again on return; ``mark``, cleared after each placement; ``touched``, ``si``, ``sf``, ``used``,
+    ``rho_used``); the rest whole."""
+    W = plen.size
+    n = 0
+    for w in range(W):
+        if plen[w] > n:
+            n = plen[w]
+    ps2 = _grown_cols(ps, ps.shape[1], n)
+    pe2 = _grown_cols(pe, pe.shape[1], n)
+    pc2 = _grown_cols(pc, pc.shape[1], n)
+    qbuf2 = qbuf.copy()
+    si2 = si
+    sf2 = sf
+    cnt2 = cnt.copy()
+    m = cnt[LOG_N]
+    lw2 = _copy_rows(lw, m)
+    ls2 = _copy_rows(ls, m)
+    le2 = _copy_rows(le, m)
+    lc2 = _copy_rows(lc, m)
+    m = cnt[HEAP_N]
+    hk2 = _copy_rows(hk, m)
+    hs2 = _copy_rows(hs, m)
+    hi2 = _copy_rows(hi, m)
+    clock2 = clock.copy()
+    nparts2 = nparts.copy()
+    qlen2 = qlen.copy()
+    rem2 = rem.copy()
+    key2 = key.copy()
+    inv_d2 = inv_d.copy()
+    end2 = end.copy()
+    wsync2 = wsync.copy()
+    phead2 = phead.copy()
+    plen2 = plen.copy()
+    hstart2 = hstart.copy()
+    hend2 = hend.copy()
+    llast2 = llast.copy()
+    worker2 = worker.copy()
+    rho2 = rho.copy()
+    seq2 = seq.copy()
+    alpha2 = alpha.copy()
+    chunk_job2 = chunk_job.copy()
+    ran2 = ran.copy()
+    job_end2 = job_end.copy()
+    job_zeta2 = job_zeta.copy()
+    job_edge2 = job_edge.copy()
+    job_cloud2 = job_cloud.copy()
+    end_part2 = end_part.copy()
+    arr_part2 = arr_part.copy()
+    j = j0
+    fallbacks = 0
+    while True:
+        j, fb, need, amount = greedy_run(
+            j, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_base, clock2, nparts2, True, acc, first_job,
+            first_counts, first_cloud, D_arr, r_arr, p0_arr, p1_arr, dc_arr, wt_arr, keys, offsets, delay_edge,
+            qual_ptr, qual_idx, worker_server, worker_type, order, qbuf2, qlen2, rem2, key2, inv_d2, end2, wsync2,
+            ps2, pe2, pc2, phead2, plen2, hstart2, hend2, lw2, ls2, le2, lc2, llast2, cnt2, served, worker2, rho2,
+            seq2, alpha2, chunk_job2, mark, touched, si2, sf2, ran2, job_end2, job_zeta2, job_edge2, job_cloud2,
+            end_part2, arr_part2, hk2, hs2, hi2, used, rho_used)
+        fallbacks += fb
+        if need == NEED_LOG or need == NEED_LOG_ROW:  # _ensure_log(0 or 1) on the copies
+            want = log_need(cnt2, plen2, phead2) + (1 if need == NEED_LOG_ROW else 0)
+            if want <= lw2.size:  # (not reached: the loop stopped for this room)
+                return j, fallbacks, need, amount
+            cap = max(want, 2 * lw2.size)
+            m = cnt2[LOG_N]
+            lw2 = _grown_rows(lw2, cap, m)
+            ls2 = _grown_rows(ls2, cap, m)
+            le2 = _grown_rows(le2, cap, m)
+            lc2 = _grown_rows(lc2, cap, m)
+        elif need == NEED_QUEUE:  # _ensure_queue(amount) on the copies
+            qcap = qbuf2.shape[1]
+            want = amount
+            for w in range(W):
+                if qlen2[w] + amount > want:
+                    want = qlen2[w] + amount
+            if want <= qcap:  # (not reached, as above)
+                return j, fallbacks, need, amount
+            else:
+                cap = max(want, 2 * qcap)
+                qbuf2 = _grown_cols(qbuf2, cap, qcap)
+                si2 = np.empty((4, cap), dtype=si.dtype)
+                sf2 = np.empty((4, cap), dtype=sf.dtype)
+                n = 0
+                for w in range(W):
+                    if plen2[w] > n:
+                        n = plen2[w]
+                ps2 = _grown_cols(ps2, 2 * cap + 2, n)
+                pe2 = _grown_cols(pe2, 2 * cap + 2, n)
+                pc2 = _grown_cols(pc2, 2 * cap + 2, n)
+        else:
+            return j, fallbacks, need, amount

@@ -58,6 +58,7 @@ _WIN_MIN = 1 << 16  # initial slots of the per-chunk window (keep_schedule=False
 _FLUSH_MIN = 1 << 18  # log rows that trigger a consumption of the log (keep_schedule=False)
 _INF = math.inf
 _K = None  # the kernel module, imported on first use (keeps ``import edgegym`` free of Numba)
+_NO_RAN = np.zeros(0, dtype=np.bool_)  # greedy_run's per-slot flags with the whole schedule kept: none
 
 
 def _kernels():
@@ -743,42 +744,19 @@ class PaperSimulator:
         the cloud: the env's ``fallbacks``). ``first``: ``(worker_counts, num_cloud)``, the placement of the first
         of those jobs instead of A_greedy's (as :meth:`place` takes it; checked the same way), the jobs after it
         by A_greedy: a given action continued by A_online."""
-        if self._drained:
-            raise RuntimeError("the simulator has drained; no more placements")
-        J = self.jobs.num_jobs
-        stop = J if stop is None else int(stop)
-        if not self.num_placed <= stop <= J:
-            raise ValueError(f"stop must lie in [{self.num_placed}, {J}] (jobs placed so far .. jobs), got {stop}")
-        order = self.worker_order() if order is None else np.ascontiguousarray(order, dtype=np.int64)
+        stop, order, first_job, first_counts, first_cloud = self._greedy_prep(stop, order, first)
         K = self._k
-        first_job, first_counts, first_cloud = -1, self._no_workers, 0
-        if first is not None and self.num_placed < stop:
-            first_job = self.num_placed
-            first_counts, first_cloud = self._checked_placement(first_job, *first)[:2]
-        keys = self._keys
-        for j in np.flatnonzero(np.isnan(keys[self.num_placed : stop])).tolist():
-            self._key(self.num_placed + j)
         clock = np.array([self.now, self._advanced])
         track = rewards is not None
         acc = np.array([self._phi, *rewards]) if track else np.zeros(4)
         nparts = np.array([self._end_np, self._arr_np], dtype=np.int64)
         bounded = not self.keep_schedule
-        no_ran = np.zeros(0, dtype=np.bool_)
         fallbacks = 0
         while self.num_placed < stop:
             j, fb, need, amount = K.greedy_run(
                 self.num_placed, stop, bounded, self._has_cloud, self._has_cloud and cloud,
                 self._flush_at if bounded else 0, self._win_cap, self.chunk_base, clock, nparts, track, acc,
-                first_job, first_counts, first_cloud, self._D_arr, self._arrival, self._p0_arr, self._p1_arr,
-                self._dc_arr, self._job_type, keys, self.offsets, self._delay_edge, self._qual_ptr, self._qual_idx,
-                self._worker_server, self._worker_type, order, self._qbuf, self._qlen, self._rem, self.chunk_key,
-                self._inv_d, self.chunk_end, self.worker_sync, self._ps, self._pe, self._pc, self._phead, self._plen,
-                self._head_start, self._head_end, self._lw, self._ls, self._le, self._lc, self._llast, self._cnt,
-                self._served, self.chunk_worker, self.chunk_rho, self.chunk_seq, self.chunk_alpha, self.chunk_job,
-                self._mark, self._touched, self._si, self._sf, self._ran if bounded else no_ran, self.job_end,
-                self.job_zeta, self.job_edge_chunks, self.job_cloud_chunks, self._end_part, self._arr_part, self._hk,
-                self._hs, self._hi, self._used, self._rho_used,
-            )
+                first_job, first_counts, first_cloud, *self._greedy_state(order, bounded))
             fallbacks += int(fb)
             self.now, self._advanced = float(clock[0]), float(clock[1])
             self._end_np, self._arr_np = int(nparts[0]), int(nparts[1])
@@ -804,6 +782,61 @@ class PaperSimulator:
         if track:
             rewards[:] = acc[1:]
         return fallbacks
+
+    def score_greedy(self, stop: int, *, cloud: bool = True, order: np.ndarray | None = None,
+                     first: tuple[np.ndarray, int] | None = None, total: float = 0.0, scale: float = 1.0
+                     ) -> float | None:
+        """``total`` plus the rewards ``-ΔΦ / scale`` of :meth:`place_greedy` ``(stop, ...)``, computed on scratch
+        copies inside one compiled call (``_kernels.greedy_score``): this simulator is left as it was (only the
+        HAPRF keys of jobs ``num_placed .. stop-1`` are memoised, as :meth:`place_greedy` does). The score of a
+        look-ahead without a copy of the simulator. ``None`` where the compiled loop would stop before ``stop``
+        for Python-side work (a buffer grown, the bounded history maintained, a job with no cloud): the caller
+        then takes :meth:`place_greedy`'s path on a copy. The same floats as that path (the same kernel on the same
+        values)."""
+        stop, order, first_job, first_counts, first_cloud = self._greedy_prep(stop, order, first)
+        acc = np.array([self._phi, float(total), 0.0, float(scale)])
+        bounded = not self.keep_schedule
+        j, _, need, _ = self._k.greedy_score(
+            self.num_placed, stop, bounded, self._has_cloud, self._has_cloud and cloud,
+            self._flush_at if bounded else 0, self._win_cap, self.chunk_base, np.array([self.now, self._advanced]),
+            np.array([self._end_np, self._arr_np], dtype=np.int64), acc, first_job, first_counts, first_cloud,
+            *self._greedy_state(order, bounded))
+        return float(acc[1]) if need == self._k.NEED_NONE and j == stop else None
+
+    def _greedy_prep(self, stop: int | None, order: np.ndarray | None, first: tuple[np.ndarray, int] | None
+                     ) -> tuple[int, np.ndarray, int, np.ndarray, int]:
+        """The checks and inputs of :meth:`place_greedy` and :meth:`score_greedy`: ``(stop, order, first job,
+        its worker counts, its cloud chunks)`` (``-1``: no given first placement), the keys of the jobs to place
+        memoised."""
+        if self._drained:
+            raise RuntimeError("the simulator has drained; no more placements")
+        J = self.jobs.num_jobs
+        stop = J if stop is None else int(stop)
+        if not self.num_placed <= stop <= J:
+            raise ValueError(f"stop must lie in [{self.num_placed}, {J}] (jobs placed so far .. jobs), got {stop}")
+        order = self.worker_order() if order is None else np.ascontiguousarray(order, dtype=np.int64)
+        first_job, first_counts, first_cloud = -1, self._no_workers, 0
+        if first is not None and self.num_placed < stop:
+            first_job = self.num_placed
+            first_counts, first_cloud = self._checked_placement(first_job, *first)[:2]
+        for j in np.flatnonzero(np.isnan(self._keys[self.num_placed : stop])).tolist():
+            self._key(self.num_placed + j)
+        return stop, order, first_job, first_counts, first_cloud
+
+    def _greedy_state(self, order: np.ndarray, bounded: bool) -> tuple:
+        """The arguments of ``_kernels.greedy_run`` (and ``greedy_score``) after ``first_cloud``: the job table's
+        arrays, the cluster's and the state (read when called: a grown buffer is a new array)."""
+        return (
+            self._D_arr, self._arrival, self._p0_arr, self._p1_arr, self._dc_arr, self._job_type, self._keys,
+            self.offsets, self._delay_edge, self._qual_ptr, self._qual_idx, self._worker_server, self._worker_type,
+            order, self._qbuf, self._qlen, self._rem, self.chunk_key, self._inv_d, self.chunk_end, self.worker_sync,
+            self._ps, self._pe, self._pc, self._phead, self._plen, self._head_start, self._head_end, self._lw,
+            self._ls, self._le, self._lc, self._llast, self._cnt, self._served, self.chunk_worker, self.chunk_rho,
+            self.chunk_seq, self.chunk_alpha, self.chunk_job, self._mark, self._touched, self._si, self._sf,
+            self._ran if bounded else _NO_RAN, self.job_end, self.job_zeta, self.job_edge_chunks,
+            self.job_cloud_chunks, self._end_part, self._arr_part, self._hk, self._hs, self._hi, self._used,
+            self._rho_used,
+        )
 
     def _checked_placement(self, j: int, worker_counts, num_cloud) -> tuple[np.ndarray, int, int, int, int, int]:
         """The checks of :meth:`place` on job ``j``'s placement (a ``ValueError`` for a bad one): ``(counts as a
