@@ -552,12 +552,7 @@ class EdgeCloudMLEnv(gym.Env):
         (the clock's move to the next arrival and its candidate table, which no reward of these steps reads) and
         the env is spent: every later call but :meth:`reset` raises ``RuntimeError``. When fewer were taken (the
         episode's last step is left), it is prepared as usual."""
-        if self.sim is None:
-            raise RuntimeError("call reset() before advance_aonline()")
-        if self._cand is _SPENT:
-            raise _spent_error()
-        if self.discipline != "paper":
-            raise ValueError(f"advance_aonline() needs the 'paper' discipline (this env: {self.discipline!r})")
+        self._check_aonline("advance_aonline")
         if steps is not None and int(steps) < 0:
             raise ValueError(f"steps must be >= 0, got {steps}")
         n = max(0, self._J - 1 - self._k)
@@ -578,6 +573,16 @@ class EdgeCloudMLEnv(gym.Env):
         self._prepare_step()
         return self._observation() if observe else None, n, float(acc[0])
 
+    def _check_aonline(self, name: str) -> None:
+        """The errors of :meth:`advance_aonline` and :meth:`score_aonline` (``name``) for an env they cannot run on:
+        never reset, spent at a look-ahead's horizon, or another discipline than ``paper``."""
+        if self.sim is None:
+            raise RuntimeError(f"call reset() before {name}()")
+        if self._cand is _SPENT:
+            raise _spent_error()
+        if self.discipline != "paper":
+            raise ValueError(f"{name}() needs the 'paper' discipline (this env: {self.discipline!r})")
+
     def score_aonline(self, steps: int, first: tuple[bytes, int], *, edge_only: bool = False, total: float = 0.0
                       ) -> float | None:
         """What ``advance_aonline(steps, first=first, total=total, observe=False)`` returns as its total, computed
@@ -585,12 +590,7 @@ class EdgeCloudMLEnv(gym.Env):
         scratch copies of the state): the score of a look-ahead that needs no fork. ``None`` where that path would
         take fewer than ``steps`` steps (the episode ends first) or where the compiled loop would stop for work
         done in Python (a buffer grown, the bounded history maintained): the caller then advances a fork."""
-        if self.sim is None:
-            raise RuntimeError("call reset() before score_aonline()")
-        if self._cand is _SPENT:
-            raise _spent_error()
-        if self.discipline != "paper":
-            raise ValueError(f"score_aonline() needs the 'paper' discipline (this env: {self.discipline!r})")
+        self._check_aonline("score_aonline")
         steps = int(steps)
         if steps <= 0 or self._J - 1 - self._k < steps:
             return None
