@@ -287,3 +287,68 @@ def test_p95_equals_numpy_percentile():
             got = _p95(x)
         assert got == exp or (got != got and exp != exp), (case, n)
         assert np.signbit(got) == np.signbit(exp), case
+
+
+def test_compiled_job_checks_equal_numpy(monkeypatch):
+    """``HeteroJobs`` with its value checks compiled (``_instance_kernels.jobs_check``) == with NumPy's
+    (``simulator._COMPILED_CHECKS = False``) on 3,000 tables, valid and not (unsorted or < 1 arrivals, int64
+    differences that wrap, zero or negative weights and compute times, zero counts, negative update times and
+    gradient sizes, NaN, -0.0): the same error message or the same arrays."""
+    from edgegym.families.hetero_ml import _instance_kernels  # noqa: F401  (loaded: the compiled checks apply)
+    from edgegym.families.hetero_ml import simulator as sim
+
+    def build(args):
+        try:
+            return sim.HeteroJobs(*args)
+        except ValueError as err:
+            return str(err)
+
+    rng = np.random.default_rng(29)
+    big = np.iinfo(np.int64).max
+    failed = 0
+    for case in range(3000):
+        J, M, P = int(rng.integers(0, 12)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        arrival = np.sort(rng.integers(1, 50, J))
+        weight, v = rng.random(J) + 0.5, rng.random((J, M)) + 0.5
+        epochs, chunks, batches = (rng.integers(1, 9, J) for _ in range(3))
+        psu, ra, grad = rng.random((J, P)), rng.random(J), rng.random(J)
+        if J and case % 2:
+            i = int(rng.integers(0, J))
+            what = int(rng.integers(0, 12))
+            if what == 0:
+                arrival[i] = int(rng.integers(-3, 2))
+            elif what == 1:
+                arrival = arrival[::-1].copy()
+            elif what == 2:
+                arrival[0], arrival[-1] = -big, big  # differences that wrap in int64
+            elif what == 3:
+                weight[i] = rng.choice([0.0, -0.0, -1.0, np.nan])
+            elif what == 4:
+                v[i, int(rng.integers(0, M))] = rng.choice([0.0, -2.0, np.nan, -0.0])
+            elif what == 5:
+                (epochs, chunks, batches)[int(rng.integers(0, 3))][i] = int(rng.integers(-2, 1))
+            elif what == 6:
+                psu[i, int(rng.integers(0, P))] = rng.choice([-1e-300, -0.0, np.nan, 0.0])
+            elif what == 7:
+                ra[i] = rng.choice([-1.0, -0.0, np.nan])
+            elif what == 8:
+                grad[i] = rng.choice([-1.0, -0.0, np.inf, -np.inf])
+            elif what == 9:
+                weight[i], psu[i, 0] = -1.0, -1.0  # two checks fail: the first one's message
+            elif what == 10:
+                arrival[i], epochs[i] = 0, 0
+            else:
+                v[i, 0], grad[i] = np.inf, -1.0
+        args = (arrival, weight, epochs, chunks, batches, v, psu, ra, grad)
+        monkeypatch.setattr(sim, "_COMPILED_CHECKS", True)
+        got = build(args)
+        monkeypatch.setattr(sim, "_COMPILED_CHECKS", False)
+        exp = build(args)
+        if isinstance(exp, str):
+            assert got == exp, (case, got, exp)
+            failed += 1
+        else:
+            for name in sim.HeteroJobs.__slots__:
+                x, y = getattr(got, name), getattr(exp, name)
+                assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True) and not x.flags.writeable, name
+    assert failed >= 1000, failed

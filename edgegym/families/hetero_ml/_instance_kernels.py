@@ -118,3 +118,44 @@ def lower_bound_ps(v, ps_update, work, chunks, weight, arrival):
             return False, 0.0
         lb += weight[j] * (arrival[j] + d)
     return True, lb
+
+
+@njit
+def _any_below(a, lo, strict):
+    """Whether some entry of the 2-d array ``a`` is < ``lo`` (``strict``) or <= ``lo`` (NaN is neither)."""
+    for i in range(a.shape[0]):
+        for k in range(a.shape[1]):
+            x = a[i, k]
+            if x < lo or (not strict and x == lo):
+                return True
+    return False
+
+
+@njit
+def jobs_check(arrival, weight, v, epochs, chunks, batches, ps_update, ra_update, grad_mb):
+    """The value checks of ``HeteroJobs.__post_init__`` in its order, on its converted arrays (1-d int64
+    ``arrival, epochs, chunks, batches``; 1-d float64 ``weight, ra_update, grad_mb``; 2-d float64 ``v, ps_update``):
+    0 when all pass, else the first failing check (1 arrivals not sorted, by the sign of their int64 differences, or
+    < 1; 2 a weight or a compute time <= 0; 3 an epoch, chunk or batch count < 1; 4 an update time or a gradient
+    size < 0). NaN passes every comparison, as in NumPy."""
+    J = arrival.shape[0]
+    if J:
+        for i in range(J - 1):
+            if arrival[i + 1] - arrival[i] < 0:  # np.diff's int64 difference (wrapping alike)
+                return 1
+        lo = arrival[0]
+        for i in range(J):
+            if arrival[i] < lo:
+                lo = arrival[i]
+        if lo < 1:
+            return 1
+    if _any_below(weight.reshape((1, weight.shape[0])), 0.0, False) or _any_below(v, 0.0, False):
+        return 2
+    for a in (epochs, chunks, batches):
+        for i in range(a.shape[0]):
+            if a[i] < 1:
+                return 3
+    if (_any_below(ps_update, 0.0, True) or _any_below(ra_update.reshape((1, ra_update.shape[0])), 0.0, True)
+            or _any_below(grad_mb.reshape((1, grad_mb.shape[0])), 0.0, True)):
+        return 4
+    return 0

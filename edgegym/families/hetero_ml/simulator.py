@@ -20,6 +20,7 @@ the slot driver (:func:`edgegym.families.hetero_ml.disciplines.run_slot_driver`,
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -122,6 +123,14 @@ class HeteroCluster:
         return self.ps_res[:, self.bw_index]
 
 
+#: ``HeteroJobs.__post_init__``'s value checks in one compiled pass (``_instance_kernels.jobs_check``) once that
+#: module is loaded (an env's first reset loads it; the simulator never imports Numba itself); False: NumPy's checks
+#: only (the reference of ``tests/speed/test_speed_hetero_v1_step3.py``)
+_COMPILED_CHECKS = True
+_JOBS_CHECKS = ("arrivals must be sorted and >= 1", "weights and compute times must be > 0",
+                "epochs, chunks and batches must be >= 1", "update times and gradient sizes must be >= 0")
+
+
 @dataclass(frozen=True, slots=True)
 class HeteroJobs:
     """The jobs of one episode, sorted by (arrival, id). Times are already in slots.
@@ -157,6 +166,13 @@ class HeteroJobs:
                 raise ValueError(f"{name} must have shape ({J},)")
         if self.v.ndim != 2 or self.v.shape[0] != J or self.ps_update.ndim != 2 or self.ps_update.shape[0] != J:
             raise ValueError("v and ps_update must be (J, M) and (J, P)")
+        kern = sys.modules.get(__package__ + "._instance_kernels") if _COMPILED_CHECKS else None
+        if kern is not None and self.arrival.ndim == 1:  # loaded (by an env's reset): the same checks, compiled
+            bad = kern.jobs_check(self.arrival, self.weight, self.v, self.epochs, self.chunks, self.batches,
+                                  self.ps_update, self.ra_update, self.grad_mb)
+            if bad:
+                raise ValueError(_JOBS_CHECKS[bad - 1])
+            return
         if J and (np.any(np.diff(self.arrival) < 0) or self.arrival.min() < 1):
             raise ValueError("arrivals must be sorted and >= 1")
         if np.any(self.weight <= 0) or np.any(self.v <= 0):
