@@ -14,6 +14,7 @@ import numpy as np
 
 from edgegym.families.hetero_ml import _kernels
 from edgegym.families.hetero_ml.env import HeteroMLEnv
+from edgegym.families.hetero_ml.testing import lockstep_episode
 
 
 class _TwoCalls(HeteroMLEnv):
@@ -23,36 +24,8 @@ class _TwoCalls(HeteroMLEnv):
 
 
 def _lockstep(new, old, seed) -> int:
-    """One random-legal episode of ``new`` and ``old`` side by side, every output compared with ``==``; returns
-    the number of steps."""
-    obs, _ = new.reset(seed=seed)
-    obs_o, _ = old.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    steps, done = 0, False
-    while not done:
-        assert np.array_equal(obs, obs_o), (seed, new._k)
-        mask = new.action_masks()
-        assert np.array_equal(mask, old.action_masks()), (seed, new._k)
-        a = int(rng.choice(np.flatnonzero(mask)))
-        if steps % 7 == 3:  # an unmasked invalid action now and then (mapped to a valid one)
-            bad = np.flatnonzero(~mask)
-            a = int(bad[0]) if bad.size else a
-        obs, r, done, trunc, info = new.step(a)
-        obs_o, r_o, done_o, trunc_o, info_o = old.step(a)
-        assert r == r_o and done == done_o and trunc == trunc_o, (seed, new._k)
-        assert info.keys() == info_o.keys(), (seed, new._k)
-        for key, val in info.items():  # the episode metrics may hold NaN (ratio_lb without a bound)
-            if key == "episode_metrics":
-                assert val.keys() == info_o[key].keys()
-                for m, x in val.items():
-                    assert x == info_o[key][m] or (x != x and info_o[key][m] != info_o[key][m]), (seed, m)
-            else:
-                assert val == info_o[key], (seed, new._k, key)
-        steps += 1
-    assert new.episode_return() == old.episode_return()
-    for name in ("start", "duration", "worker_type", "ps_type", "workers", "ps", "colocated"):
-        assert np.array_equal(getattr(new.sim, name), getattr(old.sim, name)), name
-    return steps
+    """:func:`~edgegym.families.hetero_ml.testing.lockstep_episode` with an invalid action every 7th step."""
+    return lockstep_episode(new, old, seed, invalid_every=7, invalid_at=3)
 
 
 def test_fused_step_equals_two_calls():

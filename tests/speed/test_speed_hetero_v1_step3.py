@@ -18,6 +18,7 @@ import numpy as np
 from edgegym.families.hetero_ml import _kernels
 from edgegym.families.hetero_ml.env import HeteroMLEnv
 from edgegym.families.hetero_ml.simulator import HeteroJobs
+from edgegym.families.hetero_ml.testing import lockstep_episode
 
 
 class _Reference(HeteroMLEnv):
@@ -38,43 +39,9 @@ class _Counted(HeteroMLEnv):
         return got
 
 
-def _same(x, y) -> bool:
-    """``x == y``, NaN equal to NaN (``ratio_lb`` without a bound)."""
-    return x == y or (x != x and y != y)
-
-
 def _lockstep(new, old, seed) -> int:
-    """One random-legal episode of ``new`` and ``old`` side by side, every output compared with ``==``; returns the
-    number of steps."""
-    obs, _ = new.reset(seed=seed)
-    obs_o, _ = old.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    steps, done = 0, False
-    while not done:
-        assert np.array_equal(obs, obs_o), (seed, new._k)
-        mask = new.action_masks()
-        assert np.array_equal(mask, old.action_masks()), (seed, new._k)
-        a = int(rng.choice(np.flatnonzero(mask)))
-        if steps % 9 == 4:  # an unmasked invalid action now and then (mapped to a valid one)
-            bad = np.flatnonzero(~mask)
-            a = int(bad[0]) if bad.size else a
-        obs, r, done, trunc, info = new.step(a)
-        obs_o, r_o, done_o, trunc_o, info_o = old.step(a)
-        assert r == r_o and done == done_o and trunc == trunc_o, (seed, new._k)
-        assert info.keys() == info_o.keys(), (seed, new._k)
-        for key, val in info.items():
-            if key == "episode_metrics":
-                assert val.keys() == info_o[key].keys()
-                for m, x in val.items():
-                    assert _same(x, info_o[key][m]), (seed, m, x, info_o[key][m])
-            else:
-                assert val == info_o[key], (seed, new._k, key)
-        steps += 1
-    assert np.array_equal(obs, obs_o)
-    assert new.episode_return() == old.episode_return()
-    for name in ("start", "duration", "worker_type", "ps_type", "workers", "ps", "colocated"):
-        assert np.array_equal(getattr(new.sim, name), getattr(old.sim, name)), name
-    return steps
+    """:func:`~edgegym.families.hetero_ml.testing.lockstep_episode` with an invalid action every 9th step."""
+    return lockstep_episode(new, old, seed, invalid_every=9, invalid_at=4)
 
 
 def test_step_and_metrics_equal_the_reference():

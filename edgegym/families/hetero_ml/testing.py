@@ -6,7 +6,7 @@ import numpy as np
 
 from .simulator import MS_PER_SLOT, HeteroCluster, HeteroJobs
 
-__all__ = ["hand_cluster", "hand_jobs"]
+__all__ = ["hand_cluster", "hand_jobs", "lockstep_episode"]
 
 
 def hand_cluster(arch: str = "ps", num_servers: int = 1) -> HeteroCluster:
@@ -30,3 +30,45 @@ def hand_jobs(arrivals=(1,), weights=(1000.0,), update_ms: float = 36.0) -> Hete
         ps_update=np.full((J, 1), update_ms / MS_PER_SLOT), ra_update=np.full(J, update_ms / MS_PER_SLOT),
         grad_mb=np.full(J, 450.0),
     )
+
+
+def _same(x, y) -> bool:
+    """``x == y``, NaN equal to NaN (an episode metric such as ``ratio_lb`` without a bound)."""
+    return x == y or (x != x and y != y)
+
+
+def lockstep_episode(new, old, seed: int, invalid_every: int = 7, invalid_at: int = 3) -> int:
+    """One random-legal episode of two HeteroML envs side by side (a fast path and its reference), every output
+    compared with ``==`` (observations, masks, rewards, termination, infos, episode metrics with NaN equal to NaN,
+    the return, the committed schedule); every ``invalid_every``-th step (at ``invalid_at``) an unmasked invalid
+    action where there is one (both envs map it to a valid one). Returns the number of steps. For the differential
+    tests of the family's fast paths."""
+    obs, _ = new.reset(seed=seed)
+    obs_o, _ = old.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    steps, done = 0, False
+    while not done:
+        assert np.array_equal(obs, obs_o), (seed, new._k)
+        mask = new.action_masks()
+        assert np.array_equal(mask, old.action_masks()), (seed, new._k)
+        a = int(rng.choice(np.flatnonzero(mask)))
+        if steps % invalid_every == invalid_at:
+            bad = np.flatnonzero(~mask)
+            a = int(bad[0]) if bad.size else a
+        obs, r, done, trunc, info = new.step(a)
+        obs_o, r_o, done_o, trunc_o, info_o = old.step(a)
+        assert r == r_o and done == done_o and trunc == trunc_o, (seed, new._k)
+        assert info.keys() == info_o.keys(), (seed, new._k)
+        for key, val in info.items():
+            if key == "episode_metrics":
+                assert val.keys() == info_o[key].keys()
+                for m, x in val.items():
+                    assert _same(x, info_o[key][m]), (seed, m, x, info_o[key][m])
+            else:
+                assert val == info_o[key], (seed, new._k, key)
+        steps += 1
+    assert np.array_equal(obs, obs_o)
+    assert new.episode_return() == old.episode_return()
+    for name in ("start", "duration", "worker_type", "ps_type", "workers", "ps", "colocated"):
+        assert np.array_equal(getattr(new.sim, name), getattr(old.sim, name)), name
+    return steps
