@@ -276,15 +276,12 @@ class RolloutPolicy(Policy):
         return self.fused and self.H != 1 and \
             getattr(type(self.base), "advance_after", None) is not getattr(Policy, "advance_after", None)
 
-    def _scores_without_fork(self, keys) -> bool | None:
-        """Whether this decision's continuations may be scored by the base's ``score_after`` (True) or not
-        (``None``): with the fused path's keys, a horizon and no terminal value (a score covers exactly ``H``
-        steps, the candidate's included)."""
+    def _scores_without_fork(self, keys) -> bool:
+        """Whether this decision's continuations may be scored by the base's ``score_after``: with the fused path's
+        keys, a horizon and no terminal value (a score covers exactly ``H`` steps, the candidate's included)."""
         if not self.scored or keys is None or not self._fuses() or self.H == 0 or self.D:
-            return None
-        if getattr(type(self.base), "score_after", None) is getattr(Policy, "score_after", None):
-            return None
-        return True
+            return False
+        return getattr(type(self.base), "score_after", None) is not getattr(Policy, "score_after", None)
 
     def _seeds(self) -> list[int]:
         return [(self.seed * 1000003 + i) % (2**63) for i in range(self.K)]
@@ -423,9 +420,9 @@ class RolloutPolicy(Policy):
             return base_action
         runs = np.zeros((len(cands), len(futures)))  # return of each candidate on each fork
         same, keys = self._effects(cands)
-        scores = self._scores_without_fork(keys)
+        scored = self._scores_without_fork(keys)
         for i, f in enumerate(futures):
-            score = None if scores is None else self.base.fork(f).score_after
+            score = self.base.fork(f).score_after if scored else None
             for c, a in enumerate(cands):
                 if same[c] < c:  # the same effect as an earlier candidate: the same continuation
                     runs[c, i] = runs[same[c], i]

@@ -1522,17 +1522,18 @@ def greedy_run(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_ba
 
 
 @njit
-def _copy_rows(a, n):
-    """A buffer like ``a`` with its first ``n`` entries copied (the rest unset: past the live part)."""
-    out = np.empty_like(a)
-    for i in range(n):
-        out[i] = a[i]
-    return out
+def _max_plan(plen):
+    """The longest plan (``plen.max(initial=0)``): the plans' live columns."""
+    n = 0
+    for w in range(plen.size):
+        if plen[w] > n:
+            n = plen[w]
+    return n
 
 
 @njit
 def _grown_rows(a, cap, n):
-    """A buffer of ``cap`` entries with ``a``'s first ``n`` copied (the rest unset)."""
+    """A buffer of ``cap`` entries with ``a``'s first ``n`` copied (the rest unset: past the live part)."""
     out = np.empty(cap, dtype=a.dtype)
     for i in range(n):
         out[i] = a[i]
@@ -1570,10 +1571,7 @@ def greedy_score(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_
     all zero again on return; ``mark``, cleared after each placement; ``touched``, ``si``, ``sf``, ``used``,
     ``rho_used``); the rest whole."""
     W = plen.size
-    n = 0
-    for w in range(W):
-        if plen[w] > n:
-            n = plen[w]
+    n = _max_plan(plen)
     ps2 = _grown_cols(ps, ps.shape[1], n)
     pe2 = _grown_cols(pe, pe.shape[1], n)
     pc2 = _grown_cols(pc, pc.shape[1], n)
@@ -1582,14 +1580,14 @@ def greedy_score(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_
     sf2 = sf
     cnt2 = cnt.copy()
     m = cnt[LOG_N]
-    lw2 = _copy_rows(lw, m)
-    ls2 = _copy_rows(ls, m)
-    le2 = _copy_rows(le, m)
-    lc2 = _copy_rows(lc, m)
+    lw2 = _grown_rows(lw, lw.size, m)
+    ls2 = _grown_rows(ls, ls.size, m)
+    le2 = _grown_rows(le, le.size, m)
+    lc2 = _grown_rows(lc, lc.size, m)
     m = cnt[HEAP_N]
-    hk2 = _copy_rows(hk, m)
-    hs2 = _copy_rows(hs, m)
-    hi2 = _copy_rows(hi, m)
+    hk2 = _grown_rows(hk, hk.size, m)
+    hs2 = _grown_rows(hs, hs.size, m)
+    hi2 = _grown_rows(hi, hi.size, m)
     clock2 = clock.copy()
     nparts2 = nparts.copy()
     qlen2 = qlen.copy()
@@ -1649,10 +1647,7 @@ def greedy_score(j0, j1, bounded, has_cloud, cloud_on, flush_at, win_cap, chunk_
                 qbuf2 = _grown_cols(qbuf2, cap, qcap)
                 si2 = np.empty((4, cap), dtype=si.dtype)
                 sf2 = np.empty((4, cap), dtype=sf.dtype)
-                n = 0
-                for w in range(W):
-                    if plen2[w] > n:
-                        n = plen2[w]
+                n = _max_plan(plen2)
                 ps2 = _grown_cols(ps2, 2 * cap + 2, n)
                 pe2 = _grown_cols(pe2, 2 * cap + 2, n)
                 pc2 = _grown_cols(pc2, 2 * cap + 2, n)

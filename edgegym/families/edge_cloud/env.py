@@ -168,8 +168,9 @@ def _prefix(a: np.ndarray, n: int) -> np.ndarray:
 
 
 def _prefix_cols(a: np.ndarray, n: int) -> np.ndarray:
-    """``prefix_copy(a, n, axis=1)`` of a 2-D buffer: the first ``n`` columns copied, zeros after (a zeroed buffer
-    and one strided copy: 4.5 against 10.7 µs for zeroing the tail columns on a (528, 26) plan)."""
+    """A 2-D buffer like ``a`` with its first ``n`` columns copied and the rest unset (not zeroed, unlike
+    ``prefix_copy(a, n, axis=1)``): for the workers' plans, whose columns past the longest plan no kernel reads (a
+    worker's plan is ``[phead, plen)``); zeroing them wrote ~330 KB per fork of an ``EdgeCloudML-v1`` state."""
     out = np.empty(a.shape, dtype=a.dtype)
     out[:, :n] = a[:, :n]
     return out
@@ -192,6 +193,12 @@ def _spent_error() -> RuntimeError:
 
 #: the candidate table of a spent env (see :class:`_Spent`)
 _SPENT = _Spent()
+
+
+def _placement_of_key(key: tuple[bytes, int]) -> tuple[np.ndarray, int]:
+    """``(worker counts, cloud chunks)`` of an :meth:`EdgeCloudMLEnv.action_key`, the counts as a writable int64 array
+    (a read-only one would be another type for the compiled loop: a second compile)."""
+    return np.frombuffer(key[0], dtype=np.int64).copy(), key[1]
 
 
 def _share(v, env):
@@ -560,8 +567,7 @@ class EdgeCloudMLEnv(gym.Env):
         if n == 0:
             return self.observe() if observe else None, 0, float(total)
         if first is not None:
-            # a writable copy: a read-only array would be another type for the compiled loop (a second compile)
-            first = (np.frombuffer(first[0], dtype=np.int64).copy(), first[1])
+            first = _placement_of_key(first)
         acc = np.array([float(total), self._return, self.reward_scale])
         self._fallbacks += self.sim.place_greedy(self._k + n, cloud=self.use_cloud and not edge_only,
                                                  order=self._order, rewards=acc, first=first)
@@ -594,9 +600,8 @@ class EdgeCloudMLEnv(gym.Env):
         steps = int(steps)
         if steps <= 0 or self._J - 1 - self._k < steps:
             return None
-        counts = np.frombuffer(first[0], dtype=np.int64).copy()  # writable: one compiled signature
         return self.sim.score_greedy(self._k + steps, cloud=self.use_cloud and not edge_only, order=self._order,
-                                     first=(counts, first[1]), total=float(total), scale=self.reward_scale)
+                                     first=_placement_of_key(first), total=float(total), scale=self.reward_scale)
 
     def _integral_reward(self, j: int) -> float:
         """∫ over [r_j, r_{j+1}) (or [r_J, ∞) at the last job) of the number of jobs in the system."""
@@ -1062,7 +1067,8 @@ class EdgeCloudMLEnv(gym.Env):
                   ) -> PaperSimulator:
         """The simulator of :meth:`_fork_copy`: a copy of ``src`` (default: this env's simulator) with shared
         attributes shared, the log, the plans and the per-chunk buffers copied by their live part
-        (:meth:`_fork_copies`'s rule: zeros past it), every other array copied, A_ps's generator shared until
+        (:meth:`_fork_copies`'s rule: zeros past it, except the plans' columns, left unset: see :func:`_prefix_cols`),
+        every other array copied, A_ps's generator shared until
         either simulator draws from it (``PaperSimulator._rng_shared``); the attributes named in ``skip`` left
         out (for the caller to build). The attributes are sorted into those groups once per layout
         (:meth:`_sim_plan`), so a fork is a dict copy and the array copies."""

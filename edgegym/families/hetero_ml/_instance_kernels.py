@@ -90,6 +90,20 @@ def ideal_configs(ps_arch, worker_res, ps_res, foot_z, bw_index, W, v, ps_update
 
 
 @njit
+def _finite_row_min(a, j, n):
+    """``(every a[j, :n] finite, their minimum)`` (``a[j, 0]`` when none is smaller; ``(False, 0.0)`` at the first
+    value that is not finite)."""
+    lo = a[j, 0]
+    for i in range(n):
+        x = a[j, i]
+        if not math.isfinite(x):
+            return False, 0.0
+        if x < lo:
+            lo = x
+    return True, lo
+
+
+@njit
 def lower_bound_ps(v, ps_update, work, chunks, weight, arrival):
     """``HeteroMLEnv.lower_bound`` of the PS architecture: Σ_j w_j (a_j + ceil(W_j (min_m v_jm + min_p U^p_j) / D_j
     - 1e-9)), added in job order from 0.0 with the loop's operations (the minima exact; ``a_j + d_j`` an integer,
@@ -99,20 +113,10 @@ def lower_bound_ps(v, ps_update, work, chunks, weight, arrival):
     P = ps_update.shape[1]
     lb = 0.0
     for j in range(J):
-        vm = v[j, 0]
-        for m in range(M):
-            x = v[j, m]
-            if not math.isfinite(x):
-                return False, 0.0
-            if x < vm:
-                vm = x
-        pm = ps_update[j, 0]
-        for p in range(P):
-            x = ps_update[j, p]
-            if not math.isfinite(x):
-                return False, 0.0
-            if x < pm:
-                pm = x
+        ok_v, vm = _finite_row_min(v, j, M)
+        ok_p, pm = _finite_row_min(ps_update, j, P)
+        if not (ok_v and ok_p):
+            return False, 0.0
         d = np.ceil(float(work[j]) * (vm + pm) / chunks[j] - 1e-9)
         if not (abs(d) + abs(float(arrival[j])) < 2.0 ** 53) or not math.isfinite(weight[j]):
             return False, 0.0
