@@ -235,6 +235,9 @@ class HeteroMLEnv(gym.Env):
     #: :meth:`step` of a fused v1 env through :meth:`_step_direct` (False: :meth:`_commit_step` then
     #: :meth:`_observation`, the same values; the reference of ``tests/speed/test_speed_hetero_v1_step3.py``)
     _direct = True
+    #: :meth:`_step_direct` with its Python trimmed (False: :meth:`_step_direct_ref`, the same values; the reference
+    #: of ``tests/speed/test_speed_hetero_v1_step4.py``)
+    _lean = True
 
     def __init__(self, preset: str | HeteroPreset = DEFAULT_PRESET, config: dict | None = None, render_mode=None):
         p = load_preset(preset) if not isinstance(preset, HeteroPreset) else preset
@@ -379,9 +382,90 @@ class HeteroMLEnv(gym.Env):
         commit (``_kernels.commit_prepare``), caches, reward, info and observation as :meth:`_commit_step` with
         :meth:`_decode_commit` and then :meth:`_observation`, in one method (their checks, repeated look-ups of the
         job table and per-call set-up done once). Returns ``None``, having changed nothing, where that path does
-        something else (an invalid action, a price tie within rounding in the commit's search, no cached state);
-        the caller then takes it. ``_direct = False``: always that path (the reference of
-        ``tests/speed/test_speed_hetero_v1_step3.py``)."""
+        something else (an invalid action, a price tie within rounding in the commit's search, no cached state, a
+        job table not yet in :meth:`_job_scalars`'s cache); the caller then takes it. ``_direct = False``: always
+        that path (the reference of ``tests/speed/test_speed_hetero_v1_step3.py``); ``_lean = False``:
+        :meth:`_step_direct_ref`, the same steps with more Python per step (the reference of
+        ``tests/speed/test_speed_hetero_v1_step4.py``)."""
+        if not self._lean:
+            return self._step_direct_ref(act)
+        k = self._k
+        st, cs, c, jb = self._mask_step, self._cfg_step, self._jsc, self.jobs
+        # a cached mask or configuration names a job k < J (set only for an existing job), so ``st[0] == k`` also
+        # checks that the episode is running
+        if (st is None or st[0] != k or cs is None or cs[0] != k or c is None or c[0] is not jb
+                or not 0 <= act < self.n_grid or not st[1].item(act)):
+            return None
+        tab = c[1]
+        J = len(tab)
+        w, _, _, _, grad, ra, a, W, now = tab[k]
+        m4, n4, q4, p4 = cs[1]
+        m, n, spread, p = m4.item(act), n4.item(act), q4.item(act) == 1, p4.item(act)
+        t0 = now + self._delays.item(act % self.n_delays)
+        est = self._est_step
+        if est is not None and est[0] == k:
+            s0 = est[1].item(act)
+            if s0 >= t0 and est[2].item(act) >= 1:
+                t0 = s0  # as in _decode_commit: the search starts at the estimated start
+        pr = self._prof_step
+        prof = pr[1] if pr is not None and pr[0] == k else self._no_prof
+        k1 = k + 1
+        nxt = k1 < J
+        if not nxt:
+            k1 = k
+        w1, E1, D1, K1, grad1, ra1, a1, W1, now1 = tab[k1]
+        G = self.n_grid
+        buf = np.empty((6, G), dtype=np.int64)  # worker type, workers, spread, PS type, start, duration
+        b0, b1, b2, b3, start, dur = buf[0], buf[1], buf[2], buf[3], buf[4], buf[5]  # (indexing: faster than unpacking)
+        mask = np.empty(G, dtype=bool)
+        kc, v, psu, sim = self._kc, jb.v, jb.ps_update, self.sim
+        rec = (sim.start, sim.duration, sim.workers, sim.ps, sim.worker_type, sim.ps_type, self._jptr, self._jsrv)
+        rows_buf, ratio, bins = self._rows_buf, self._ratio_buf, self._bins_buf
+        lf, lx, lh = self._look_cache
+        K = _kernels()
+        stc, t, d, nw, col, rows, fr, nv, prof1 = K.commit_prepare(
+            rec, sim.colocated, k, *kc, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, *prof, nxt, D1, self._fracs,
+            self._zf, self._feas, W1, v[k1], psu[k1], ra1, grad1, now1, self._delays, self._est_free, self._est_caps,
+            b0, b1, b2, b3, mask, start, dur, rows_buf, ratio, bins, lf, lx, lh)
+        if stc != 1:
+            return None  # nothing committed (the search wrote only its caches): _commit_step decides
+        if nv != -2:  # the caches _prepare_rows(k1) sets
+            self._prof_step = (k1, prof1)
+            self._cfg_step = (k1, (b0, b1, b2, b3))
+            self._mask_step = (k1, mask)
+            if nv >= 0:
+                self._est_step = (k1, start, dur)
+                self._rows_step = None  # consumed below (the observation on these rows)
+            else:  # for _observation's own path below
+                self._rows_step = (k1, int(nv))
+        sim.ledger.commit_rows(rows, fr, t, t + d)
+        start_k, dur_k, nw, col = int(t), int(d), int(nw), bool(col)
+        c_k = start_k + dur_k
+        rs = self.reward_scale
+        r = -w * (c_k - (a if self._flow else 0)) / rs
+        self._rewards.append(r)
+        self._k = k1 = k + 1
+        info = {
+            "job": k, "start": start_k, "duration": dur_k, "completion": c_k, "worker_type": m, "num_workers": nw,
+            "colocated": col, "weighted_completion": w * c_k, "reward_flow": -w * (c_k - a) / rs,
+        }
+        if k1 >= J:
+            info["episode_metrics"] = self.episode_metrics()
+            return np.zeros(self.observation_space.shape, dtype=np.float32), float(r), True, False, info
+        if nv < 0:  # the next job's rows were not computed here: the observation's own path
+            return self._observation(), float(r), False, False, info
+        # _observation on the rows just computed (its fused branch)
+        lg = np.log2(ratio[:nv])
+        obs_space = self.observation_space
+        out = np.empty(obs_space.shape[0], dtype=np.float32)
+        K.observation(w1, E1, D1, K1, grad1, v[k1], psu[k1], ra1, a1, k1, J, now1, self.T, self.obs_relative, rec,
+                      kc[0], kc[1], kc[2], kc[3], kc[6], rows_buf, mask, lg, self._no_mask, obs_space.low,
+                      obs_space.high, out, bins)
+        return out, float(r), False, False, info
+
+    def _step_direct_ref(self, act: int):
+        """:meth:`_step_direct` before its Python was trimmed: the same checks, commit, caches, reward, info and
+        observation (``_lean = False``; the reference of ``tests/speed/test_speed_hetero_v1_step4.py``)."""
         k = self._k
         jb = self.jobs
         J = jb.arrival.shape[0]
@@ -773,6 +857,10 @@ class HeteroMLEnv(gym.Env):
     def action_masks(self) -> np.ndarray:
         """Valid grid actions for the current job: feasible on an empty cluster. ``RuntimeError`` before
         :meth:`reset` (there is no job yet)."""
+        st = self._mask_step
+        if st is not None and st[0] == self._k and not self.slot_driven:
+            # the pending job's cached mask (what _grid_mask copies: a cached mask names a job k < J of a reset env)
+            return st[1].copy()
         if self._inst is None:
             raise RuntimeError("call reset() before action_masks()")
         if self.slot_driven:
