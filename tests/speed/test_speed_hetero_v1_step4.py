@@ -6,12 +6,15 @@
   observations, masks, rewards, infos, episode metrics and the committed schedule ``==``, >= 1,000 v1 steps of
   which >= 800 through the trimmed path, an invalid action every 11th step (the path it leaves to
   ``_commit_step``).
+* ``_kernels.grid_estimates_on`` with its per-test helpers written out against ``grid_estimates_on_ref`` (the
+  helpers called) at >= 1,000 decision states: status, starts, durations and the caller's cache ``==``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from edgegym.families.hetero_ml import _kernels
 from edgegym.families.hetero_ml.env import HeteroMLEnv
 from edgegym.families.hetero_ml.testing import lockstep_episode
 
@@ -73,3 +76,50 @@ def test_action_masks_shortcut_equals_grid_mask():
                 break
             _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(got))))
     assert states >= 300, states
+
+
+def _estimate_inputs(env):
+    """``_kernels.grid_estimates_on``'s inputs at the env's pending decision (its configurations and mask, the
+    servers' profiles at the decision time)."""
+    k, jb, kc = env._k, env.jobs, env._kc
+    H, R = kc[0].shape
+    now = env._decision_time(k)
+    rec = env._rec()
+    prof = _kernels.server_profiles(k, now, rec, kc[1], kc[2], kc[6], H, R)
+    W = float(jb.epochs[k] * jb.chunks[k] * jb.batches[k])
+    return (rec, k, *kc, W, jb.v[k], jb.ps_update[k], float(jb.ra_update[k]), float(jb.grad_mb[k]), now, env._delays,
+            *env._job_cfg(), env._grid_mask_shared()), prof
+
+
+def test_grid_estimates_written_out_equal_the_helpers():
+    """``_kernels.grid_estimates_on`` (its per-test helpers written out in the loop) against
+    ``grid_estimates_on_ref`` (the helpers called) at >= 1,000 decision states of random-legal episodes: status,
+    starts, durations and the caller's cache (``cfree``, ``ccaps``, NaN rows included, carried from state to state
+    as the env carries it) ``==``."""
+    states = 0
+    ones = 0
+    for preset, seed in (("ps-v1", 70), ("tiny-v1", 71), ("ra-v1", 72), ("rl-v1", 73), ("rl-hard-v1", 74),
+                         ("tiny-ra-v1", 75), ("ps-v1", 76), ("ps-v1", 77), ("ps-v1", 78), ("ps-v1", 79),
+                         ("ps-v1", 80), ("ps-v1", 81)):
+        env = HeteroMLEnv(preset)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        G, H = env.n_grid, env.H
+        cf = [np.full((H, env.R), np.nan), np.zeros((H, env.M))]
+        done = False
+        while not done:
+            args, prof = _estimate_inputs(env)
+            got_s, got_d, exp_s, exp_d = (np.full(G, -9, dtype=np.int64) for _ in range(4))
+            gf, gc, ef, ec = cf[0].copy(), cf[1].copy(), cf[0].copy(), cf[1].copy()
+            st = _kernels.grid_estimates_on(*args, got_s, got_d, gf, gc, *prof)
+            st_ref = _kernels.grid_estimates_on_ref(*args, exp_s, exp_d, ef, ec, *prof)
+            assert st == st_ref, (preset, env._k)
+            if st == 1:
+                ones += 1
+                assert np.array_equal(got_s, exp_s) and np.array_equal(got_d, exp_d), (preset, env._k)
+            assert np.array_equal(gf, ef, equal_nan=True) and np.array_equal(gc, ec), (preset, env._k)
+            cf = [gf, gc]
+            states += 1
+            mask = env.action_masks()
+            _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+    assert states >= 1000 and ones >= 900, (states, ones)

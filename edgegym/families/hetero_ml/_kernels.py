@@ -1793,9 +1793,319 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
     delay, a configuration whose earliest start t* under the previous (smaller) delay is >= now + delay starts at
     now + delay if it fits there and at t* otherwise (the candidates in between were all tried and failed).
 
+    The per-test helpers (:func:`_reset_row`, :func:`_residual_next`, :func:`_extend_window`, :func:`_caps_of`,
+    :func:`_colocated_fits`, :func:`_spread_fits_from`) are written out in the loop, the same operations in the same
+    order: each inlined call took and released a reference to every array it was handed (atomic counts, ~1/5 of
+    this kernel's time on HeteroML-v1); :func:`grid_estimates_on_ref` calls them (the reference).
+
     ``cfree`` (H, R) and ``ccaps`` (H, M): a cache kept by the caller between calls (NaN rows at first), each
     server's residual row at the first candidate of the last call and its worker capacities (a pure function of the
     row: reused only where the row is equal)."""
+    G = mask.shape[0]
+    nd = delays.shape[0]
+    H, R = cap.shape
+    M = wres.shape[0]
+    start, dur = rec[0], rec[1]
+    for a in range(G):
+        start_out[a] = -1
+        dur_out[a] = 0
+    NC = G // nd
+    cd = np.zeros(NC, dtype=np.int64)
+    valid = np.zeros(NC, dtype=np.bool_)
+    for c in range(NC):
+        a = c * nd
+        if not mask[a]:
+            continue
+        valid[c] = True
+        m = m4[a]
+        comm = 2.0 * grad * 8.0 / (wbw[m] * 1000.0) / 3600.0
+        cd[c] = duration(W, v[m], psu[p4[a]] if ps_arch else 0.0, ra, comm, n4[a], q4[a] == 0, ps_arch)
+    # candidate times: the reservation ends after now, unsorted (:func:`_next_end` takes them in order)
+    ne = 0
+    for j in range(k):
+        if start[j] + dur[j] > now:
+            ne += 1
+    ends = np.empty(ne, dtype=np.int64)
+    i = 0
+    for j in range(k):
+        if start[j] + dur[j] > now:
+            ends[i] = start[j] + dur[j]
+            i += 1
+    # every breakpoint after now of every server, by time: (time, piece row, server)
+    ev_t, ev_i, ev_h = _breakpoints(H, pp, cnt, times)
+    cdd = np.maximum(cd, 1)
+    by_d, nbd = _valid_by_duration(cdd, valid)
+    # the servers with a breakpoint after now (the others' usage rows never change after the first candidate)
+    multi = np.empty(H, dtype=np.int64)
+    n_multi = 0
+    for h in range(H):
+        if cnt[h] > 1:
+            multi[n_multi] = h
+            n_multi += 1
+    used = np.empty((H, R))
+    free = np.full((H, R), np.nan)  # NaN: not derived yet (differs from every value)
+    caps_hm = np.zeros((H, M))
+    tot_m = np.zeros(M)
+    fmax = np.full(R, -math.inf)
+    fmax_h = np.full(R, -1, dtype=np.int64)  # a server holding fmax[r]
+    col_stale = np.zeros(R, dtype=np.bool_)
+    cmax = np.zeros(M)  # max(0, max_h caps_hm[h, m]) and a server holding it (-1: none above 0)
+    cmax_h = np.full(M, -1, dtype=np.int64)
+    cm_stale = np.zeros(M, dtype=np.bool_)
+    # servers whose usage row changed since their residual row was last derived (:func:`_first_residual` derives
+    # every row at the first candidate)
+    dirty = np.zeros(H, dtype=np.bool_)
+    dlist = np.empty(H, dtype=np.int64)
+    n_dirty = 0
+    # each server's piece at the current candidate and the servers a window raised since (``_residual_next``)
+    qcur = np.empty(H, dtype=np.int64)
+    hit = np.zeros(H, dtype=np.bool_)
+    hlist = np.empty(H, dtype=np.int64)
+    n_hit = 0
+    e_at = 0  # the first breakpoint after the current candidate
+    nev = ev_t.shape[0]
+    res = np.full(NC, -1, dtype=np.int64)  # earliest start under the current delay
+    prev = np.full(NC, -1, dtype=np.int64)  # ... under the previous (smaller) delay
+    todo = np.zeros(NC, dtype=np.bool_)
+    limited = np.zeros(NC, dtype=np.bool_)  # only now + delay to try (else prev)
+    dorder = np.argsort(delays, kind="mergesort")
+    have_prev = False
+    first = True
+    hint = 0  # the server where the last co-located configuration fitted (:func:`_colocated_fits`)
+    need = np.empty(R)
+    shint = 0  # the server that held the last spread configuration's PSs (:func:`_spread_fits_from`)
+    for dk in range(nd):
+        di = dorder[dk]
+        t0 = now + delays[di]
+        n_todo = 0
+        for c in range(NC):
+            res[c] = -1
+            todo[c] = valid[c]
+            limited[c] = False
+            if valid[c]:
+                n_todo += 1
+                if have_prev and prev[c] >= t0:
+                    if prev[c] == t0:
+                        res[c] = t0
+                        todo[c] = False
+                        n_todo -= 1
+                    else:
+                        limited[c] = True
+        t = t0
+        at_t0 = True
+        while n_todo > 0:
+            if not at_t0:
+                t = _next_end(ends, t)
+                if t < 0:
+                    break
+            # residual at t: the piece of each server containing t, then extended by duration (a delay's first
+            # candidate walks every server with a breakpoint: the candidates go back in time from one delay to the
+            # next)
+            e = np.searchsorted(ev_t, t, side="right")
+            if at_t0:
+                at_t0 = False
+                for i in range(n_hit):
+                    hit[hlist[i]] = False
+                if first:  # worker capacities from the cache where the row is equal
+                    _first_residual(t, pp, cnt, times, vals, cap, wres, used, free, cfree, ccaps, caps_hm, qcur,
+                                    tot_m, cmax, cmax_h, fmax, fmax_h)
+                else:
+                    for i in range(n_multi):  # _reset_row(h, t, pp[h], False, ...)
+                        h = multi[i]
+                        q = pp[h]
+                        qe = pp[h] + cnt[h]
+                        while q + 1 < qe and times[q + 1] <= t:
+                            q += 1
+                        qcur[h] = q
+                        row_changed = False
+                        for r in range(R):
+                            if used[h, r] != vals[q, r]:
+                                row_changed = True
+                            used[h, r] = vals[q, r]
+                        if row_changed and not dirty[h]:
+                            dirty[h] = True
+                            dlist[n_dirty] = h
+                            n_dirty += 1
+            else:  # _residual_next (its raised servers' list is cleared below)
+                for i in range(e_at, e):
+                    h = ev_h[i]
+                    if not hit[h]:
+                        hit[h] = True
+                        hlist[n_hit] = h
+                        n_hit += 1
+                for i in range(n_hit):  # _reset_row(h, t, qcur[h], False, ...)
+                    h = hlist[i]
+                    hit[h] = False
+                    q = qcur[h]
+                    qe = pp[h] + cnt[h]
+                    while q + 1 < qe and times[q + 1] <= t:
+                        q += 1
+                    qcur[h] = q
+                    row_changed = False
+                    for r in range(R):
+                        if used[h, r] != vals[q, r]:
+                            row_changed = True
+                        used[h, r] = vals[q, r]
+                    if row_changed and not dirty[h]:
+                        dirty[h] = True
+                        dlist[n_dirty] = h
+                        n_dirty += 1
+            n_hit = 0
+            e_at = e
+            first = False
+            for bi in range(nbd):
+                c = by_d[bi]
+                if not todo[c]:
+                    continue
+                end = t + cdd[c]
+                while e < nev and ev_t[e] < end:  # _extend_window
+                    h, q = ev_h[e], ev_i[e]
+                    row_changed = False
+                    for r in range(R):
+                        if vals[q, r] > used[h, r]:
+                            used[h, r] = vals[q, r]
+                            row_changed = True
+                    if row_changed:
+                        if not hit[h]:
+                            hit[h] = True
+                            hlist[n_hit] = h
+                            n_hit += 1
+                        if not dirty[h]:
+                            dirty[h] = True
+                            dlist[n_dirty] = h
+                            n_dirty += 1
+                    e += 1
+                if n_dirty > 0:
+                    for i in range(n_dirty):
+                        h = dlist[i]
+                        dirty[h] = False
+                        row_changed = False
+                        for r in range(R):
+                            f = cap[h, r] - used[h, r]
+                            if f != free[h, r]:
+                                row_changed = True
+                            free[h, r] = f
+                        if row_changed:
+                            for mm in range(M):
+                                cnew = math.inf  # _caps_of(free[h], wres[mm], R)
+                                for r in range(R):
+                                    if wres[mm, r] > 0:
+                                        qf = math.floor(free[h, r] / wres[mm, r] + 1e-9)
+                                        if qf < cnew:
+                                            cnew = qf
+                                if not math.isfinite(cnew):
+                                    cnew = BIG_CAP
+                                if cnew < 0.0:
+                                    cnew = 0.0
+                                tot_m[mm] += cnew - caps_hm[h, mm]
+                                caps_hm[h, mm] = cnew
+                                if cnew > cmax[mm]:
+                                    cmax[mm] = cnew
+                                    cmax_h[mm] = h
+                                elif h == cmax_h[mm] and cnew < cmax[mm]:
+                                    cm_stale[mm] = True
+                            for r in range(R):
+                                f = free[h, r]
+                                if f > fmax[r]:
+                                    fmax[r] = f
+                                    fmax_h[r] = h
+                                elif h == fmax_h[r] and f < fmax[r]:
+                                    col_stale[r] = True
+                    n_dirty = 0
+                    for mm in range(M):
+                        if cm_stale[mm]:
+                            cm_stale[mm] = False
+                            cmax[mm] = 0.0
+                            cmax_h[mm] = -1
+                            for h in range(H):
+                                if caps_hm[h, mm] > cmax[mm]:
+                                    cmax[mm] = caps_hm[h, mm]
+                                    cmax_h[mm] = h
+                    for r in range(R):
+                        if col_stale[r]:
+                            col_stale[r] = False
+                            fmax[r] = -math.inf
+                            for h in range(H):
+                                if free[h, r] > fmax[r]:
+                                    fmax[r] = free[h, r]
+                                    fmax_h[r] = h
+                a = c * nd
+                m, p, n = m4[a], p4[a], n4[a]
+                st = 0
+                if q4[a] == 0:  # _colocated_fits(free, wres, pres, ps_arch, m, p, n, fmax, hint, need)
+                    room = True
+                    for r in range(R):
+                        zr = pres[p, r] if ps_arch else 0.0
+                        need[r] = n * wres[m, r] + zr
+                        if not fmax[r] + 1e-9 >= need[r]:
+                            room = False
+                            break
+                    if room:
+                        for i in range(H + 1):
+                            h = hint if i == 0 else i - 1
+                            if i > 0 and h == hint:
+                                continue
+                            ok = True
+                            for r in range(R):
+                                if not free[h, r] + 1e-9 >= need[r]:
+                                    ok = False
+                                    break
+                            if ok:
+                                st = 1
+                                hint = h
+                                break
+                else:  # _spread_fits_from(free, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, m, p, n, ..., shint)
+                    tot = tot_m[m]
+                    if tot < n:
+                        st = 0  # a PS only removes room
+                    elif not ps_arch:
+                        st = 1
+                    else:
+                        kk = max(1.0, math.ceil(n * wbw[m] / pbw[p] - 1e-9))
+                        any_ps = False
+                        for i in range(H + 1):
+                            h = shint if i == 0 else i - 1
+                            if i > 0 and h == shint:
+                                continue
+                            ok = True
+                            for r in range(R):
+                                if not free[h, r] + 1e-9 >= kk * pres[p, r]:
+                                    ok = False
+                                    break
+                            if ok:
+                                any_ps = True
+                                shint = h
+                                break
+                        if not any_ps:
+                            st = 0
+                        elif tot - cmax[m] >= n:
+                            st = 1  # the PS server loses at most all of its room
+                        else:
+                            st = _spread_fits_cached(free, cap, wres, pres, cbar, lam, m, p, n, kk, caps_hm, tot)
+                if st == 2:
+                    return 2
+                if st == 1:
+                    res[c] = t
+                    todo[c] = False
+                    n_todo -= 1
+                elif limited[c]:
+                    res[c] = prev[c]
+                    todo[c] = False
+                    n_todo -= 1
+        for c in range(NC):
+            if valid[c]:
+                start_out[c * nd + di] = res[c]
+                dur_out[c * nd + di] = cd[c]
+            prev[c] = res[c]
+        have_prev = True
+    return 1
+
+
+@njit
+def grid_estimates_on_ref(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, now, delays, m4,
+                          n4, q4, p4, mask, start_out, dur_out, cfree, ccaps, pp, cnt, times, vals):
+    """:func:`grid_estimates_on` with its per-test helpers called, the same values (the reference of
+    ``tests/speed/test_speed_hetero_v1_step4.py``)."""
     G = mask.shape[0]
     nd = delays.shape[0]
     H, R = cap.shape
