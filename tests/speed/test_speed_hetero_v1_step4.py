@@ -8,6 +8,8 @@
   ``_commit_step``).
 * ``_kernels.grid_estimates_on`` with its per-test helpers written out against ``grid_estimates_on_ref`` (the
   helpers called) at >= 1,000 decision states: status, starts, durations and the caller's cache ``==``.
+* ``_kernels.job_grid`` with the spread PS type written out against ``job_grid_ref`` on 1,200 jobs of drawn v1
+  instances: configurations, mask and feasibility cache ``==``.
 """
 
 from __future__ import annotations
@@ -123,3 +125,32 @@ def test_grid_estimates_written_out_equal_the_helpers():
             mask = env.action_masks()
             _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
     assert states >= 1000 and ones >= 900, (states, ones)
+
+
+def test_job_grid_written_out_equals_the_helper():
+    """``_kernels.job_grid`` (the spread PS type written out) against ``job_grid_ref`` on 1,200 jobs of drawn v1
+    instances (their chunks and PS update times, the instance's cluster; 1 to 40 chunks): the four configuration
+    arrays, the mask and the feasibility cache ``==``."""
+    rng = np.random.default_rng(90)
+    cases = 0
+    for preset in ("ps-v1", "tiny-v1", "ra-v1", "rl-v1", "rl-hard-v1", "tiny-ra-v1"):
+        env = HeteroMLEnv(preset)
+        for seed in range(4):
+            env.reset(seed=int(rng.integers(1 << 30)))
+            kc, G = env._kc, env.n_grid
+            J = env.jobs.num_jobs
+            for k in rng.integers(0, J, 50):
+                D = int(env.jobs.chunks[k]) if rng.random() < 0.7 else int(rng.integers(1, 41))
+                psu = env.jobs.ps_update[k]
+                outs = []
+                for fn in (_kernels.job_grid, _kernels.job_grid_ref):
+                    cfg = tuple(np.full(G, -9, dtype=np.int64) for _ in range(4))
+                    mask = np.zeros(G, dtype=bool)
+                    feas = env._feas.copy()
+                    fn(D, env._fracs, env.n_delays, *kc[:6], kc[6], kc[7], env._zf, psu, feas, *cfg, mask)
+                    outs.append((cfg, mask, feas))
+                (c1, m1, f1), (c2, m2, f2) = outs
+                assert all(np.array_equal(x, y) for x, y in zip(c1, c2, strict=True)), (preset, k, D)
+                assert np.array_equal(m1, m2) and np.array_equal(f1, f2), (preset, k, D)
+                cases += 1
+    assert cases >= 1200, cases

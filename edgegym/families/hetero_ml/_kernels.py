@@ -553,7 +553,59 @@ def grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q
 def job_grid(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask):
     """Every grid action's worker type, workers, spread flag and PS type (flat, grid order; the reference is
     ``_reference.grid_configs``) and :func:`grid_mask`, in one call. The co-located PS type does not depend on the
-    worker type or count (computed once) and a spread one only on them (computed once per distinct count)."""
+    worker type or count (computed once) and a spread one only on them (computed once per distinct count). The
+    spread one's :func:`_ps_type_spread` is written out here (an inlined call took and released a reference to
+    each array it was handed, each time); :func:`job_grid_ref` calls it (the reference)."""
+    M = wres.shape[0]
+    L = fracs.shape[0]
+    pc = ps_type(1, 0, False, wbw, pbw, zf, psu) if ps_arch else -1
+    P = zf.shape[0]
+    vbuf = np.empty(P)
+    for m in range(M):
+        prev_n = -1
+        prev_p = -1
+        for lvl in range(L):
+            n = _n_workers(D, fracs[lvl])
+            for q in range(2):
+                p = -1
+                if ps_arch:
+                    if q == 0:
+                        p = pc
+                    else:
+                        if n != prev_n:  # _ps_type_spread(n, m, wbw, pbw, zf, psu, vbuf)
+                            best = math.inf
+                            for pq in range(P):
+                                s = math.ceil(n * wbw[m] / pbw[pq] - 1e-9)
+                                if s < 1.0:
+                                    s = 1.0
+                                vq = s * zf[pq]
+                                vbuf[pq] = vq
+                                if vq < best:
+                                    best = vq
+                            tol = 1e-12 * max(1.0, abs(best))
+                            pbest = 0
+                            bu = math.inf
+                            for pq in range(P):
+                                if abs(vbuf[pq] - best) <= tol and psu[pq] < bu:
+                                    bu = psu[pq]
+                                    pbest = pq
+                            prev_p = pbest
+                            prev_n = n
+                        p = prev_p
+                base = ((m * L + lvl) * 2 + q) * n_delays
+                for di in range(n_delays):
+                    m4[base + di] = m
+                    n4[base + di] = n
+                    q4[base + di] = q
+                    p4[base + di] = p
+    grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q4, p4, feas, mask)
+
+
+@njit
+def job_grid_ref(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4,
+                 mask):
+    """:func:`job_grid` with :func:`_ps_type_spread` called, the same values (the reference of
+    ``tests/speed/test_speed_hetero_v1_step4.py``)."""
     M = wres.shape[0]
     L = fracs.shape[0]
     pc = ps_type(1, 0, False, wbw, pbw, zf, psu) if ps_arch else -1
