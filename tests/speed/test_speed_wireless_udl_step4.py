@@ -1,0 +1,95 @@
+"""WirelessUDL's one-call step with the candidate table kept as the kernel's blocks (``WirelessUDLEnv._lazy_table``)
+and ``step``'s direct dispatch, against the eager table (the flag off), identical (``==``), no tolerance.
+
+* Lockstep over whole episodes of ``sim`` (v0), ``sim-v1`` and ``sim-hard`` (>= 1,000 decision states): the same
+  observations, rewards, flags, infos (masks included), episode metrics and returns, with random legal actions, a
+  masked action every 7th step, a NumPy integer action every 5th, ``step_quiet`` + ``observe`` every 11th; the
+  candidate table (built from the blocks on first read) compared field by field every 3rd state, so that both
+  the built and the unbuilt table are stepped from.
+* Forks of a state whose table is unbuilt, and of one whose table is built, step as the eager env's forks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from edgegym.families.wireless_udl.env import WirelessUDLEnv
+from edgegym.families.wireless_udl.testing import assert_same_candidates, assert_same_step
+
+JOBS = {"count": 70, "horizon_slots": 105, "arrival_window": [0, 104]}
+
+
+def _pair(preset):
+    """The env as it ships and the reference (the one-call step builds the table at once; forks inherit the flag)."""
+    lazy = WirelessUDLEnv(preset, config={"jobs": JOBS})
+    ref = WirelessUDLEnv(preset, config={"jobs": JOBS})
+    ref._lazy_table = False
+    return lazy, ref
+
+
+def _lockstep(lazy, ref, rng, where: str, steps: int | None = None) -> int:
+    """Step both envs with the same actions to the episode's end (or ``steps``); every output ``==``."""
+    n = 0
+    while True:
+        at = f"{where} job {lazy._k}"
+        m1, m2 = lazy.action_masks(), ref.action_masks()
+        np.testing.assert_array_equal(m1, m2, err_msg=at)
+        if n % 3 == 0:  # builds the lazy table from the blocks (the next step then reads the built one)
+            assert_same_candidates(lazy._cand, ref._cand, at)
+        n += 1
+        if steps is not None and n > steps:
+            return n
+        if n % 7 == 0 and not m1.all():
+            a = int(np.flatnonzero(~m1)[0])  # masked: both take the cheapest legal row and count it
+        else:
+            a = int(rng.choice(np.flatnonzero(m1)))
+        if n % 5 == 0:
+            a = np.int64(a)
+        if n % 11 == 0:
+            q1, q2 = lazy.step_quiet(a), ref.step_quiet(a)
+            assert q1 == q2, at
+            np.testing.assert_array_equal(lazy.observe(), ref.observe(), err_msg=at)
+            done = q1[1] or q1[2]
+        else:
+            s1, s2 = lazy.step(a), ref.step(a)
+            assert_same_step(s1, s2, at)
+            done = s1[2] or s1[3]
+            if done:
+                assert s1[4]["episode_metrics"] == s2[4]["episode_metrics"], at
+        if done:
+            assert lazy.episode_return() == ref.episode_return(), at
+            assert lazy.episode_metrics() == ref.episode_metrics(), at
+            assert lazy._illegal == ref._illegal, at
+            return n
+
+
+def test_lazy_table_lockstep_episodes():
+    total = 0
+    for preset in ("sim", "sim-v1", "sim-hard"):
+        lazy, ref = _pair(preset)
+        for seed in range(5):
+            o1, i1 = lazy.reset(seed=seed)
+            o2, i2 = ref.reset(seed=seed)
+            np.testing.assert_array_equal(o1, o2)
+            total += _lockstep(lazy, ref, np.random.default_rng(seed), f"{preset} seed {seed}")
+    assert total >= 1000, total
+
+
+def test_lazy_table_forks():
+    n = 0
+    for preset in ("sim", "sim-v1"):
+        lazy, ref = _pair(preset)
+        lazy.reset(seed=3)
+        ref.reset(seed=3)
+        rng = np.random.default_rng(3)
+        n += _lockstep(lazy, ref, rng, f"{preset} head", steps=20)
+        assert lazy._raw is not None  # the table not built: the fork copies the blocks
+        for built in (False, True):
+            if built:
+                assert_same_candidates(lazy._cand, ref._cand, preset)
+                assert lazy._raw is None
+            for future in ("keep", "resample"):
+                f1, f2 = lazy.fork(seed=7, future=future), ref.fork(seed=7, future=future)
+                n += _lockstep(f1, f2, np.random.default_rng(9), f"{preset} fork {future} built={built}")
+        n += _lockstep(lazy, ref, rng, f"{preset} parent")  # the parent goes on after its forks
+    assert n >= 200, n
