@@ -135,7 +135,7 @@ def test_job_grid_written_out_equals_the_helper():
     cases = 0
     for preset in ("ps-v1", "tiny-v1", "ra-v1", "rl-v1", "rl-hard-v1", "tiny-ra-v1"):
         env = HeteroMLEnv(preset)
-        for seed in range(4):
+        for _ in range(4):
             env.reset(seed=int(rng.integers(1 << 30)))
             kc, G = env._kc, env.n_grid
             J = env.jobs.num_jobs

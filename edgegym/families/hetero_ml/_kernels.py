@@ -1862,8 +1862,27 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
         start_out[a] = -1
         dur_out[a] = 0
     NC = G // nd
-    cd = np.zeros(NC, dtype=np.int64)
-    valid = np.zeros(NC, dtype=np.bool_)
+    # the per-call arrays as views of one block per dtype (3 allocations instead of 24; each view is filled as its
+    # own np.zeros / np.full was, or written before it is read as its np.empty was)
+    ib = np.empty(4 * NC + 4 * H + R + M, dtype=np.int64)
+    fb = np.empty(2 * H * R + H * M + 2 * M + 2 * R)
+    bb = np.zeros(3 * NC + 2 * H + R + M, dtype=np.bool_)
+    cd, cdd, res, prev = ib[0:NC], ib[NC : 2 * NC], ib[2 * NC : 3 * NC], ib[3 * NC : 4 * NC]
+    o = 4 * NC
+    multi, dlist = ib[o : o + H], ib[o + H : o + 2 * H]
+    qcur, hlist = ib[o + 2 * H : o + 3 * H], ib[o + 3 * H : o + 4 * H]
+    o += 4 * H
+    fmax_h, cmax_h = ib[o : o + R], ib[o + R : o + R + M]
+    used, free = fb[0 : H * R].reshape((H, R)), fb[H * R : 2 * H * R].reshape((H, R))
+    o = 2 * H * R
+    caps_hm = fb[o : o + H * M].reshape((H, M))
+    o += H * M
+    tot_m, cmax, fmax, need = fb[o : o + M], fb[o + M : o + 2 * M], fb[o + 2 * M : o + 2 * M + R], fb[o + 2 * M + R :]
+    valid, todo, limited = bb[0:NC], bb[NC : 2 * NC], bb[2 * NC : 3 * NC]
+    o = 3 * NC
+    dirty, hit = bb[o : o + H], bb[o + H : o + 2 * H]
+    col_stale, cm_stale = bb[o + 2 * H : o + 2 * H + R], bb[o + 2 * H + R :]
+    cd[:] = 0
     for c in range(NC):
         a = c * nd
         if not mask[a]:
@@ -1885,46 +1904,37 @@ def grid_estimates_on(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, 
             i += 1
     # every breakpoint after now of every server, by time: (time, piece row, server)
     ev_t, ev_i, ev_h = _breakpoints(H, pp, cnt, times)
-    cdd = np.maximum(cd, 1)
+    for c in range(NC):  # np.maximum(cd, 1)
+        cdd[c] = max(cd[c], 1)
     by_d, nbd = _valid_by_duration(cdd, valid)
     # the servers with a breakpoint after now (the others' usage rows never change after the first candidate)
-    multi = np.empty(H, dtype=np.int64)
     n_multi = 0
     for h in range(H):
         if cnt[h] > 1:
             multi[n_multi] = h
             n_multi += 1
-    used = np.empty((H, R))
-    free = np.full((H, R), np.nan)  # NaN: not derived yet (differs from every value)
-    caps_hm = np.zeros((H, M))
-    tot_m = np.zeros(M)
-    fmax = np.full(R, -math.inf)
-    fmax_h = np.full(R, -1, dtype=np.int64)  # a server holding fmax[r]
-    col_stale = np.zeros(R, dtype=np.bool_)
-    cmax = np.zeros(M)  # max(0, max_h caps_hm[h, m]) and a server holding it (-1: none above 0)
-    cmax_h = np.full(M, -1, dtype=np.int64)
-    cm_stale = np.zeros(M, dtype=np.bool_)
-    # servers whose usage row changed since their residual row was last derived (:func:`_first_residual` derives
-    # every row at the first candidate)
-    dirty = np.zeros(H, dtype=np.bool_)
-    dlist = np.empty(H, dtype=np.int64)
+    free[:, :] = np.nan  # NaN: not derived yet (differs from every value)
+    caps_hm[:, :] = 0.0
+    tot_m[:] = 0.0
+    fmax[:] = -math.inf
+    fmax_h[:] = -1  # a server holding fmax[r]
+    cmax[:] = 0.0  # max(0, max_h caps_hm[h, m]) and a server holding it (-1: none above 0)
+    cmax_h[:] = -1
+    # ``dirty``: servers whose usage row changed since their residual row was last derived (:func:`_first_residual`
+    # derives every row at the first candidate); ``dlist`` lists them
     n_dirty = 0
-    # each server's piece at the current candidate and the servers a window raised since (``_residual_next``)
-    qcur = np.empty(H, dtype=np.int64)
-    hit = np.zeros(H, dtype=np.bool_)
-    hlist = np.empty(H, dtype=np.int64)
+    # each server's piece at the current candidate (``qcur``) and the servers a window raised since (``hit``,
+    # listed in ``hlist``: ``_residual_next``)
     n_hit = 0
     e_at = 0  # the first breakpoint after the current candidate
     nev = ev_t.shape[0]
-    res = np.full(NC, -1, dtype=np.int64)  # earliest start under the current delay
-    prev = np.full(NC, -1, dtype=np.int64)  # ... under the previous (smaller) delay
-    todo = np.zeros(NC, dtype=np.bool_)
-    limited = np.zeros(NC, dtype=np.bool_)  # only now + delay to try (else prev)
+    res[:] = -1  # earliest start under the current delay
+    prev[:] = -1  # ... under the previous (smaller) delay
+    # ``todo``; ``limited``: only now + delay to try (else prev)
     dorder = np.argsort(delays, kind="mergesort")
     have_prev = False
     first = True
     hint = 0  # the server where the last co-located configuration fitted (:func:`_colocated_fits`)
-    need = np.empty(R)
     shint = 0  # the server that held the last spread configuration's PSs (:func:`_spread_fits_from`)
     for dk in range(nd):
         di = dorder[dk]
