@@ -1,5 +1,6 @@
 """WirelessUDL's one-call step with the candidate table kept as the kernel's blocks (``WirelessUDLEnv._lazy_table``)
-and ``step``'s direct dispatch, against the eager table (the flag off), identical (``==``), no tolerance.
+and ``step``'s direct dispatch, against the eager table (the flag off), and with the kernel's compiled entry point
+called directly (``_direct_entry``) against Numba's dispatcher (the flag off), identical (``==``), no tolerance.
 
 * Lockstep over whole episodes of ``sim`` (v0), ``sim-v1`` and ``sim-hard`` (>= 1,000 decision states): the same
   observations, rewards, flags, infos (masks included), episode metrics and returns, with random legal actions, a
@@ -7,23 +8,25 @@ and ``step``'s direct dispatch, against the eager table (the flag off), identica
   candidate table (built from the blocks on first read) compared field by field every 3rd state, so that both
   the built and the unbuilt table are stepped from.
 * Forks of a state whose table is unbuilt, and of one whose table is built, step as the eager env's forks.
+* The same lockstep with the entry point on and off; the entry is looked up (and used) after a step, and arguments
+  of types never compiled find no entry (the dispatcher is called for them).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from edgegym.families.wireless_udl.env import WirelessUDLEnv
+from edgegym.families.wireless_udl.env import WirelessUDLEnv, _commit_entry
 from edgegym.families.wireless_udl.testing import assert_same_candidates, assert_same_step
 
 JOBS = {"count": 70, "horizon_slots": 105, "arrival_window": [0, 104]}
 
 
-def _pair(preset):
-    """The env as it ships and the reference (the one-call step builds the table at once; forks inherit the flag)."""
+def _pair(preset, flag: str = "_lazy_table"):
+    """The env as it ships and the reference with ``flag`` off (forks inherit it)."""
     lazy = WirelessUDLEnv(preset, config={"jobs": JOBS})
     ref = WirelessUDLEnv(preset, config={"jobs": JOBS})
-    ref._lazy_table = False
+    setattr(ref, flag, False)
     return lazy, ref
 
 
@@ -93,3 +96,28 @@ def test_lazy_table_forks():
                 n += _lockstep(f1, f2, np.random.default_rng(9), f"{preset} fork {future} built={built}")
         n += _lockstep(lazy, ref, rng, f"{preset} parent")  # the parent goes on after its forks
     assert n >= 200, n
+
+
+def test_direct_entry_lockstep():
+    total = 0
+    for preset in ("sim", "sim-v1", "sim-hard"):
+        env, ref = _pair(preset, "_direct_entry")
+        for seed in range(5):
+            o1, _ = env.reset(seed=seed)
+            o2, _ = ref.reset(seed=seed)
+            np.testing.assert_array_equal(o1, o2)
+            total += _lockstep(env, ref, np.random.default_rng(seed), f"{preset} seed {seed}")
+            assert env._fast[5][0] is not None and ref._fast[5][0] is None  # the entry was found and used
+    assert total >= 1000, total
+
+
+def test_entry_of_other_types():
+    env = WirelessUDLEnv("sim", config={"jobs": JOBS})
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(env.action_masks())[0]))
+    args = env._fast[3]
+    entry, y_fp, fp = _commit_entry(args, env.inst.cap.shape[0])
+    assert entry is not None and fp(np.zeros(env.inst.cap.shape[0], np.int64)) == y_fp
+    assert fp(np.zeros(env.inst.cap.shape[0], np.int32)) != y_fp  # a y of another dtype goes to the dispatcher
+    other = (args[0].astype(np.float32), *args[1:])  # never compiled: no entry
+    assert _commit_entry(other, env.inst.cap.shape[0]) == [None, None, None]
