@@ -51,10 +51,13 @@ from .presets import DEFAULT_PRESET, HeteroPreset, load_preset
 from .simulator import (
     HeteroCluster,
     HeteroJobs,
+    Ledger,
     Placement,
     ReservationSim,
     duration_slots,
 )
+
+_COMMIT_ROWS = Ledger.commit_rows  # (``_step_direct`` appends to the pending list itself where this is the method)
 
 __all__ = [
     "ACTION_ROW_FEATURES", "HeteroMLEnv", "HeteroView", "OBSERVATION_FEATURES", "observation_features",
@@ -422,10 +425,11 @@ class HeteroMLEnv(gym.Env):
         rec = (sim.start, sim.duration, sim.workers, sim.ps, sim.worker_type, sim.ps_type, self._jptr, self._jsrv)
         rows_buf, ratio, bins = self._rows_buf, self._ratio_buf, self._bins_buf
         lf, lx, lh = self._look_cache
+        v1, psu1 = v[k1], psu[k1]  # (also the observation's)
         K = _kernels()
         stc, t, d, nw, col, rows, fr, nv, prof1 = K.commit_prepare(
             rec, sim.colocated, k, *kc, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, *prof, nxt, D1, self._fracs,
-            self._zf, self._feas, W1, v[k1], psu[k1], ra1, grad1, now1, self._delays, self._est_free, self._est_caps,
+            self._zf, self._feas, W1, v1, psu1, ra1, grad1, now1, self._delays, self._est_free, self._est_caps,
             b0, b1, b2, b3, mask, start, dur, rows_buf, ratio, bins, lf, lx, lh)
         if stc != 1:
             return None  # nothing committed (the search wrote only its caches): _commit_step decides
@@ -438,9 +442,14 @@ class HeteroMLEnv(gym.Env):
                 self._rows_step = None  # consumed below (the observation on these rows)
             else:  # for _observation's own path below
                 self._rows_step = (k1, int(nv))
-        sim.ledger.commit_rows(rows, fr, t, t + d)
         start_k, dur_k, nw, col = int(t), int(d), int(nw), bool(col)
         c_k = start_k + dur_k
+        led = sim.ledger
+        if type(led).commit_rows is _COMMIT_ROWS:  # Ledger.commit_rows(rows, fr, t, t + d) itself
+            if c_k > start_k:
+                led._pending.append((rows, fr, start_k, c_k))
+        else:
+            led.commit_rows(rows, fr, t, t + d)
         rs = self.reward_scale
         r = -w * (c_k - (a if self._flow else 0)) / rs
         self._rewards.append(r)
@@ -458,7 +467,7 @@ class HeteroMLEnv(gym.Env):
         lg = np.log2(ratio[:nv])
         obs_space = self.observation_space
         out = np.empty(obs_space.shape[0], dtype=np.float32)
-        K.observation(w1, E1, D1, K1, grad1, v[k1], psu[k1], ra1, a1, k1, J, now1, self.T, self.obs_relative, rec,
+        K.observation(w1, E1, D1, K1, grad1, v1, psu1, ra1, a1, k1, J, now1, self.T, self.obs_relative, rec,
                       kc[0], kc[1], kc[2], kc[3], kc[6], rows_buf, mask, lg, self._no_mask, obs_space.low,
                       obs_space.high, out, bins)
         return out, float(r), False, False, info
