@@ -5,7 +5,7 @@ dependency); ``njit_inline(f)`` also asks Numba to inline ``f`` into the compile
 IR level: a call of a compiled function costs two reference-count updates per array argument, which dominates
 small helpers called in hot loops with many arrays); without it the function runs as plain Python with
 identical results, and ``f.py_func`` is ``f`` either way, so differential tests can call the pure version.
-Import this module only from kernel modules: ``import edgegym`` must not load Numba.
+Import this module only from kernel modules and the modules that load them: ``import edgegym`` must not load Numba.
 
 The first time a kernel module compiles on a machine (a Numba cache miss: loading a cached kernel compiles nothing),
 one line on stderr says so (``edgegym: compiling …``), with the time its family's first use took when measured

@@ -121,3 +121,4 @@ def test_entry_of_other_types():
     assert fp(np.zeros(env.inst.cap.shape[0], np.int32)) != y_fp  # a y of another dtype goes to the dispatcher
     other = (args[0].astype(np.float32), *args[1:])  # never compiled: no entry
     assert _commit_entry(other, env.inst.cap.shape[0]) == [None, None, None]
+    assert _commit_entry(args, env.inst.cap.shape[0])[0] is entry  # looked up once

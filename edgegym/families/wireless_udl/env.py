@@ -41,6 +41,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ...core.actions import check_action
+from ...core.jit import compiled_entry, fingerprint
 from ...core.validation import check_config_mapping
 from . import _episode as _ep
 from . import _kernels as kn
@@ -197,36 +198,23 @@ def _ro(a: np.ndarray) -> np.ndarray:
     return v
 
 
-#: :func:`~._kernels.commit_step`'s compiled entry point per fingerprint of its arguments (:func:`_commit_entry`)
-_ENTRY: dict = {}
-
-
 def _commit_entry(args: tuple, R: int) -> list:
     """``[entry, y_fingerprint, fingerprint]``: the compiled entry point of :func:`~._kernels.commit_step` for the
     per-episode arguments ``args`` followed by a step's own (``i`` an int, ``y`` an (R,) int64 row, ``start`` and
     ``ps`` ints, ``param_slot`` a float, ``want_obs`` a bool), the fingerprint a step's ``y`` must have to call it,
-    and the function that takes it (Numba's); ``None`` for each where Numba is missing or no compiled version
-    matches these types yet (the dispatcher is called then, and compiles one).
+    and the function that takes it (:func:`edgegym.core.jit.fingerprint`); ``None`` for each where no compiled
+    version matches these types yet, or the entry cannot be looked up (the dispatcher is called then, and compiles
+    one).
 
     Numba's dispatcher resolves the compiled version from the types of the 75 arguments at every call (about 1.1 of
     the ~2.8 µs a call costs before the kernel starts, measured on a no-op kernel with the same arguments); the
-    entry point skips that resolution. It is looked up once per argument fingerprint (Numba's own, from each
-    array's dtype, dimensions, layout and writeability and each scalar's type: what selects the compiled version),
-    so that arguments of other types never reach an entry compiled for different ones."""
-    if not kn.HAVE_NUMBA:
-        return [None, None, None]
-    from numba._dispatcher import compute_fingerprint as fp
-
+    entry point skips that resolution (:func:`edgegym.core.jit.compiled_entry`, looked up once per set of argument
+    types, so that arguments of other types never reach an entry compiled for different ones)."""
     step_args = (0, np.zeros(R, np.int64), 0, 0, 0.0, True)
-    key = tuple(map(fp, args)) + tuple(map(fp, step_args))
-    entry = _ENTRY.get(key)
+    entry = compiled_entry(kn.commit_step, (*args, *step_args)) if kn.HAVE_NUMBA else None
     if entry is None:
-        disp = kn.commit_step
-        cres = disp.overloads.get(tuple(disp.typeof_pyval(a) for a in (*args, *step_args)))
-        if cres is None:  # not compiled for these types yet
-            return [None, None, None]
-        entry = _ENTRY[key] = cres.entry_point
-    return [entry, fp(step_args[1]), fp]
+        return [None, None, None]
+    return [entry, fingerprint(step_args[1]), fingerprint]
 
 
 class WirelessUDLEnv(gym.Env):
