@@ -71,6 +71,24 @@ _NO_FLOATS = np.zeros(0)
 _K = None
 
 
+def _entry_of(dispatcher, args: tuple):
+    """``(entry, fingerprints)``: the compiled entry point of the kernel ``dispatcher`` for the types of ``args``
+    and those arguments' fingerprints (for ``HeteroMLEnv._check_entry``), or ``None`` where there is none (no
+    Numba, or not compiled for these types yet)."""
+    from ...core.jit import compiled_entry, fingerprint
+
+    e = compiled_entry(dispatcher, args)
+    return None if e is None else (e, tuple(map(fingerprint, args)))
+
+
+def _check_fingerprints(entry: tuple, args: tuple) -> None:
+    """Assert that ``args`` have the fingerprints ``entry`` (from :func:`_entry_of`) was looked up with."""
+    from ...core.jit import fingerprint
+
+    got = tuple(map(fingerprint, args))
+    assert got == entry[1], [i for i, (a, b) in enumerate(zip(got, entry[1], strict=True)) if a != b]
+
+
 def _kernels():
     """The compiled kernels (:mod:`._kernels`), imported on first use (``import edgegym`` does not load Numba)."""
     global _K
@@ -241,6 +259,13 @@ class HeteroMLEnv(gym.Env):
     #: :meth:`_step_direct` with its Python trimmed (False: :meth:`_step_direct_ref`, the same values; the reference
     #: of ``tests/speed/test_speed_hetero_v1_step4.py``)
     _lean = True
+    #: :meth:`_step_direct` calls its two kernels' compiled entry points directly (:meth:`_entries`), skipping
+    #: Numba's per-call type resolution of their ~50-75 arguments (False: through the dispatchers, the reference of
+    #: ``tests/speed/test_speed_hetero_v1_step5.py``)
+    _direct_entry = True
+    #: (tests) :meth:`_step_direct` asserts that every argument handed to an entry point has the fingerprint the
+    #: entry was looked up with
+    _check_entry = False
 
     def __init__(self, preset: str | HeteroPreset = DEFAULT_PRESET, config: dict | None = None, render_mode=None):
         p = load_preset(preset) if not isinstance(preset, HeteroPreset) else preset
@@ -311,6 +336,7 @@ class HeteroMLEnv(gym.Env):
         self._prof_step = None
         self._rows_step = None
         self._slot = None
+        self._entry = None  # :meth:`_entries` of this episode (looked up at its first direct step)
         c = self.cluster
         # the kernels' read-only inputs: capacity, worker/PS tables and bandwidths, cbar, PS architecture, lambda
         self._kc = (np.ascontiguousarray(c.capacity), np.ascontiguousarray(c.worker_res),
@@ -427,10 +453,23 @@ class HeteroMLEnv(gym.Env):
         lf, lx, lh = self._look_cache
         v1, psu1 = v[k1], psu[k1]  # (also the observation's)
         K = _kernels()
-        stc, t, d, nw, col, rows, fr, nv, prof1 = K.commit_prepare(
-            rec, sim.colocated, k, *kc, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, *prof, nxt, D1, self._fracs,
-            self._zf, self._feas, W1, v1, psu1, ra1, grad1, now1, self._delays, self._est_free, self._est_caps,
-            b0, b1, b2, b3, mask, start, dur, rows_buf, ratio, bins, lf, lx, lh)
+        args = (rec, sim.colocated, k, *kc, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, *prof, nxt, D1,
+                self._fracs, self._zf, self._feas, W1, v1, psu1, ra1, grad1, now1, self._delays, self._est_free,
+                self._est_caps, b0, b1, b2, b3, mask, start, dur, rows_buf, ratio, bins, lf, lx, lh)
+        ent = self._entry
+        # the entries were looked up on this simulator's and job table's arrays; the step's own arguments are of
+        # one type each (Python scalars, fresh C arrays, kernel-returned profiles), see _entries
+        if ent is None or ent[0] is not sim or ent[1] is not jb:
+            ent = self._entries(K, args)
+        direct = self._direct_entry  # (read at each step: a flag switched mid-episode takes effect at once)
+        if ent[2] is not None and direct:
+            if self._check_entry:
+                _check_fingerprints(ent[2], args)
+            stc, t, d, nw, col, rows, fr, nv, prof1 = ent[2][0](*args)
+        else:
+            stc, t, d, nw, col, rows, fr, nv, prof1 = K.commit_prepare(*args)
+            if direct:  # compiled now if it was not: looked up again at the next step
+                self._entry = None
         if stc != 1:
             return None  # nothing committed (the search wrote only its caches): _commit_step decides
         if nv != -2:  # the caches _prepare_rows(k1) sets
@@ -467,10 +506,37 @@ class HeteroMLEnv(gym.Env):
         lg = np.log2(ratio[:nv])
         obs_space = self.observation_space
         out = np.empty(obs_space.shape[0], dtype=np.float32)
-        K.observation(w1, E1, D1, K1, grad1, v1, psu1, ra1, a1, k1, J, now1, self.T, self.obs_relative, rec,
-                      kc[0], kc[1], kc[2], kc[3], kc[6], rows_buf, mask, lg, self._no_mask, obs_space.low,
-                      obs_space.high, out, bins)
+        oargs = (w1, E1, D1, K1, grad1, v1, psu1, ra1, a1, k1, J, now1, self.T, self.obs_relative, rec, kc[0], kc[1],
+                 kc[2], kc[3], kc[6], rows_buf, mask, lg, self._no_mask, obs_space.low, obs_space.high, out, bins)
+        eo = ent[3]
+        if eo is None and direct:
+            eo = _entry_of(K.observation, oargs)
+            self._entry = (sim, jb, ent[2], eo)  # a new tuple (a fork may share the old one)
+        if eo is not None and direct:
+            if self._check_entry:
+                _check_fingerprints(eo, oargs)
+            eo[0](*oargs)
+        else:
+            K.observation(*oargs)
         return out, float(r), False, False, info
+
+    def _entries(self, K, args: tuple) -> tuple:
+        """``(sim, jobs, commit, observation)``: this episode's compiled entry points of ``_kernels.commit_prepare``
+        (for :meth:`_step_direct`'s arguments ``args``) and of ``_kernels.observation`` (looked up at its first
+        call), each as ``(entry, fingerprints of the arguments it was looked up with)`` or ``None`` (``_direct_entry
+        = False``, no Numba, or not compiled yet: the dispatcher is called), kept as ``self._entry`` while the
+        simulator and the job table are these.
+
+        Numba's dispatcher resolves the compiled version from the fingerprints of all the arguments at every call
+        (~1 µs for these); an entry point takes them unchecked. The per-episode arrays (the simulator's records,
+        the job table's rows, the env's read-only tables and scratch, made at :meth:`reset` and copied with their
+        flags by a fork, which has its own simulator) keep their types while the simulator and the job table are
+        the same objects; the per-step values are Python scalars of fixed types (the job table's rows as
+        ``tolist`` gives them, ``.item()`` of int arrays), fresh C arrays, and the usage profiles, which are
+        ``_kernels``' returned C arrays or ``_no_prof``'s (the same types). ``_check_entry`` (tests) asserts it."""
+        ent = self._entry = (self.sim, self.jobs, _entry_of(K.commit_prepare, args) if self._direct_entry else None,
+                             None)
+        return ent
 
     def _step_direct_ref(self, act: int):
         """:meth:`_step_direct` before its Python was trimmed: the same checks, commit, caches, reward, info and

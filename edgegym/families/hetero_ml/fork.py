@@ -15,12 +15,13 @@ __all__ = ["FORK_SHARED", "ForkLedger", "copy_ledger", "fork", "resample_future"
 #: tables derived from it, filled on demand; ``_kc``, ``_zf``, ``_fracs``, ``_delays`` and the empty ``_no_*`` arrays
 #: are the kernels' read-only inputs, set at reset; ``_mask_step``, ``_cfg_step``, ``_est_step`` and ``_prof_step``
 #: are the pending job's cached mask, configurations, estimates and usage profiles, tuples of arrays never written
-#: once cached (a new state gets new tuples))
+#: once cached (a new state gets new tuples); ``_entry`` names the simulator and jobs table its compiled entry points
+#: were looked up for, so a fork, which has its own simulator, looks its own up)
 FORK_SHARED = ("_fork_draws",
                "preset", "features", "observation_space", "action_space", "metadata", "spec", "_inst", "cluster",
                "jobs", "ideal", "_mask_cache", "_jsc", "sim.cluster", "sim.jobs",
                "_kc", "_zf", "_fracs", "_delays", "_no_rows", "_no_mask", "_no_prof",
-               "_mask_step", "_cfg_step", "_est_step", "_prof_step")
+               "_mask_step", "_cfg_step", "_est_step", "_prof_step", "_entry")
 
 
 #: caches and scratch buffers a fork shares with its env in :func:`quick_fork` (copied by :func:`fork_env`): each is
