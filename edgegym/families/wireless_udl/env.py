@@ -290,6 +290,13 @@ class WirelessUDLEnv(gym.Env):
     #: False: the one-call step calls :func:`~._kernels.commit_step` through Numba's dispatcher (the reference of the
     #: compiled entry point called directly, :func:`_commit_entry`)
     _direct_entry = True
+    #: False: the one-call step reads the chosen row's ps, start and window as three NumPy scalars (the reference of
+    #: one ``tolist`` of the row's column)
+    _row_list = True
+    #: False: ``param_slot`` by ``np.dot`` and NumPy scalars (the reference of ``ndarray.dot`` and Python floats)
+    _dot_method = True
+    #: False: the fingerprint of a kernel row of y is computed at every step (the reference of once per entry)
+    _row_types = True
 
     @property
     def _cand(self) -> Candidates | None:
@@ -564,12 +571,22 @@ class WirelessUDLEnv(gym.Env):
         # the row's y (int64) as Simulator.commit reads it, its PS site, start and window
         if raw is None:
             y, ps, start, win = c.y[a], int(c.ps[a]), int(c.start[a]), int(c.win[a])
+        elif self._row_list:  # the row's mode, N, win, start, ps as Python ints in one conversion
+            y = yt[a]
+            _, _, win, start, ps = ti[:, a].tolist()
         else:
             y, ps, start, win = yt[a], int(ti[4, a]), int(ti[3, a]), int(ti[2, a])
         inst = self.inst
         sinst = sim.inst
         # Simulator.param_slot's expression (NumPy's dot, the same sum) without its call
-        param_slot = float(sinst.param_mb[i] * np.dot(sinst.q[:, ps], y)) if ps >= 0 else 0.0
+        if not self._dot_method:
+            param_slot = float(sinst.param_mb[i] * np.dot(sinst.q[:, ps], y)) if ps >= 0 else 0.0
+        elif ps >= 0:  # ndarray.dot is np.dot's function (PyArray_MatrixProduct2, the same BLAS call) without
+            # np.dot's __array_function__ dispatch (~0.25 µs); the product of two doubles as Python floats is
+            # numpy's float64 product
+            param_slot = float(sinst.param_mb[i]) * float(sinst.q[:, ps].dot(y))
+        else:
+            param_slot = 0.0
         fa = self._fast
         if fa is None or fa[0] is not sim or fa[1] is not sinst or fa[2] is not sim._cal:
             fa = self._fast_args()
@@ -583,7 +600,17 @@ class WirelessUDLEnv(gym.Env):
         if need > sim._cal_fill:
             sim.cal_upto(need)
         entry = fa[5]
-        if entry[0] is not None and entry[1] == entry[2](y):  # the compiled version for these types, directly
+        if raw is not None and self._row_types:
+            # a row of the kernel's own y block: its type (int64, 1-D, C order, writeable, aligned) is the same at
+            # every step, so whether it has the entry's fingerprint is checked once per entry (fa[6])
+            known = fa[6]
+            ok = known[0]
+            if ok is None or known[1] is not entry[0]:
+                ok = entry[0] is not None and entry[1] == entry[2](y)
+                known[0], known[1] = ok, entry[0]
+        else:
+            ok = entry[0] is not None and entry[1] == entry[2](y)
+        if ok:  # the compiled version for these types, directly
             out = entry[0](*fa[3], i, y, start, ps, param_slot, want_obs)
         else:
             out = kn.commit_step(*fa[3], i, y, start, ps, param_slot, want_obs)
@@ -648,7 +675,8 @@ class WirelessUDLEnv(gym.Env):
                 bool(pe.obs_rows), sim.usage, int(self._max_win), float(self.reward_scale))
         # the compiled entry point and the fingerprint of y it takes (a list: looked up again after a compiling call)
         entry = _commit_entry(args, inst.cap.shape[0]) if self._direct_entry else [None, None, None]
-        self._fast = (sim, inst, sim._cal, args, scalars, entry)
+        # [whether the kernel's rows of y have the entry's fingerprint, the entry it was checked for] (_commit_step)
+        self._fast = (sim, inst, sim._cal, args, scalars, entry, [None, None])
         return self._fast
 
     def _job_arrays(self) -> tuple[tuple, list]:
