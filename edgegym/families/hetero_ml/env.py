@@ -266,6 +266,10 @@ class HeteroMLEnv(gym.Env):
     #: (tests) :meth:`_step_direct` asserts that every argument handed to an entry point has the fingerprint the
     #: entry was looked up with
     _check_entry = False
+    #: :meth:`reset` allocates the episode-independent scratch and constants (empty rows, masks and profiles, the
+    #: observation's scratch, the fractions and delays) once per env and reads the job scalars with fewer Python
+    #: conversions (False: every reset allocates them; the reference of ``tests/speed/test_speed_hetero_v1_step6.py``)
+    _lean_reset = True
 
     def __init__(self, preset: str | HeteroPreset = DEFAULT_PRESET, config: dict | None = None, render_mode=None):
         p = load_preset(preset) if not isinstance(preset, HeteroPreset) else preset
@@ -343,17 +347,17 @@ class HeteroMLEnv(gym.Env):
                     np.ascontiguousarray(c.ps_res), np.ascontiguousarray(c.worker_bw), np.ascontiguousarray(c.ps_bw),
                     np.ascontiguousarray(c.cbar), c.arch == "ps", float(self.lam))
         self._zf = (c.ps_res / c.cbar).sum(axis=1)  # (P,) Σ_r ẑ of each PS type (as ``placement.ps_types_for``)
-        self._fracs = np.asarray(self.preset.env.worker_fractions, dtype=np.float64)
-        self._delays = np.asarray(self.preset.env.delays, dtype=np.int64)
-        self._no_rows, self._no_mask = np.zeros((0, len(ACTION_ROW_FEATURES))), np.zeros(0, dtype=bool)
-        # no usage profiles at hand (``_kernels.decode_commit`` then lists the servers' jobs itself)
-        self._no_prof = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
-                         np.zeros((0, self.R)))
+        fixed = self.__dict__.get("_reset_fixed") if self._lean_reset else None
+        if fixed is None or fixed[0] is not self.preset:
+            fixed = self._reset_fixed = (self.preset, ) + self._episode_fixed()
+        _, self._fracs, self._delays, self._no_rows, self._no_mask, self._no_prof = fixed
         # scratch of the v1 observation (rows before the area's log2, and the area ratios): consumed by the
-        # observation kernel within :meth:`_observation`, never kept
-        self._rows_buf = np.empty((self.n_grid, len(ACTION_ROW_FEATURES)))
-        self._ratio_buf = np.empty(self.n_grid)
-        self._bins_buf = np.empty(N_BINS * (2 * self.R + self.M))  # the lookahead bins (from ``prepare_rows``)
+        # observation kernel within :meth:`_observation`, never kept; the previous episode's serves again
+        if fixed is not self.__dict__.get("_scratch_of") or self.__dict__.get("_rows_buf") is None:
+            self._rows_buf = np.empty((self.n_grid, len(ACTION_ROW_FEATURES)))
+            self._ratio_buf = np.empty(self.n_grid)
+            self._bins_buf = np.empty(N_BINS * (2 * self.R + self.M))  # the lookahead bins (from ``prepare_rows``)
+            self._scratch_of = fixed if self._lean_reset else None
         # ``_kernels.lookahead_cached``'s cache: a server's free row, its free fractions and the types it hosts
         H = self.cluster.capacity.shape[0]
         self._look_cache = (np.full((H, self.R), np.nan), np.zeros((H, self.R)), np.zeros((H, self.M), dtype=bool))
@@ -366,6 +370,18 @@ class HeteroMLEnv(gym.Env):
 
             self._slot = run_slot_driver(self.cluster, self.jobs, self.ideal, self.preset.env, self.preset.env.discipline)
         return self._observation(), {}
+
+    def _episode_fixed(self) -> tuple:
+        """The arrays :meth:`reset` sets that do not depend on the episode: the fractions and delays, the empty
+        rows, mask and profiles. None is written after its creation, so an env keeps them across its episodes (and
+        keeps their Numba types: writable C arrays as ever)."""
+        fracs = np.asarray(self.preset.env.worker_fractions, dtype=np.float64)
+        delays = np.asarray(self.preset.env.delays, dtype=np.int64)
+        no_rows, no_mask = np.zeros((0, len(ACTION_ROW_FEATURES))), np.zeros(0, dtype=bool)
+        # no usage profiles at hand (``_kernels.decode_commit`` then lists the servers' jobs itself)
+        no_prof = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                   np.zeros((0, self.R)))
+        return fracs, delays, no_rows, no_mask, no_prof
 
     def _decision_time(self, k: int) -> int:
         a = int(self.jobs.arrival[k])
@@ -380,6 +396,8 @@ class HeteroMLEnv(gym.Env):
         """:meth:`_decision_time` of every job (Python ints)."""
         if self.preset.env.decision_time == "boundary":
             return [self._decision_time(j) for j in range(self.jobs.num_jobs)]
+        if self._lean_reset and self.jobs.arrival.dtype == np.int64:
+            return self.jobs.arrival.tolist()  # (int64's tolist: Python ints already)
         return [int(a) for a in self.jobs.arrival.tolist()]
 
     def _job_scalars(self, k: int) -> tuple:
@@ -388,10 +406,15 @@ class HeteroMLEnv(gym.Env):
         c = getattr(self, "_jsc", None)
         if c is None or c[0] is not self.jobs:
             jb = self.jobs
-            work = (jb.epochs * jb.chunks * jb.batches).tolist()
+            work = jb.epochs * jb.chunks * jb.batches
+            if self._lean_reset and work.dtype == np.int64 and (work.size == 0 or int(work.max()) < 2 ** 53):
+                # int64 -> float64 is exact below 2**53, as float() of each Python int is
+                work_f = work.astype(np.float64).tolist()
+            else:
+                work_f = [float(x) for x in work.tolist()]
             rows = tuple(zip(jb.weight.tolist(), jb.epochs.tolist(), jb.chunks.tolist(), jb.batches.tolist(),
                              jb.grad_mb.tolist(), jb.ra_update.tolist(), jb.arrival.tolist(),
-                             [float(x) for x in work], self._decision_times(),
+                             work_f, self._decision_times(),
                              strict=True))
             c = self._jsc = (jb, rows, {})  # {}: other per-job tables derived from these rows (filled on demand)
         return c[1][k]

@@ -21,7 +21,8 @@ FORK_SHARED = ("_fork_draws",
                "preset", "features", "observation_space", "action_space", "metadata", "spec", "_inst", "cluster",
                "jobs", "ideal", "_mask_cache", "_jsc", "sim.cluster", "sim.jobs",
                "_kc", "_zf", "_fracs", "_delays", "_no_rows", "_no_mask", "_no_prof",
-               "_mask_step", "_cfg_step", "_est_step", "_prof_step", "_entry")
+               "_mask_step", "_cfg_step", "_est_step", "_prof_step", "_entry",
+               "_reset_fixed", "_scratch_of")  # (the preset's fixed arrays a reset hands out again: never written)
 
 
 #: caches and scratch buffers a fork shares with its env in :func:`quick_fork` (copied by :func:`fork_env`): each is

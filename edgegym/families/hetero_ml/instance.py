@@ -206,14 +206,52 @@ def _server_table_of(named: tuple, num_servers: int) -> tuple[np.ndarray, tuple]
     return shapes, tuple(named[h % len(named)][0] for h in range(num_servers))
 
 
+#: :func:`build_instance` takes the preset's seed-independent parts from :func:`_preset_tables` (type tables, the
+#: one-worker demand table, a checked prototype cluster) and builds the cluster through
+#: :meth:`HeteroCluster._with_capacity` (the type tables checked once per preset; the capacity checked per
+#: episode); the same random draws, values and errors. False: every part rebuilt and checked at each call (the
+#: reference of ``tests/speed/test_speed_hetero_v1_step6.py``)
+_LEAN_BUILD = True
+
+
+@functools.lru_cache(maxsize=64)
+def _preset_tables_of(worker_types: tuple, ps_types: tuple, arch: str) -> tuple:
+    e = np.array([WORKER_TYPES[n] for n in worker_types], dtype=np.float64)
+    z = np.array([PS_TYPES[n] for n in ps_types], dtype=np.float64)
+    zz = z if arch == "ps" else np.zeros_like(z)
+    need = e[:, None, :] + (z[None, :, :] if arch == "ps" else 0.0)  # (M, P, R)
+    need.setflags(write=False)
+    try:  # the cluster's type checks (bandwidths, signs, architecture), once: a prototype's frozen tables
+        proto = HeteroCluster(capacity=np.zeros((1, e.shape[1])), worker_res=e, ps_res=zz, bw_index=3, arch=arch)
+    except ValueError:
+        proto = None  # build_instance then calls the full constructor, which raises as before
+    return e, z, zz, need, proto
+
+
+def _preset_tables(preset: HeteroPreset) -> tuple:
+    """(e, z, zz, need, proto) of :func:`build_instance`, cached per (worker types, PS types, architecture): the
+    worker and PS resource tables (:func:`type_tables`; callers that hand them on copy them), the PS table the
+    cluster holds (zeros for RA), the per-slot demand of one worker (+ one PS) of every pair (read-only) and a
+    prototype cluster whose checked, read-only type tables every episode's cluster shares (None where the checks
+    fail)."""
+    c = preset.cluster
+    return _preset_tables_of(tuple(c.worker_types), tuple(c.ps_types), c.arch)
+
+
 def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
     """Cluster + jobs + ideal configurations of one episode."""
+    lean = _LEAN_BUILD
     c = preset.cluster
-    e, z = type_tables(preset)
+    if lean:
+        e, z, zz, need, proto = _preset_tables(preset)
+        e, zz = e.copy(), zz.copy()  # (fresh, writable: the kernels below see the types they always saw)
+    else:
+        e, z = type_tables(preset)
     M, P = e.shape[0], z.shape[0]
     bw = 3
     jobs = draw_jobs(preset, rng, M, P)
-    zz = z if c.arch == "ps" else np.zeros_like(z)
+    if not lean:
+        zz = z if c.arch == "ps" else np.zeros_like(z)
     ideal = ideal_configs(c.arch, e, zz, bw, jobs)
     if preset.workload.weights == "proportional":  # (A1): w_j / (ideal resource-time) constant, mean weight kept
         cbar = np.array([16, 64, 732, 25.0])
@@ -235,13 +273,18 @@ def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
         cap[:, 1] = np.maximum(1.0, np.round(cap[:, 1]))
     else:
         cap = shapes.astype(np.float64)
-    cluster = HeteroCluster(
-        capacity=cap, worker_res=e, ps_res=zz, bw_index=bw, arch=c.arch,
-        worker_labels=tuple(c.worker_types), ps_labels=tuple(c.ps_types), server_labels=labels,
-    )
+    cluster = None
+    if lean and proto is not None:
+        cluster = proto._with_capacity(cap, tuple(c.worker_types), tuple(c.ps_types), labels)
+    if cluster is None:
+        cluster = HeteroCluster(
+            capacity=cap, worker_res=e, ps_res=zz, bw_index=bw, arch=c.arch,
+            worker_labels=tuple(c.worker_types), ps_labels=tuple(c.ps_types), server_labels=labels,
+        )
     load = offered_load(cap, ideal, preset.workload.horizon_slots)
     # every job must be runnable with one worker (+ one PS) on some empty server
-    need = e[:, None, :] + (z[None, :, :] if c.arch == "ps" else 0.0)  # (M, P, R)
+    if not lean:
+        need = e[:, None, :] + (z[None, :, :] if c.arch == "ps" else 0.0)  # (M, P, R)
     # (np.all(need[None] <= cap[:, None, None, :] + 1e-9, axis=-1).any(), pair by pair: usually the first fits)
     if not any(np.all(need[m, p] <= cap + 1e-9, axis=1).any() for m in range(M) for p in range(need.shape[1])):
         raise ValueError(

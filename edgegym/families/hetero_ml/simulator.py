@@ -96,6 +96,27 @@ class HeteroCluster:
         cbar = np.where(cbar > 0, cbar, 1.0)
         object.__setattr__(self, "cbar", _frozen(cbar, np.float64))
 
+    def _with_capacity(self, capacity: np.ndarray, worker_labels: tuple, ps_labels: tuple,
+                       server_labels: tuple) -> HeteroCluster | None:
+        """This cluster's (checked, read-only) type tables, bandwidth column and architecture with another
+        capacity and labels: the constructor's result without re-checking the type tables; ``None`` where the
+        capacity fails a check or is not an (H, R) float64 array (the caller then calls the constructor, which
+        raises as before)."""
+        cap = capacity
+        if (type(cap) is not np.ndarray or cap.dtype != np.float64 or cap.ndim != 2
+                or cap.shape[1] != self.worker_res.shape[1] or (cap < 0).any()):
+            return None
+        cap = _frozen(cap, np.float64)
+        cbar = cap.max(axis=0)
+        cbar = np.where(cbar > 0, cbar, 1.0)
+        out = object.__new__(HeteroCluster)
+        for name, val in (("capacity", cap), ("worker_res", self.worker_res), ("ps_res", self.ps_res),
+                          ("bw_index", self.bw_index), ("arch", self.arch), ("resource_names", self.resource_names),
+                          ("worker_labels", worker_labels), ("ps_labels", ps_labels),
+                          ("server_labels", server_labels), ("cbar", _frozen(cbar, np.float64))):
+            object.__setattr__(out, name, val)
+        return out
+
     @property
     def num_servers(self) -> int:
         return int(self.capacity.shape[0])
