@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from edgegym.families.wireless_udl.env import WirelessUDLEnv, _commit_entry
-from edgegym.families.wireless_udl.testing import assert_same_candidates, assert_same_step
+from edgegym.families.wireless_udl.testing import assert_same_candidates
+from edgegym.families.wireless_udl.testing import lockstep_run as _lockstep
 
 JOBS = {"count": 70, "horizon_slots": 105, "arrival_window": [0, 104]}
 
@@ -28,42 +29,6 @@ def _pair(preset, flag: str = "_lazy_table"):
     ref = WirelessUDLEnv(preset, config={"jobs": JOBS})
     setattr(ref, flag, False)
     return lazy, ref
-
-
-def _lockstep(lazy, ref, rng, where: str, steps: int | None = None) -> int:
-    """Step both envs with the same actions to the episode's end (or ``steps``); every output ``==``."""
-    n = 0
-    while True:
-        at = f"{where} job {lazy._k}"
-        m1, m2 = lazy.action_masks(), ref.action_masks()
-        np.testing.assert_array_equal(m1, m2, err_msg=at)
-        if n % 3 == 0:  # builds the lazy table from the blocks (the next step then reads the built one)
-            assert_same_candidates(lazy._cand, ref._cand, at)
-        n += 1
-        if steps is not None and n > steps:
-            return n
-        if n % 7 == 0 and not m1.all():
-            a = int(np.flatnonzero(~m1)[0])  # masked: both take the cheapest legal row and count it
-        else:
-            a = int(rng.choice(np.flatnonzero(m1)))
-        if n % 5 == 0:
-            a = np.int64(a)
-        if n % 11 == 0:
-            q1, q2 = lazy.step_quiet(a), ref.step_quiet(a)
-            assert q1 == q2, at
-            np.testing.assert_array_equal(lazy.observe(), ref.observe(), err_msg=at)
-            done = q1[1] or q1[2]
-        else:
-            s1, s2 = lazy.step(a), ref.step(a)
-            assert_same_step(s1, s2, at)
-            done = s1[2] or s1[3]
-            if done:
-                assert s1[4]["episode_metrics"] == s2[4]["episode_metrics"], at
-        if done:
-            assert lazy.episode_return() == ref.episode_return(), at
-            assert lazy.episode_metrics() == ref.episode_metrics(), at
-            assert lazy._illegal == ref._illegal, at
-            return n
 
 
 def test_lazy_table_lockstep_episodes():

@@ -3,9 +3,9 @@
 ``y`` checked once per compiled entry (``_row_types``), against the reference with the three flags off, identical
 (``==``), no tolerance.
 
-* Lockstep over whole episodes of ``sim`` (v0), ``sim-v1`` and ``sim-hard`` (>= 1,000 decision states, the
-  lockstep of ``test_speed_wireless_udl_step4``: masked, NumPy-integer and ``step_quiet`` actions, the table built
-  every 3rd state so that both the kernel's rows and the built table's are stepped from), and forks.
+* Lockstep over whole episodes of ``sim`` (v0), ``sim-v1`` and ``sim-hard`` (>= 1,000 decision states, by
+  ``edgegym.families.wireless_udl.testing.lockstep_run``: masked, NumPy-integer and ``step_quiet`` actions, the
+  table built every 3rd state so that both the kernel's rows and the built table's are stepped from), and forks.
 * ``param_slot``'s two expressions on every legal row of every table met (>= 10,000 rows), ``==``.
 * The fingerprint cache: after a few steps it holds the answer for the entry in use, and that answer is the one
   computed from a kernel row.
@@ -16,7 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from edgegym.families.wireless_udl.env import WirelessUDLEnv
-from tests.speed.test_speed_wireless_udl_step4 import JOBS, _lockstep
+from edgegym.families.wireless_udl.testing import lockstep_run as _lockstep
+
+JOBS = {"count": 70, "horizon_slots": 105, "arrival_window": [0, 104]}
 
 FLAGS = ("_row_list", "_dot_method", "_row_types")
 

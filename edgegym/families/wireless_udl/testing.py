@@ -15,7 +15,7 @@ import numpy as np
 
 from .simulator import EPS, Simulator, job_latency_cost
 
-__all__ = ["assert_same_candidates", "assert_same_step", "check_schedule", "reference_pair"]
+__all__ = ["assert_same_candidates", "assert_same_step", "check_schedule", "lockstep_run", "reference_pair"]
 
 
 def reference_pair(preset, config: dict | None, seed: int):
@@ -53,6 +53,48 @@ def assert_same_step(s1: tuple, s2: tuple, where: str) -> None:
             np.testing.assert_array_equal(i1[k], i2[k], err_msg=where)
         else:
             assert i1[k] == i2[k], f"{where}: info {k}"
+
+
+def lockstep_run(env, ref, rng, where: str, steps: int | None = None) -> int:
+    """Step two WirelessUDL envs with the same random legal actions to the episode's end (or ``steps`` more steps);
+    every output ``==``; the number of states compared.
+
+    Each state's masks are compared, and every 3rd state's candidate tables field by field (reading ``_cand``
+    builds a table kept as the kernel's blocks, so that both kinds are stepped from). Every 7th action is a masked
+    one (both envs take the cheapest legal row and count it), every 5th a NumPy integer, every 11th goes through
+    ``step_quiet`` and ``observe``; at the episode's end the returns, metrics and illegal-action counts."""
+    n = 0
+    while True:
+        at = f"{where} job {env._k}"
+        m1, m2 = env.action_masks(), ref.action_masks()
+        np.testing.assert_array_equal(m1, m2, err_msg=at)
+        if n % 3 == 0:  # builds a lazy table from the blocks (the next step then reads the built one)
+            assert_same_candidates(env._cand, ref._cand, at)
+        n += 1
+        if steps is not None and n > steps:
+            return n
+        if n % 7 == 0 and not m1.all():
+            a = int(np.flatnonzero(~m1)[0])  # masked: both take the cheapest legal row and count it
+        else:
+            a = int(rng.choice(np.flatnonzero(m1)))
+        if n % 5 == 0:
+            a = np.int64(a)
+        if n % 11 == 0:
+            q1, q2 = env.step_quiet(a), ref.step_quiet(a)
+            assert q1 == q2, at
+            np.testing.assert_array_equal(env.observe(), ref.observe(), err_msg=at)
+            done = q1[1] or q1[2]
+        else:
+            s1, s2 = env.step(a), ref.step(a)
+            assert_same_step(s1, s2, at)
+            done = s1[2] or s1[3]
+            if done:
+                assert s1[4]["episode_metrics"] == s2[4]["episode_metrics"], at
+        if done:
+            assert env.episode_return() == ref.episode_return(), at
+            assert env.episode_metrics() == ref.episode_metrics(), at
+            assert env._illegal == ref._illegal, at
+            return n
 
 
 def check_schedule(sim: Simulator, unbiased: bool | None = None) -> float:
