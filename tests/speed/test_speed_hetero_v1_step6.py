@@ -5,6 +5,8 @@
   episode's cluster shares, ``HeteroCluster._with_capacity``) against the full rebuild (``False``): 300 seeds of
   several presets, every field of the instance ``==`` (arrays by dtype, shape, bytes and writeability) and the
   generator left in the same state.
+* ``HeteroJobs._fresh`` (``draw_jobs``'s arrays frozen in place, not copied) against the constructor: fields, the
+  fallback for arrays that do not own their data, the same errors.
 * ``HeteroMLEnv._lean_reset`` (the episode-independent arrays kept per env, the job scalars read with fewer Python
   conversions) together with the lean build against both off: whole random-legal episodes in lockstep (>= 1,000
   v1 steps: observations, masks, rewards, infos, episode metrics, the schedule ``==``), 300 resets' observations
@@ -143,3 +145,35 @@ def test_forks_after_lean_resets(future):
         o1, _ = f_new.reset(seed=seed + 1)
         o2, _ = f_ref.reset(seed=seed + 1)
         assert np.array_equal(o1, o2)
+
+
+def test_fresh_jobs_equal_the_constructor():
+    from edgegym.families.hetero_ml.simulator import HeteroJobs
+
+    rng = np.random.default_rng(0)
+
+    def arrays(J=6, bad=None):
+        a = dict(arrival=np.sort(rng.integers(1, 9, size=J)), weight=rng.uniform(1, 2, size=J),
+                 epochs=rng.integers(1, 3, size=J), chunks=rng.integers(1, 3, size=J),
+                 batches=rng.integers(1, 3, size=J), v=rng.uniform(0.1, 0.2, size=(J, 2)),
+                 ps_update=rng.uniform(0, 1, size=(J, 3)), ra_update=rng.uniform(0, 1, size=J),
+                 grad_mb=rng.uniform(0, 1, size=J))
+        if bad:
+            a[bad][1] = -1
+        return a
+
+    for _ in range(20):
+        a = arrays()
+        b = {k: v.copy() for k, v in a.items()}
+        fresh, made = HeteroJobs._fresh(**a), HeteroJobs(**b)
+        _same_value(fresh, made, "jobs")
+        assert fresh.v is a["v"] and not a["v"].flags.writeable  # frozen in place
+    view = arrays()
+    view["v"] = np.ones((12, 2))[::2]  # not its own data: the constructor (a copy)
+    assert HeteroJobs._fresh(**view).v is not view["v"]
+    for bad in ("weight", "epochs", "ps_update"):
+        with pytest.raises(ValueError) as e_fresh:
+            HeteroJobs._fresh(**arrays(bad=bad))
+        with pytest.raises(ValueError) as e_made:
+            HeteroJobs(**arrays(bad=bad))
+        assert str(e_fresh.value) == str(e_made.value)

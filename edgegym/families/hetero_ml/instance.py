@@ -89,7 +89,8 @@ def draw_jobs(preset: HeteroPreset, rng: np.random.Generator, M: int, P: int) ->
     ps_update = rng.uniform(*w.ps_update_ms, size=(J, P)) / MS_PER_SLOT
     ra_update = rng.uniform(*w.ra_update_ms, size=J) / MS_PER_SLOT
     grad = rng.uniform(*w.grad_size_mb, size=J)
-    return HeteroJobs(arrival, weight, epochs, chunks, batches, v, ps_update, ra_update, grad)
+    make = HeteroJobs._fresh if _LEAN_BUILD else HeteroJobs  # (fresh arrays: frozen in place, not copied)
+    return make(arrival, weight, epochs, chunks, batches, v, ps_update, ra_update, grad)
 
 
 def ideal_configs(
@@ -178,6 +179,9 @@ def offered_load(capacity: np.ndarray, ideal: IdealConfig, horizon: int) -> floa
     """max_r Σ_j dem^r_j d*_j / (Σ_h C^r_h · T): the jobs' ideal resource-time over the capacity of the horizon."""
     tot = capacity.sum(axis=0) * float(horizon)
     area = ideal_area(ideal).sum(axis=0)
+    if _LEAN_BUILD:  # the same operations with the mask computed once and the methods called directly
+        pos = tot > 0
+        return float(np.where(pos, area / np.where(pos, tot, 1.0), 0.0).max())
     return float(np.max(np.where(tot > 0, area / np.where(tot > 0, tot, 1.0), 0.0)))
 
 
@@ -286,7 +290,12 @@ def build_instance(preset: HeteroPreset, rng: np.random.Generator) -> Instance:
     if not lean:
         need = e[:, None, :] + (z[None, :, :] if c.arch == "ps" else 0.0)  # (M, P, R)
     # (np.all(need[None] <= cap[:, None, None, :] + 1e-9, axis=-1).any(), pair by pair: usually the first fits)
-    if not any(np.all(need[m, p] <= cap + 1e-9, axis=1).any() for m in range(M) for p in range(need.shape[1])):
+    if lean:  # the same test, ``cap + 1e-9`` computed once
+        cap_tol = cap + 1e-9
+        fits = any((need[m, p] <= cap_tol).all(axis=1).any() for m in range(M) for p in range(need.shape[1]))
+    else:
+        fits = any(np.all(need[m, p] <= cap + 1e-9, axis=1).any() for m in range(M) for p in range(need.shape[1]))
+    if not fits:
         raise ValueError(
             f"{preset.source_file}: no worker type (+ PS type) fits on any server: raise the capacity "
             f"(cluster.kappa, or lower cluster.load) (capacity {cap.max(axis=0).tolist()})"

@@ -181,6 +181,10 @@ class HeteroJobs:
             object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
         for name in ("weight", "v", "ps_update", "ra_update", "grad_mb"):
             object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
+        self._check()
+
+    def _check(self) -> None:
+        """The constructor's shape and value checks (``ValueError``)."""
         J = self.arrival.shape[0]
         for name in ("weight", "epochs", "chunks", "batches", "ra_update", "grad_mb"):
             if getattr(self, name).shape != (J,):
@@ -202,6 +206,24 @@ class HeteroJobs:
             raise ValueError("epochs, chunks and batches must be >= 1")
         if np.any(self.ps_update < 0) or np.any(self.ra_update < 0) or np.any(self.grad_mb < 0):
             raise ValueError("update times and gradient sizes must be >= 0")
+
+    @classmethod
+    def _fresh(cls, arrival, weight, epochs, chunks, batches, v, ps_update, ra_update, grad_mb) -> HeteroJobs:
+        """The constructor's result for freshly made arrays no one else holds (``instance.draw_jobs``'s): arrays
+        already int64/float64 C arrays that own their data are frozen in place (``setflags(write=False)``) instead
+        of copied, then checked as the constructor checks them; any other argument takes the constructor."""
+        args = (arrival, weight, epochs, chunks, batches, v, ps_update, ra_update, grad_mb)
+        for a, dt in zip(args, (np.int64, np.float64, np.int64, np.int64, np.int64, np.float64, np.float64,
+                                np.float64, np.float64), strict=True):
+            if type(a) is not np.ndarray or a.dtype != dt or a.base is not None or not a.flags.c_contiguous:
+                return cls(*args)
+        for a in args:
+            a.setflags(write=False)
+        out = object.__new__(cls)
+        for f, a in zip(cls.__slots__, args, strict=True):
+            object.__setattr__(out, f, a)
+        out._check()
+        return out
 
     @property
     def num_jobs(self) -> int:
