@@ -19,7 +19,7 @@ from ...core.jit import njit
 #: cache, which is rebuilt when this file changes, not when ``_kernels`` does (the tests check the two are equal)
 BIG = 1 << 40
 
-__all__ = ["ENABLED", "job_block", "lat_exp_args", "lat_fill", "n_cap"]
+__all__ = ["ENABLED", "job_block", "lat_exp_args", "lat_exp_args_blocks", "lat_fill", "n_cap"]
 
 #: False: the callers take their numpy reference paths instead (the differential tests run both)
 ENABLED = True
@@ -107,6 +107,54 @@ def lat_exp_args(tot, kappa, n_max, kind, c, rate, offset):
             for N in range(n_max[i] + 1):
                 v = nrate * (L[o + N] - ci)
                 x[o + N] = v if v < 700.0 else 700.0
+    return L, x, start
+
+
+@njit
+def lat_exp_args_blocks(tot, kappa, n_max, kind, c, rate, offset):
+    """:func:`lat_exp_args` (the same ``L``, ``x``, ``start``) with one integer division per run of equal window
+    ends instead of one per entry: ``ceil(tot/(κN)) − 1 = floor(A/N)`` with ``A = floor((tot − 1)/κ)`` (nested
+    floor division by positive divisors, exact integers; ``tot = 0`` gives ``A = −1`` and ``ceil = 0`` as the
+    original), and ``floor(A/N)`` is constant for ``N`` up to ``floor(A/q)`` (``q = floor(A/N) > 0``), so ``L``
+    and its exponent are computed once per run (~2·√A runs of a job's ``n_max`` entries; the same expressions on
+    the same values: bit-identical)."""
+    nj = tot.shape[0]
+    start = np.empty(nj + 1, np.int64)
+    s = 0
+    for i in range(nj):
+        start[i] = s
+        s += n_max[i] + 1
+    start[nj] = s
+    L = np.empty(s)
+    x = np.zeros(s)
+    nrate = -rate
+    for i in range(nj):
+        o = start[i]
+        kd = kind[i]
+        ci = c[i]
+        nm = n_max[i]
+        A = (tot[i] - 1) // kappa[i]
+        N0 = 0
+        while N0 <= nm:
+            if N0 == 0:  # N = 0: offset − 1 on its own
+                Lv = float(offset - 1)
+                N1 = 0
+            else:
+                q = A // N0
+                N1 = nm if q <= 0 else min(A // q, nm)
+                Lv = float(q + offset)
+            if kd == 0:
+                v = rate * Lv
+                xv = v if v < 700.0 else 700.0
+            elif kd == 3:
+                v = nrate * (Lv - ci)
+                xv = v if v < 700.0 else 700.0
+            else:
+                xv = 0.0
+            for N in range(N0, N1 + 1):
+                L[o + N] = Lv
+                x[o + N] = xv
+            N0 = N1 + 1
     return L, x, start
 
 

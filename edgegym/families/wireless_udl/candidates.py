@@ -211,13 +211,20 @@ def _job_table(sim: Simulator) -> tuple:
     return cache
 
 
+#: False: :func:`_latency_table` takes :func:`~._episode.lat_exp_args` (one division per entry), the reference of
+#: :func:`~._episode.lat_exp_args_blocks`
+_LAT_BLOCKS = True
+
+
 def _latency_table(inst, tot, kap, n_max, w: int, offset: int) -> np.ndarray:
     """:func:`_latency_table_ref`'s entries ``[i, :n_max[i] + 1]`` (the only ones read; zeros after) in two compiled
     calls around numpy's ``exp`` (:mod:`._episode`: the same operations on the same values, the exponentials of
     the needed entries only, packed)."""
     kind = np.asarray(inst.kind, np.int64)
     c = np.asarray(inst.c, float)
-    L, x, start = _ep.lat_exp_args(tot, kap, n_max, kind, c, float(inst.exp_rate), offset)
+    # one division per run of equal window ends (_LAT_BLOCKS = False: one per entry, the reference)
+    args = _ep.lat_exp_args_blocks if _LAT_BLOCKS else _ep.lat_exp_args
+    L, x, start = args(tot, kap, n_max, kind, c, float(inst.exp_rate), offset)
     e = np.exp(x)  # numpy's exp (not bit for bit the compiled one), on a contiguous array as the reference's
     return _ep.lat_fill(L, e, start, kind, np.asarray(inst.tau, float), np.asarray(inst.b, float),
                         np.asarray(inst.tau1, float), np.asarray(inst.tau2, float), c, w)
