@@ -1,5 +1,5 @@
-"""WirelessUDL's latency table: ``_episode.lat_exp_args_blocks`` (one division per run of equal window ends)
-against ``lat_exp_args`` (one per entry, the reference), ``==`` on every output."""
+"""WirelessUDL's latency table: ``_episode.lat_exp_args_fast`` (a division only where a window end drops by more
+than one) against ``lat_exp_args`` (one per entry, the reference), ``==`` on every output."""
 from __future__ import annotations
 
 import gymnasium as gym
@@ -18,7 +18,7 @@ def _same(a, b):
         assert np.array_equal(u, v)
 
 
-def test_blocks_equal_reference_random_jobs():
+def test_fast_equal_reference_random_jobs():
     """2,000 random job sets (tot 0 … 10^6, κ 1 … 500, n_max 1 … 300, kinds 0-3, offsets -3 … 5, rates) give
     the same L, x and start; 40,000+ jobs in all."""
     rng = np.random.default_rng(7)
@@ -33,7 +33,7 @@ def test_blocks_equal_reference_random_jobs():
         c = rng.uniform(-5, 200, nj)
         rate = float(rng.choice([0.0, 0.01, 0.3, 5.0, 900.0]))
         offset = int(rng.integers(-3, 6))
-        _same(ep.lat_exp_args_blocks(tot, kap, n_max, kind, c, rate, offset),
+        _same(ep.lat_exp_args_fast(tot, kap, n_max, kind, c, rate, offset),
               ep.lat_exp_args(tot, kap, n_max, kind, c, rate, offset))
     assert jobs > 30000
 
@@ -48,13 +48,13 @@ def test_latency_table_flag_on_off(env_id, monkeypatch):
         sim = env.sim
         outs = []
         for flag in (True, False):
-            monkeypatch.setattr(cands, "_LAT_BLOCKS", flag)
+            monkeypatch.setattr(cands, "_LAT_FAST", flag)
             sim.cand_cache = None
             outs.append(cands._job_table(sim)[2])
         assert np.array_equal(outs[0], outs[1])
 
     def run(flag):
-        monkeypatch.setattr(cands, "_LAT_BLOCKS", flag)
+        monkeypatch.setattr(cands, "_LAT_FAST", flag)
         e = gym.make(env_id).unwrapped
         obs, _ = e.reset(seed=5)
         rng = np.random.default_rng(1)

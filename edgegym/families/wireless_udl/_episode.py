@@ -19,7 +19,7 @@ from ...core.jit import njit
 #: cache, which is rebuilt when this file changes, not when ``_kernels`` does (the tests check the two are equal)
 BIG = 1 << 40
 
-__all__ = ["ENABLED", "job_block", "lat_exp_args", "lat_exp_args_blocks", "lat_fill", "n_cap"]
+__all__ = ["ENABLED", "job_block", "lat_exp_args", "lat_exp_args_fast", "lat_fill", "n_cap"]
 
 #: False: the callers take their numpy reference paths instead (the differential tests run both)
 ENABLED = True
@@ -111,13 +111,13 @@ def lat_exp_args(tot, kappa, n_max, kind, c, rate, offset):
 
 
 @njit
-def lat_exp_args_blocks(tot, kappa, n_max, kind, c, rate, offset):
-    """:func:`lat_exp_args` (the same ``L``, ``x``, ``start``) with one integer division per run of equal window
-    ends instead of one per entry: ``ceil(tot/(κN)) − 1 = floor(A/N)`` with ``A = floor((tot − 1)/κ)`` (nested
-    floor division by positive divisors, exact integers; ``tot = 0`` gives ``A = −1`` and ``ceil = 0`` as the
-    original), and ``floor(A/N)`` is constant for ``N`` up to ``floor(A/q)`` (``q = floor(A/N) > 0``), so ``L``
-    and its exponent are computed once per run (~2·√A runs of a job's ``n_max`` entries; the same expressions on
-    the same values: bit-identical)."""
+def lat_exp_args_fast(tot, kappa, n_max, kind, c, rate, offset):
+    """:func:`lat_exp_args` (the same ``L``, ``x``, ``start``) with almost no integer division:
+    ``ceil(tot/(κN)) − 1 = floor(A/N)`` with ``A = floor((tot − 1)/κ)`` (nested floor division by positive
+    divisors, exact integers; ``tot = 0`` gives ``A = −1`` and ``ceil = 0`` as the original), and ``floor(A/N)``
+    never grows with ``N``: the last value ``q`` is kept while ``q·N <= A``, lowered by one when ``(q − 1)·N <= A``
+    and divided anew otherwise (exact integer tests; the division only where the value drops by more than one,
+    about √A times a job). The same expressions on the same values: bit-identical."""
     nj = tot.shape[0]
     start = np.empty(nj + 1, np.int64)
     s = 0
@@ -131,30 +131,26 @@ def lat_exp_args_blocks(tot, kappa, n_max, kind, c, rate, offset):
     for i in range(nj):
         o = start[i]
         kd = kind[i]
-        ci = c[i]
         nm = n_max[i]
         A = (tot[i] - 1) // kappa[i]
-        N0 = 0
-        while N0 <= nm:
-            if N0 == 0:  # N = 0: offset − 1 on its own
-                Lv = float(offset - 1)
-                N1 = 0
-            else:
-                q = A // N0
-                N1 = nm if q <= 0 else min(A // q, nm)
-                Lv = float(q + offset)
-            if kd == 0:
-                v = rate * Lv
-                xv = v if v < 700.0 else 700.0
-            elif kd == 3:
-                v = nrate * (Lv - ci)
-                xv = v if v < 700.0 else 700.0
-            else:
-                xv = 0.0
-            for N in range(N0, N1 + 1):
-                L[o + N] = Lv
-                x[o + N] = xv
-            N0 = N1 + 1
+        L[o] = float(offset - 1)
+        q = A  # floor(A / 1); q >= floor(A / N) at every N below
+        for N in range(1, nm + 1):
+            if q * N > A:
+                if (q - 1) * N <= A:
+                    q -= 1
+                else:
+                    q = A // N
+            L[o + N] = float(q + offset)
+        if kd == 0:
+            for N in range(nm + 1):
+                v = rate * L[o + N]
+                x[o + N] = v if v < 700.0 else 700.0
+        elif kd == 3:
+            ci = c[i]
+            for N in range(nm + 1):
+                v = nrate * (L[o + N] - ci)
+                x[o + N] = v if v < 700.0 else 700.0
     return L, x, start
 
 

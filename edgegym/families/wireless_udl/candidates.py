@@ -212,8 +212,8 @@ def _job_table(sim: Simulator) -> tuple:
 
 
 #: False: :func:`_latency_table` takes :func:`~._episode.lat_exp_args` (one division per entry), the reference of
-#: :func:`~._episode.lat_exp_args_blocks`
-_LAT_BLOCKS = True
+#: :func:`~._episode.lat_exp_args_fast`
+_LAT_FAST = True
 
 
 def _latency_table(inst, tot, kap, n_max, w: int, offset: int) -> np.ndarray:
@@ -222,8 +222,8 @@ def _latency_table(inst, tot, kap, n_max, w: int, offset: int) -> np.ndarray:
     the needed entries only, packed)."""
     kind = np.asarray(inst.kind, np.int64)
     c = np.asarray(inst.c, float)
-    # one division per run of equal window ends (_LAT_BLOCKS = False: one per entry, the reference)
-    args = _ep.lat_exp_args_blocks if _LAT_BLOCKS else _ep.lat_exp_args
+    # divisions only where the window end drops by more than one (_LAT_FAST = False: one per entry, the reference)
+    args = _ep.lat_exp_args_fast if _LAT_FAST else _ep.lat_exp_args
     L, x, start = args(tot, kap, n_max, kind, c, float(inst.exp_rate), offset)
     e = np.exp(x)  # numpy's exp (not bit for bit the compiled one), on a contiguous array as the reference's
     return _ep.lat_fill(L, e, start, kind, np.asarray(inst.tau, float), np.asarray(inst.b, float),
