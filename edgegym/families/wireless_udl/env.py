@@ -446,8 +446,7 @@ class WirelessUDLEnv(gym.Env):
 
     def step(self, action):
         """Commit the pending job's plan (or no-op in replan mode), advance to the next arrival."""
-        if self._raw is not None and self._k < self.inst.num_jobs and self.mode == "commit" and not (
-                self._use_reference or self.sim.record or isinstance(action, Plan)) and self._fast_ok():
+        if self._raw is not None and self._k < self.inst.num_jobs and self._one_call(action):
             # the last step was a one-call step (commit mode, no recording) and this one is too: _transition's
             # dispatch without its call, the next mask read from the kernel's blocks (action_masks's copy)
             self._obs_next = None
@@ -501,8 +500,7 @@ class WirelessUDLEnv(gym.Env):
             raise RuntimeError("the episode has terminated; call reset()")
         sim, i = self.sim, self._k
         self._obs_next = None
-        if self.mode == "commit" and not (self._use_reference or sim.record or isinstance(action, Plan)) and \
-                self._fast_ok():
+        if self._one_call(action):
             return self._commit_step(action, want_obs)
         info: dict = {"job": i}
         job_cost = 0.0
@@ -642,6 +640,12 @@ class WirelessUDLEnv(gym.Env):
         self._return += reward
         return float(reward), bool(terminated), False, {"job": i, "action": a, "cost": float(cost),
                                                         "job_cost": float(cost)}
+
+    def _one_call(self, action) -> bool:
+        """Whether ``action`` is stepped by the one-call path (:meth:`_commit_step`): commit mode, a row index (not
+        a :class:`Plan`), no reference env, no schedule recording, and :meth:`_fast_ok`."""
+        return self.mode == "commit" and not (self._use_reference or self.sim.record or isinstance(action, Plan)) \
+            and self._fast_ok()
 
     def _fast_ok(self) -> bool:
         """Whether this step takes the one-call path: the jobs' arrays of this instance are built, or this is its
