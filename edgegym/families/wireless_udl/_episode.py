@@ -19,7 +19,8 @@ from ...core.jit import njit
 #: cache, which is rebuilt when this file changes, not when ``_kernels`` does (the tests check the two are equal)
 BIG = 1 << 40
 
-__all__ = ["ENABLED", "job_block", "lat_exp_args", "lat_exp_args_fast", "lat_fill", "n_cap"]
+__all__ = ["ENABLED", "job_block", "job_consts", "lat_exp_args", "lat_exp_args_fast", "lat_fill", "n_cap",
+           "src_order"]
 
 #: False: the callers take their numpy reference paths instead (the differential tests run both)
 ENABLED = True
@@ -253,3 +254,68 @@ def n_cap(cap, m, n):
                 best = v
         out[i] = int(max(1.0, min(best, float(BIG))))
     return out
+
+
+@njit
+def job_consts(data, kappa, n_cap, shared):
+    """Every job's integer constants of ``candidates._job_table`` and ``WirelessUDLEnv._job_arrays`` in one pass:
+    ``kap`` (a copy of ``kappa``), ``tot = Σ_r data[i, r]``, ``n_max = max(1, min(ceil(tot/κ), n_cap))``, ``has``
+    (data at every site: ``(data > 0).all(axis=1)``), ``orders`` (``(n_jobs, R)``: row ``i`` the shared site order
+    ``shared`` where ``has[i]``, zeros elsewhere) and ``max(n_max)`` (integers: the numpy expressions' values
+    exactly). Returns ``n_jobs = 0`` arrays when some ``κ ≤ 0`` (the caller then takes numpy's path, where an
+    integer division by zero is no error)."""
+    nj, R = data.shape
+    for i in range(nj):
+        if kappa[i] <= 0:
+            nj = 0
+            break
+    kap = np.empty(nj, np.int64)
+    tot = np.empty(nj, np.int64)
+    nmax = np.empty(nj, np.int64)
+    has = np.empty(nj, np.bool_)
+    orders = np.zeros((nj, R), np.int64)
+    hi = 0
+    for i in range(nj):
+        k = kappa[i]
+        s = 0
+        full = True
+        for r in range(R):
+            v = data[i, r]
+            s += v
+            if not v > 0:
+                full = False
+        w = -(-s // k)
+        if n_cap[i] < w:
+            w = n_cap[i]
+        if w < 1:
+            w = 1
+        kap[i] = k
+        tot[i] = s
+        nmax[i] = w
+        has[i] = full
+        if full:
+            orders[i, :] = shared
+        if i == 0 or w > hi:
+            hi = w
+    return kap, tot, nmax, has, orders, hi
+
+
+@njit
+def src_order(q):
+    """``np.argsort(q.T, axis=1, kind="stable")`` (row ``r``: the sources ``s`` by ``q[s, r]`` ascending, ties in
+    index order: a stable merge sort of column ``r``) and ``bool(np.all(q >= 0))``, in one pass. Returns a
+    ``(0, 0)`` order when ``q`` holds a NaN (whose place in the order the caller leaves to numpy)."""
+    C, R = q.shape
+    out = np.empty((R, C), np.int64)
+    col = np.empty(C)
+    nonneg = True
+    for r in range(R):
+        for j in range(C):
+            x = q[j, r]
+            if x != x:
+                return np.empty((0, 0), np.int64), False
+            if not x >= 0.0:
+                nonneg = False
+            col[j] = x
+        out[r] = np.argsort(col, kind="mergesort")
+    return out, nonneg

@@ -188,11 +188,17 @@ def _job_table(sim: Simulator) -> tuple:
     if cache is not None and cache[0] is inst:
         return cache
     st = sim.static
-    tot = inst.data.sum(axis=1).astype(np.int64)
-    kap = inst.kappa.astype(np.int64)
-    n_max = np.maximum(1, np.minimum(-(-tot // kap), st.n_cap.astype(np.int64)))
-    nj = tot.shape[0]
-    w = int(n_max.max()) + 1 if nj else 1
+    jc = _job_consts(sim) if _FUSED_JOBS else None
+    if jc is not None:  # the integer arrays in one compiled pass (kept for WirelessUDLEnv._job_arrays)
+        shared, kap, tot, n_max, has, _, hi = jc
+        nj = tot.shape[0]
+        w = hi + 1
+    else:
+        tot = inst.data.sum(axis=1).astype(np.int64)
+        kap = inst.kappa.astype(np.int64)
+        n_max = np.maximum(1, np.minimum(-(-tot // kap), st.n_cap.astype(np.int64)))
+        nj = tot.shape[0]
+        w = int(n_max.max()) + 1 if nj else 1
     if _ep.ENABLED:
         lat = _latency_table(inst, tot, kap, n_max, int(w), int(sim.offset))
     else:
@@ -202,13 +208,48 @@ def _job_table(sim: Simulator) -> tuple:
                        np.asarray(inst.tau, float).tolist(), np.asarray(inst.b, float).tolist(),
                        np.asarray(inst.tau1, float).tolist(), np.asarray(inst.tau2, float).tolist(),
                        np.asarray(inst.c, float).tolist(), strict=True))
-    R = inst.cap.shape[0]
-    ones = np.ones(R, np.int64)
-    shared, _ = kn.site_order(inst.cap, inst.cap, st.qbar, ones, ones, st.beta[0], st.beta[1], st.beta[2])
-    orders = [shared if full else _NO_ORDER for full in (inst.data > 0).all(axis=1).tolist()]
+    if jc is None:
+        shared = _shared_order(inst, st)
+        has = (inst.data > 0).all(axis=1)
+    orders = [shared if full else _NO_ORDER for full in has.tolist()]
     cache = (inst, tot.tolist(), lat, scalars, orders)
     sim.cand_cache = cache
     return cache
+
+
+def _shared_order(inst, st) -> np.ndarray:
+    """The site order of the capacities that every untrained job with data at every site shares (see
+    :func:`_job_table`)."""
+    ones = np.ones(inst.cap.shape[0], np.int64)
+    return kn.site_order(inst.cap, inst.cap, st.qbar, ones, ones, st.beta[0], st.beta[1], st.beta[2])[0]
+
+
+#: False: :func:`_job_table` and ``WirelessUDLEnv._job_arrays`` compute the jobs' integer arrays with numpy, each
+#: its own (the reference of :func:`_job_consts`, one compiled pass shared by both)
+_FUSED_JOBS = True
+
+
+def _job_consts(sim: Simulator) -> tuple | None:
+    """``(shared, kap, tot, n_max, has, orders, max n_max)`` of ``sim.inst`` (:func:`_shared_order` and
+    :func:`~._episode.job_consts`: the values of the numpy expressions in :func:`_job_table` and
+    ``WirelessUDLEnv._job_arrays``), cached on ``sim`` (``sim.job_consts``) per instance; ``None`` where those take
+    their numpy path (no jobs, a ``κ ≤ 0``, arrays other than int64)."""
+    jc = sim.job_consts
+    inst = sim.inst
+    if jc is not None and jc[0] is inst:
+        return jc[1]
+    st = sim.static
+    data, kappa, n_cap = inst.data, inst.kappa, st.n_cap
+    nj = kappa.shape[0]
+    if not nj or data.dtype != np.int64 or kappa.dtype != np.int64 or n_cap.dtype != np.int64:
+        return None
+    shared = _shared_order(inst, st)
+    kap, tot, n_max, has, orders, hi = _ep.job_consts(data, kappa, n_cap, shared)
+    if kap.shape[0] != nj:
+        return None
+    out = (shared, kap, tot, n_max, has, orders, int(hi))
+    sim.job_consts = (inst, out)
+    return out
 
 
 #: False: :func:`_latency_table` takes :func:`~._episode.lat_exp_args` (one division per entry), the reference of

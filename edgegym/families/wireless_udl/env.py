@@ -46,7 +46,8 @@ from ...core.validation import check_config_mapping
 from . import _episode as _ep
 from . import _kernels as kn
 from . import _reference as ref
-from .candidates import Candidates, _grid_table, _job_table, _lin_table, _new_candidates15, _table
+from . import candidates as _cd
+from .candidates import Candidates, _grid_table, _job_consts, _job_table, _lin_table, _new_candidates15, _table
 from .disciplines import WORKER_RULES, make_discipline, rule_workers
 from .instance import Instance, build_instance
 from .presets import DEFAULT_PRESET, UDLPreset, load_preset
@@ -297,6 +298,9 @@ class WirelessUDLEnv(gym.Env):
     _dot_method = True
     #: False: the fingerprint of a kernel row of y is computed at every step (the reference of once per entry)
     _row_types = True
+    #: False: the observation's mean prices are computed from ``q`` (the reference of copying ``Static.qbar``, the
+    #: same expression when ``Static.qbar_obs``)
+    _share_qbar = True
 
     @property
     def _cand(self) -> Candidates | None:
@@ -364,9 +368,13 @@ class WirelessUDLEnv(gym.Env):
         R = inst.num_sites
         site = np.zeros(2 * Rm)
         site[:R] = 1
-        qmax = inst.q.max()
-        if R > 1 and qmax > 0:
-            site[Rm:Rm + R] = inst.q.sum(axis=1) / (R - 1) / qmax
+        st = self.sim.static
+        if self._share_qbar and st.qbar_obs:  # make_static's qbar: these operations on these values already
+            site[Rm:Rm + R] = st.qbar
+        else:
+            qmax = inst.q.max()
+            if R > 1 and qmax > 0:
+                site[Rm:Rm + R] = inst.q.sum(axis=1) / (R - 1) / qmax
         if _ep.ENABLED and inst.data.dtype == np.int64 and inst.kappa.dtype == np.int64:
             # the job blocks in one compiled pass (an empty answer: a job without data, numpy's path)
             f = np.asarray
@@ -695,21 +703,26 @@ class WirelessUDLEnv(gym.Env):
         inst, st = sim.inst, sim.static
         _, _, lat_tab, scalars, orders = _job_table(sim)
         nj, R, G = inst.num_jobs, inst.num_sites, int(self.G)
-        # the scalars of _job_table as arrays (the same values): κ, N_max = max(1, min(ceil(D/κ), n_cap)), ...
-        kap = np.asarray(inst.kappa).astype(np.int64)
-        tot = inst.data.sum(axis=1).astype(np.int64)
-        nmax = np.maximum(1, np.minimum(-(-tot // kap), st.n_cap.astype(np.int64)))
+        jc = _job_consts(sim) if _cd._FUSED_JOBS else None
+        if jc is not None:  # the arrays below, computed once for _job_table and here
+            _, kap, tot, nmax, has, orders2, hi = jc
+        else:
+            # the scalars of _job_table as arrays (the same values): κ, N_max = max(1, min(ceil(D/κ), n_cap)), ...
+            kap = np.asarray(inst.kappa).astype(np.int64)
+            tot = inst.data.sum(axis=1).astype(np.int64)
+            nmax = np.maximum(1, np.minimum(-(-tot // kap), st.n_cap.astype(np.int64)))
+            orders2 = np.zeros((nj, R), np.int64)
+            # the jobs with the shared order: those with data at every site (how _job_table hands it out)
+            has = (inst.data > 0).all(axis=1).reshape(nj)
+            if has.any():  # one shared order (the capacities' for untrained jobs with data at every site)
+                orders2[has] = orders[int(np.argmax(has))]
+            hi = int(nmax.max()) if nj else 0
         arrival, kind = np.asarray(inst.arrival).astype(np.int64), np.asarray(inst.kind).astype(np.int64)
         floats = tuple(np.asarray(getattr(inst, f), dtype=float)
                        for f in ("param_mb", "chunk_mb", "tau", "b", "tau1", "tau2", "c"))
-        orders2 = np.zeros((nj, R), np.int64)
-        # the jobs with the shared order: those with data at every site (how _job_table hands it out)
-        has = (inst.data > 0).all(axis=1).reshape(nj)
-        if has.any():  # one shared order (the capacities' for untrained jobs with data at every site)
-            orders2[has] = orders[int(np.argmax(has))]
         # each job's grid gathered by its N_max from a table cached per (G, size bucket): no np.unique and no
         # per-episode loop over the distinct N_max (about 0.1 ms of an episode's first one-call step)
-        n_hi = 64 if not nj else max(64, 1 << int(nmax.max()).bit_length())
+        n_hi = 64 if not nj else max(64, 1 << int(hi).bit_length())
         gtab, gsize = _grid_table(G, n_hi)
         grids = gtab[nmax]
         grid_n = gsize[nmax]

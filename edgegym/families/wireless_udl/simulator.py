@@ -81,6 +81,9 @@ class Static:
     tie_le: bool
     n_cap: np.ndarray  # (n_jobs,) most workers placeable on the empty cluster (≥ 1)
     q_nonneg: bool = True  # every price q ≥ 0 (a PA cost only grows along a fill: the kernels may stop early)
+    #: ``qbar`` is ``q.sum(axis=1) / (R − 1) / q.max()`` with ``R > 1`` and ``q.max() > 0`` (the observation's mean
+    #: price, the same operations: ``WirelessUDLEnv._observation_constants`` copies it instead of recomputing it)
+    qbar_obs: bool = False
 
 
 def _n_cap(inst: Instance) -> np.ndarray:
@@ -91,16 +94,32 @@ def _n_cap(inst: Instance) -> np.ndarray:
              np.ascontiguousarray(inst.n, dtype=float))
 
 
+#: False: :func:`make_static` sorts the sources with ``np.argsort`` and tests ``q ≥ 0`` with numpy (the reference of
+#: :func:`~._episode.src_order`, one compiled pass for both)
+_FUSED_STATIC = True
+
+
 def make_static(inst: Instance, beta=(1.0, 1.0, 1.0), q_norm="max", tie_le=True) -> Static:
+    """The per-instance constants of the kernels (:class:`Static`)."""
     R = inst.num_sites
-    qsum = inst.q.sum(axis=1) / max(R - 1, 1)
-    qmax = float(inst.q.max()) if R > 1 else 0.0
-    norm = qmax if (q_norm == "max" and qmax > 0) else 1.0
+    q = inst.q
+    qsum = q.sum(axis=1) / max(R - 1, 1)
+    qmax = float(q.max()) if R > 1 else 0.0
+    by_max = q_norm == "max" and qmax > 0
+    norm = qmax if by_max else 1.0
     qbar = qsum / norm if R > 1 else np.zeros(R)
-    src_order = np.argsort(inst.q.T, axis=1, kind="stable").astype(np.int64)
+    src_order = None
+    if _FUSED_STATIC and q.dtype == np.float64 and q.ndim == 2:
+        # the stable sort of every column and the sign test in one call (a NaN leaves both to numpy below)
+        src_order, q_nonneg = _ep.src_order(q)
+        if src_order.shape[0] != q.shape[1]:
+            src_order = None
+    if src_order is None:
+        src_order = np.ascontiguousarray(np.argsort(q.T, axis=1, kind="stable").astype(np.int64))
+        q_nonneg = bool(np.all(q >= 0))
     n_cap = _n_cap(inst)
-    return Static(qbar=qbar, src_order=np.ascontiguousarray(src_order), beta=np.asarray(beta, float),
-                  tie_le=bool(tie_le), n_cap=n_cap, q_nonneg=bool(np.all(inst.q >= 0)))
+    return Static(qbar=qbar, src_order=src_order, beta=np.asarray(beta, float), tie_le=bool(tie_le), n_cap=n_cap,
+                  q_nonneg=q_nonneg, qbar_obs=bool(by_max and R > 1))
 
 
 def job_latency_cost(inst: Instance, i: int, latency):
@@ -155,8 +174,11 @@ class Simulator:
         self.discipline = discipline
         R, K, n_jobs = inst.num_sites, inst.num_resources, inst.num_jobs
         self.cap_slot = int(cap_factor * inst.horizon_slots)  # run-off cap
-        max_l = int(np.max(-(-inst.data.sum(axis=1) // inst.kappa))) if n_jobs else 1
-        self.calendar_len = int(calendar_len or (self.cap_slot + max_l + 1))
+        if calendar_len:  # the commit mode's (the preset's): the longest window is not needed
+            self.calendar_len = int(calendar_len)
+        else:
+            max_l = int(np.max(-(-inst.data.sum(axis=1) // inst.kappa))) if n_jobs else 1
+            self.calendar_len = int(self.cap_slot + max_l + 1)
         self.t = 0  # next slot to execute (replan) / current decision slot (commit)
         self.M = inst.data.copy()  # (n_jobs, R) untrained chunks by origin
         self.status = np.zeros(n_jobs, np.int8)  # 0 not arrived, 1 active, 2 done
@@ -185,6 +207,7 @@ class Simulator:
         self.slots_run = 0
         self.worker_slots = 0  # Σ over slots of workers running
         self.cand_cache = None  # commit mode: per-episode job constants of ``candidates.build_candidates``
+        self.job_consts = None  # commit mode: (inst, the jobs' integer arrays of ``_episode.job_consts``)
 
     # ------------------------------------------------------------------ calendar
     @property
