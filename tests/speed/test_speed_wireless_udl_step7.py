@@ -2,10 +2,13 @@
 identical (``==``, dtypes included), no tolerance:
 
 * ``simulator._FUSED_STATIC``: ``make_static``'s source orders and price-sign test in one compiled pass
-  (``_episode.src_order``) instead of ``np.argsort(q.T, kind="stable")`` and ``np.all(q >= 0)``;
+  (``_episode.src_order``: a radix sort of a symmetric matrix's upper triangle) instead of
+  ``np.argsort(q.T, kind="stable")`` and ``np.all(q >= 0)``;
 * ``candidates._FUSED_JOBS``: the jobs' integer arrays (κ, D, N_max, data at every site, the shared site orders)
   in one compiled pass (``_episode.job_consts``) shared by ``_job_table`` and ``WirelessUDLEnv._job_arrays``
   instead of numpy in each;
+* ``instance._FAST_BUILD``: ``build_instance``'s draws with the preset's arrays built once and the ``Instance``
+  filled through its slots (the same calls on the same values);
 * ``WirelessUDLEnv._share_qbar``: the observation's mean prices copied from ``Static.qbar`` (the same operations)
   instead of recomputed.
 
@@ -23,6 +26,7 @@ import pytest
 
 from edgegym.families.wireless_udl import _episode as ep
 from edgegym.families.wireless_udl import candidates as cands
+from edgegym.families.wireless_udl import instance as instmod
 from edgegym.families.wireless_udl import simulator as simmod
 from edgegym.families.wireless_udl.env import WirelessUDLEnv
 from edgegym.families.wireless_udl.instance import make_instance
@@ -35,12 +39,12 @@ JOBS = {"count": 70, "horizon_slots": 105, "arrival_window": [0, 104]}
 @contextlib.contextmanager
 def reference_flags():
     """The previous code paths of this change (every flag off), restored on exit."""
-    saved = (simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar)
-    simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar = False, False, False
+    saved = (simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar, instmod._FAST_BUILD)
+    simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar, instmod._FAST_BUILD = (False,) * 4
     try:
         yield
     finally:
-        simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar = saved
+        simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar, instmod._FAST_BUILD = saved
 
 
 class _Ref:
@@ -110,21 +114,42 @@ def _reset_pair(env, ref, seed, where):
 
 
 def test_src_order_equals_numpy():
-    """``_episode.src_order`` == ``np.argsort(q.T, axis=1, kind="stable")`` and ``np.all(q >= 0)`` on 3,000 random
-    matrices (square and not, many ties, negative entries, ±0.0); a NaN hands both to numpy (make_static ==)."""
+    """``_episode.src_order`` == ``np.argsort(q.T, axis=1, kind="stable")`` and ``np.all(q >= 0)`` on 4,000 random
+    matrices: half symmetric (the radix path: drawn-like prices, many ties, negative entries, -0.0 against 0.0 across
+    the diagonal), half not (square and not: the merge sort path); a NaN hands both to numpy (make_static ==)."""
     rng = np.random.default_rng(11)
-    for t in range(3000):
+    sym = 0
+    for t in range(4000):
         R = int(rng.integers(1, 60))
-        C = R if t % 3 else int(rng.integers(1, 60))
+        C = R if t % 4 else int(rng.integers(1, 60))
         if t % 2:
             q = rng.integers(-1 if t % 5 == 0 else 0, 4, size=(C, R)).astype(float)
         else:
             q = rng.uniform(-0.1 if t % 7 == 0 else 0.0, 1.0, size=(C, R))
         if t % 13 == 0:
             q[q == 0] = -0.0
+        if t % 4 in (1, 2):  # symmetric: q = u + u.T (as drawn), or a triangle mirrored with -0.0 below
+            u = np.triu(q, 1)
+            q = u + u.T
+            if t % 3 == 0:
+                q[np.tril_indices(R)] = -0.0
+                q[np.tril_indices(R, -1)] = u.T[np.tril_indices(R, -1)]
+            sym += int(np.array_equal(q, q.T))
         o, nonneg = ep.src_order(q)
         _same(o, np.argsort(q.T, axis=1, kind="stable").astype(np.int64), f"matrix {t}")
         assert nonneg is bool(np.all(q >= 0)), t
+    signed = 0
+    for t in range(200):  # 0.0 above the diagonal, -0.0 below (equal values: numpy keeps index order)
+        R = int(rng.integers(2, 30))
+        u = np.triu(rng.integers(0, 3, size=(R, R)).astype(float), 1)
+        q = u + u.T
+        low = np.tril_indices(R, -1)
+        q[low] = np.where(q[low] == 0.0, -0.0, q[low])
+        assert np.array_equal(q, q.T)
+        signed += int(np.signbit(q).any())
+        o, nonneg = ep.src_order(q)
+        _same(o, np.argsort(q.T, axis=1, kind="stable").astype(np.int64), f"signed zeros {t}")
+        assert nonneg is True
     q = rng.uniform(0, 1, size=(6, 6))
     q = q + q.T
     q[2, 3] = np.nan
@@ -136,6 +161,7 @@ def test_src_order_equals_numpy():
         s2 = simmod.make_static(inst)
     _same(s1.src_order, s2.src_order, "nan")
     assert s1.q_nonneg is s2.q_nonneg is False
+    assert sym >= 1500 and signed >= 150, (sym, signed)
 
 
 def _job_consts_numpy(data, kappa, n_cap, shared):
@@ -236,3 +262,29 @@ def test_job_without_data_at_a_site():
         _reset_pair(env, ref, seed, f"seed {seed}")
         _same_episode(env, ref._env, f"seed {seed}")
         lockstep_run(env, ref, np.random.default_rng(seed), f"seed {seed}")
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("cost", [None, "mix", "exp", "linear", "piecewise"])
+def test_build_instance_flag_on_off(preset, cost):
+    """``build_instance`` with ``_FAST_BUILD`` on and off: every field == (dtype, shape, writeable) and the
+    generator in the same state after it, on 40 seeds of each preset and latency cost shape."""
+    import dataclasses
+
+    from edgegym.families.wireless_udl.presets import load_preset
+
+    p = load_preset(preset)
+    if cost is not None:
+        p = p.replace(jobs={"latency_cost": cost})
+    for seed in range(40):
+        g1, g2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        a = instmod.build_instance(p, g1)
+        with reference_flags():
+            b = instmod.build_instance(p, g2)
+        assert type(a) is type(b) is instmod.Instance
+        for f in dataclasses.fields(a):
+            u, v = getattr(a, f.name), getattr(b, f.name)
+            _same(u, v, f"{preset} {cost} seed {seed} {f.name}")
+            if isinstance(u, np.ndarray):
+                assert u.flags.writeable and u.flags.c_contiguous == v.flags.c_contiguous, f.name
+        assert g1.bit_generator.state == g2.bit_generator.state

@@ -301,21 +301,95 @@ def job_consts(data, kappa, n_cap, shared):
 
 
 @njit
+def _radix_order(keys):
+    """The permutation that sorts the ``uint64`` ``keys`` ascending, equal keys in index order (an LSD radix sort
+    by bytes, a pass only for the bytes that differ: no comparisons, so no branch depends on the data's order)."""
+    n = keys.shape[0]
+    cnt = np.zeros((8, 256), np.int64)
+    for t in range(n):
+        k = keys[t]
+        for d in range(8):
+            cnt[d, (k >> np.uint64(8 * d)) & np.uint64(255)] += 1
+    idx = np.arange(n)
+    tmp = np.empty(n, np.int64)
+    pos = np.empty(256, np.int64)
+    for d in range(8):
+        c = cnt[d]
+        if c[(keys[0] >> np.uint64(8 * d)) & np.uint64(255)] == n:
+            continue  # every key has this byte: the pass would keep the order
+        s = 0
+        for v in range(256):
+            pos[v] = s
+            s += c[v]
+        for t in range(n):
+            j = idx[t]
+            v = (keys[j] >> np.uint64(8 * d)) & np.uint64(255)
+            tmp[pos[v]] = j
+            pos[v] += 1
+        idx, tmp = tmp, idx
+    return idx
+
+
+@njit
 def src_order(q):
     """``np.argsort(q.T, axis=1, kind="stable")`` (row ``r``: the sources ``s`` by ``q[s, r]`` ascending, ties in
-    index order: a stable merge sort of column ``r``) and ``bool(np.all(q >= 0))``, in one pass. Returns a
-    ``(0, 0)`` order when ``q`` holds a NaN (whose place in the order the caller leaves to numpy)."""
+    index order) and ``bool(np.all(q >= 0))``, in one call. Returns a ``(0, 0)`` order when ``q`` holds a NaN (whose
+    place in the order the caller leaves to numpy).
+
+    A symmetric ``q`` (a drawn instance's, ``q = u + u.T``) is ordered by one radix sort of its upper triangle: with
+    the pairs ``i ≤ j`` enumerated row by row and sorted stably by value (the float's bits mapped to an unsigned key
+    of the same order, ``-0.0`` as ``0.0``), walking them in that order appends ``i`` to row ``j`` and ``j`` to row
+    ``i``; row ``r`` then lists its sources by value, and equal values in index order, since the pairs holding
+    ``s < s'`` in column ``r`` are enumerated in that order. A comparison sort of 50 fresh random columns mispredicts
+    about every other branch (numpy's took ~55 µs in a reset, ~20 µs on the same matrix again and again). Other
+    matrices: a stable merge sort of each column."""
     C, R = q.shape
-    out = np.empty((R, C), np.int64)
-    col = np.empty(C)
     nonneg = True
-    for r in range(R):
-        for j in range(C):
-            x = q[j, r]
+    sym = C == R
+    for i in range(C):
+        for j in range(R):
+            x = q[i, j]
             if x != x:
                 return np.empty((0, 0), np.int64), False
             if not x >= 0.0:
                 nonneg = False
-            col[j] = x
-        out[r] = np.argsort(col, kind="mergesort")
+            if sym and x != q[j, i]:
+                sym = False
+    out = np.empty((R, C), np.int64)
+    if not sym:
+        col = np.empty(C)
+        for r in range(R):
+            for j in range(C):
+                col[j] = q[j, r]
+            out[r] = np.argsort(col, kind="mergesort")
+        return out, nonneg
+    n = R * (R + 1) // 2
+    vals = np.empty(n)
+    pi = np.empty(n, np.int64)
+    pj = np.empty(n, np.int64)
+    p = 0
+    for i in range(R):
+        for j in range(i, R):
+            x = q[i, j]
+            vals[p] = 0.0 if x == 0.0 else x
+            pi[p] = i
+            pj[p] = j
+            p += 1
+    bits = vals.view(np.uint64)
+    keys = np.empty(n, np.uint64)
+    sign = np.uint64(1) << np.uint64(63)
+    for t in range(n):
+        b = bits[t]
+        keys[t] = ~b if b & sign else b | sign
+    order = _radix_order(keys)
+    fill = np.zeros(R, np.int64)
+    for t in range(n):
+        p = order[t]
+        i = pi[p]
+        j = pj[p]
+        out[j, fill[j]] = i
+        fill[j] += 1
+        if i != j:
+            out[i, fill[i]] = j
+            fill[i] += 1
     return out, nonneg

@@ -102,8 +102,87 @@ def _upper(R: int) -> tuple[np.ndarray, np.ndarray]:
     return iu
 
 
+#: False: :func:`build_instance` is :func:`_build_instance_ref` (the reference of the same draws with the preset's
+#: arrays built once per preset and the :class:`Instance` filled through its slots)
+_FAST_BUILD = True
+
+#: the slot descriptors of :class:`Instance`'s fields, in order (:func:`_new_instance`)
+_INST_SLOTS = tuple(getattr(Instance, f).__set__ for f in Instance.__dataclass_fields__)
+
+#: per (cluster, jobs) config, by identity: ``(cluster, jobs, constants)`` (:func:`_draw_constants`)
+_DRAW_CONSTS: dict[tuple[int, int], tuple] = {}
+
+
+def _new_instance(*values) -> Instance:
+    """``Instance(*values)`` (the 17 fields in declaration order) set through the slot descriptors, without the
+    frozen dataclass's keyword ``__init__`` (no validation there either: the same object)."""
+    inst = object.__new__(Instance)
+    for put, v in zip(_INST_SLOTS, values, strict=True):
+        put(inst, v)
+    return inst
+
+
+def _draw_constants(cl, jb) -> tuple:
+    """The arguments of :func:`build_instance`'s draws that depend on the preset only, computed once per
+    ``(cluster, jobs)`` config (read only): the site types, the demand bounds ``(low, high + 1)``, the kind code's
+    row and the exponential rate as a float."""
+    key = (id(cl), id(jb))
+    hit = _DRAW_CONSTS.get(key)
+    if hit is not None and hit[0] is cl and hit[1] is jb:
+        return hit[2]
+    types = np.asarray(cl.site_types, dtype=float)
+    wd = np.asarray(jb.worker_demand)
+    pd = np.asarray(jb.ps_demand)
+    arrays = [types, wd[:, 0], wd[:, 1] + 1, pd[:, 0], pd[:, 1] + 1]
+    kind = None if jb.latency_cost == "mix" else np.full(jb.count, KIND_CODES[jb.latency_cost])
+    if kind is not None:
+        arrays.append(kind)
+    for a in arrays:
+        a.flags.writeable = False
+    out = (*arrays[:5], len(types), kind, float(jb.exp_rate))
+    if len(_DRAW_CONSTS) > 64:
+        _DRAW_CONSTS.clear()
+    _DRAW_CONSTS[key] = (cl, jb, out)
+    return out
+
+
 def build_instance(preset, rng: np.random.Generator) -> Instance:
     """Sample one episode's instance from a :class:`~.presets.UDLPreset` (the paper's Sec. V-B draws)."""
+    if not _FAST_BUILD:
+        return _build_instance_ref(preset, rng)
+    cl, jb = preset.cluster, preset.jobs
+    R, K, n_jobs = cl.sites, len(cl.resources), jb.count
+    types, wd_lo, wd_hi, pd_lo, pd_hi, n_types, kind_row, rate = _draw_constants(cl, jb)
+    # the same draws, in the same order, with the same arguments as _build_instance_ref
+    cap = types[rng.integers(0, n_types, size=R)]
+    q = np.zeros((R, R))
+    iu = _upper(R)
+    q[iu] = rng.uniform(*cl.price_per_mb, size=iu[0].size)
+    q = q + q.T
+    arrival = np.sort(rng.integers(jb.arrival_window[0], jb.arrival_window[1] + 1, size=n_jobs))
+    kappa = rng.integers(jb.chunks_per_worker_slot[0], jb.chunks_per_worker_slot[1] + 1, size=n_jobs)
+    chunk_mb = rng.uniform(*jb.chunk_mb, size=n_jobs)
+    param_mb = rng.uniform(*jb.param_mb, size=n_jobs)
+    m = rng.integers(wd_lo, wd_hi, size=(n_jobs, K)).astype(float)
+    n = rng.integers(pd_lo, pd_hi, size=(n_jobs, K)).astype(float)
+    data = rng.integers(jb.chunks_per_site[0], jb.chunks_per_site[1] + 1, size=(n_jobs, R))
+    kind = rng.integers(0, 3, size=n_jobs) if kind_row is None else kind_row.copy()
+    tau = rng.uniform(*jb.tau, size=n_jobs)
+    b = rng.uniform(*jb.b, size=n_jobs)
+    tau1 = rng.uniform(*jb.tau1, size=n_jobs)
+    tau2 = rng.uniform(*jb.tau2, size=n_jobs)
+    c = rng.integers(jb.breakpoint_slots[0], jb.breakpoint_slots[1] + 1, size=n_jobs).astype(float)
+    if jb.latency_cost == "logistic":  # drawn last and only here: the other shapes' streams are unchanged
+        b = rng.uniform(*jb.logistic_b, size=n_jobs)
+        c = np.log(b / tau) / rate  # logistic_midpoint(b, tau, rate): b and tau are float arrays already
+    # the draws are fresh int64 arrays already: no copies (copy=False)
+    return _new_instance(cap, q, arrival.astype(np.int64, copy=False), kappa.astype(np.int64, copy=False),
+                         chunk_mb, param_mb, m, n, data.astype(np.int64, copy=False),
+                         kind.astype(np.int64, copy=False), tau, b, tau1, tau2, c, jb.exp_rate, jb.horizon_slots)
+
+
+def _build_instance_ref(preset, rng: np.random.Generator) -> Instance:
+    """:func:`build_instance` as first written (the reference of its fast path)."""
     cl, jb = preset.cluster, preset.jobs
     R, K, n_jobs = cl.sites, len(cl.resources), jb.count
     types = np.asarray(cl.site_types, dtype=float)
