@@ -9,6 +9,9 @@ identical (``==``, dtypes included), no tolerance:
   instead of numpy in each;
 * ``instance._FAST_BUILD``: ``build_instance``'s draws with the preset's arrays built once and the ``Instance``
   filled through its slots (the same calls on the same values);
+* ``candidates._LAZY_SCALARS``: the jobs' Python scalars (``_job_table``'s) built per job when first read
+  (``candidates.JobScalars``) instead of every job's tuple at reset, and the one-call step's arrivals and N_max from
+  two lists;
 * ``WirelessUDLEnv._share_qbar``: the observation's mean prices copied from ``Static.qbar`` (the same operations)
   instead of recomputed.
 
@@ -39,12 +42,15 @@ JOBS = {"count": 70, "horizon_slots": 105, "arrival_window": [0, 104]}
 @contextlib.contextmanager
 def reference_flags():
     """The previous code paths of this change (every flag off), restored on exit."""
-    saved = (simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar, instmod._FAST_BUILD)
-    simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar, instmod._FAST_BUILD = (False,) * 4
+    saved = (simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar, instmod._FAST_BUILD,
+             cands._LAZY_SCALARS)
+    (simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar, instmod._FAST_BUILD,
+     cands._LAZY_SCALARS) = (False,) * 5
     try:
         yield
     finally:
-        simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar, instmod._FAST_BUILD = saved
+        (simmod._FUSED_STATIC, cands._FUSED_JOBS, WirelessUDLEnv._share_qbar, instmod._FAST_BUILD,
+         cands._LAZY_SCALARS) = saved
 
 
 class _Ref:
@@ -66,7 +72,11 @@ class _Ref:
 
 
 def _same(a, b, where):
-    """``a == b`` as arrays (dtype and shape included), or as Python values."""
+    """``a == b`` as arrays (dtype and shape included), or as Python values (a job's scalars: every tuple, read
+    in order, with its types)."""
+    if isinstance(a, cands.JobScalars) or isinstance(b, cands.JobScalars):
+        assert isinstance(a, (cands.JobScalars, list)) and isinstance(b, (cands.JobScalars, list)), where
+        a, b = list(a), list(b)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), where
         assert a.dtype == b.dtype and a.shape == b.shape, where
@@ -99,6 +109,8 @@ def _same_episode(e1, e2, where):
     if e1._fast_jobs is not None or e2._fast_jobs is not None:
         _same(e1._fast_jobs[1], e2._fast_jobs[1], f"{where} job arrays")
         _same(e1._fast_jobs[2], e2._fast_jobs[2], f"{where} job scalars")
+        _same(e1._fast_jobs[3], e2._fast_jobs[3], f"{where} arrivals and N_max")
+        assert isinstance(e1._fast_jobs[2], cands.JobScalars) and isinstance(e2._fast_jobs[2], list), where
     assert_same_candidates(e1._cand, e2._cand, where)
 
 
@@ -288,3 +300,33 @@ def test_build_instance_flag_on_off(preset, cost):
             if isinstance(u, np.ndarray):
                 assert u.flags.writeable and u.flags.c_contiguous == v.flags.c_contiguous, f.name
         assert g1.bit_generator.state == g2.bit_generator.state
+
+
+def test_job_scalars_read_in_any_order():
+    """``JobScalars``: tuples read in random order, by negative index and by slice, == the eager list's (values and
+    types); ``len``, iteration, equality both ways, copies and pickles; out of range raises ``IndexError``."""
+    import copy
+    import pickle
+
+    env = WirelessUDLEnv("sim-hard")
+    rng = np.random.default_rng(4)
+    for seed in range(20):
+        env.reset(seed=seed)
+        sim = env.sim
+        with reference_flags():
+            sim.cand_cache = None
+            eager = cands._job_table(sim)[3]
+        sim.cand_cache = None
+        lazy = cands._job_table(sim)[3]
+        assert isinstance(lazy, cands.JobScalars) and isinstance(eager, list)
+        n = len(eager)
+        assert len(lazy) == n
+        for i in rng.permutation(n)[: n // 2]:
+            _same(lazy[int(i)], eager[int(i)], f"seed {seed} job {i}")
+        _same(lazy[-1], eager[-1], "last")
+        _same(lazy[3:9], eager[3:9], "slice")
+        assert lazy == eager and eager == lazy and list(lazy) == eager
+        assert copy.deepcopy(lazy) == eager and pickle.loads(pickle.dumps(lazy)) == eager
+        _same(lazy.columns(), ([s[2] for s in eager], [s[1] for s in eager]), "columns")
+        with pytest.raises(IndexError):
+            lazy[n]

@@ -203,11 +203,14 @@ def _job_table(sim: Simulator) -> tuple:
         lat = _latency_table(inst, tot, kap, n_max, int(w), int(sim.offset))
     else:
         lat = _latency_table_ref(inst, tot, kap, n_max, int(w), int(sim.offset))
-    scalars = list(zip(kap.tolist(), n_max.tolist(), inst.arrival.tolist(), inst.kind.tolist(),
-                       np.asarray(inst.param_mb, float).tolist(), np.asarray(inst.chunk_mb, float).tolist(),
-                       np.asarray(inst.tau, float).tolist(), np.asarray(inst.b, float).tolist(),
-                       np.asarray(inst.tau1, float).tolist(), np.asarray(inst.tau2, float).tolist(),
-                       np.asarray(inst.c, float).tolist(), strict=True))
+    if _LAZY_SCALARS:  # a job's tuple built when first read (one or two a step; at reset the first job's only)
+        scalars = JobScalars(kap, n_max, inst)
+    else:
+        scalars = list(zip(kap.tolist(), n_max.tolist(), inst.arrival.tolist(), inst.kind.tolist(),
+                           np.asarray(inst.param_mb, float).tolist(), np.asarray(inst.chunk_mb, float).tolist(),
+                           np.asarray(inst.tau, float).tolist(), np.asarray(inst.b, float).tolist(),
+                           np.asarray(inst.tau1, float).tolist(), np.asarray(inst.tau2, float).tolist(),
+                           np.asarray(inst.c, float).tolist(), strict=True))
     if jc is None:
         shared = _shared_order(inst, st)
         has = (inst.data > 0).all(axis=1)
@@ -215,6 +218,57 @@ def _job_table(sim: Simulator) -> tuple:
     cache = (inst, tot.tolist(), lat, scalars, orders)
     sim.cand_cache = cache
     return cache
+
+
+#: False: :func:`_job_table`'s scalars are a list of every job's tuple built at once (the reference of
+#: :class:`JobScalars`, which builds a job's tuple when it is first read)
+_LAZY_SCALARS = True
+
+
+class JobScalars:
+    """``scalars[i]``: job ``i``'s Python scalars of the kernels ``(κ, N_max, a, kind, π, δ, τ, b, τ1, τ2, c)``, the
+    values of ``list(zip(kap.tolist(), n_max.tolist(), inst.arrival.tolist(), ...))`` (``ndarray.item`` converts
+    an element as ``tolist`` does), each tuple built when it is first read and kept. A list of every job's tuple
+    built at reset was 11 ``tolist`` and 100 tuples, about 40 µs of a reset between a run's episodes, where an
+    episode's one-call steps read none of them (they read the arrivals and N_max, :meth:`columns`)."""
+
+    __slots__ = ("_src", "_rows", "_n")
+
+    def __init__(self, kap: np.ndarray, n_max: np.ndarray, inst) -> None:
+        self._src = (kap, n_max, inst.arrival, inst.kind, np.asarray(inst.param_mb, float),
+                     np.asarray(inst.chunk_mb, float), np.asarray(inst.tau, float), np.asarray(inst.b, float),
+                     np.asarray(inst.tau1, float), np.asarray(inst.tau2, float), np.asarray(inst.c, float))
+        self._n = int(kap.shape[0])
+        self._rows: list = [None] * self._n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        r = self._rows[i]  # IndexError as a list's
+        if r is None:
+            k, n, a, kd, p, ch, t, b, t1, t2, c = self._src
+            j = i + self._n if i < 0 else i
+            r = (k.item(j), n.item(j), a.item(j), kd.item(j), p.item(j), ch.item(j), t.item(j), b.item(j),
+                 t1.item(j), t2.item(j), c.item(j))
+            self._rows[i] = r
+        return r
+
+    def __iter__(self):
+        return (self[j] for j in range(self._n))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (JobScalars, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None
+
+    def columns(self) -> tuple[list, list]:
+        """``([a_i], [N_max_i])`` as Python ints (the entries 2 and 1 of every job's tuple)."""
+        return self._src[2].tolist(), self._src[1].tolist()
 
 
 def _shared_order(inst, st) -> np.ndarray:

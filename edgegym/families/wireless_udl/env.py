@@ -602,7 +602,7 @@ class WirelessUDLEnv(gym.Env):
         need = start + win
         nj = inst.arrival.shape[0]
         if k < nj:
-            need = max(need, fa[4][k][2] + self._H)
+            need = max(need, fa[4][0][k] + self._H)
         if need > sim._cal_fill:
             sim.cal_upto(need)
         entry = fa[5]
@@ -629,13 +629,13 @@ class WirelessUDLEnv(gym.Env):
         self._k = k
         terminated = k >= nj
         if not terminated:
-            sim.t = fa[4][k][2]  # the job's arrival slot (a Python int)
+            sim.t = fa[4][0][k]  # the job's arrival slot (a Python int)
             if self._lazy_table:  # the table built when something reads it (:attr:`_cand`)
                 self._cand_obj = None
-                self._raw = (ti, yt, tf, mask, n_tent, n_now, fa[4][k][1])
+                self._raw = (ti, yt, tf, mask, n_tent, n_now, fa[4][1][k])
             else:
                 self._cand = _new_candidates15(ti[0], ti[1], ti[2], ti[3], ti[4], yt, tf[0], tf[1], tf[2], tf[3],
-                                               tf[4], mask, n_tent, n_now, fa[4][k][1])
+                                               tf[4], mask, n_tent, n_now, fa[4][1][k])
             if legal:
                 if want_obs:
                     self._obs_next = obs
@@ -688,7 +688,8 @@ class WirelessUDLEnv(gym.Env):
         # the compiled entry point and the fingerprint of y it takes (a list: looked up again after a compiling call)
         entry = _commit_entry(args, inst.cap.shape[0]) if self._direct_entry else [None, None, None]
         # [whether the kernel's rows of y have the entry's fingerprint, the entry it was checked for] (_commit_step)
-        self._fast = (sim, inst, sim._cal, args, scalars, entry, [None, None])
+        # the step reads the next job's arrival and N_max (Python ints) from two lists, not from its scalars' tuple
+        self._fast = (sim, inst, sim._cal, args, self._fast_jobs[3], entry, [None, None])
         return self._fast
 
     def _job_arrays(self) -> tuple[tuple, list]:
@@ -727,7 +728,10 @@ class WirelessUDLEnv(gym.Env):
         grids = gtab[nmax]
         grid_n = gsize[nmax]
         jobs = (kap, nmax, arrival, kind, *floats, lat_tab, orders2, has, grids, grid_n)
-        self._fast_jobs = (inst, jobs, scalars)
+        # the jobs' arrivals and N_max as Python ints (the step's, entries 2 and 1 of their scalars)
+        cols = scalars.columns() if isinstance(scalars, _cd.JobScalars) else ([s[2] for s in scalars],
+                                                                           [s[1] for s in scalars])
+        self._fast_jobs = (inst, jobs, scalars, cols)
         return jobs, scalars
 
     def episode_metrics(self) -> dict:
