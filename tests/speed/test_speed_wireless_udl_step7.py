@@ -7,7 +7,8 @@ identical (``==``, dtypes included), no tolerance:
 * ``candidates._FUSED_JOBS``: the jobs' integer arrays (κ, D, N_max, data at every site, the shared site orders)
   in one compiled pass (``_episode.job_consts``) shared by ``_job_table`` and ``WirelessUDLEnv._job_arrays``
   instead of numpy in each;
-* ``instance._FAST_BUILD``: ``build_instance``'s draws with the preset's arrays built once and the ``Instance``
+* ``instance._FAST_BUILD``: ``build_instance``'s draws with the preset's arrays built once, the price matrix
+  filled in one compiled pass (``_episode.sym_prices``: numpy's ``q + q.T`` operations) and the ``Instance``
   filled through its slots (the same calls on the same values);
 * ``candidates._LAZY_SCALARS``: the jobs' Python scalars (``_job_table``'s) built per job when first read
   (``candidates.JobScalars``) instead of every job's tuple at reset, and the one-call step's arrivals and N_max from
@@ -81,6 +82,7 @@ def _same(a, b, where):
         assert isinstance(a, np.ndarray) and isinstance(b, np.ndarray), where
         assert a.dtype == b.dtype and a.shape == b.shape, where
         np.testing.assert_array_equal(a, b, err_msg=where)
+        assert a.tobytes() == b.tobytes(), where  # bit for bit (0.0 against -0.0, NaN payloads)
     elif isinstance(a, (tuple, list)):
         assert type(a) is type(b) and len(a) == len(b), where
         for j, (u, v) in enumerate(zip(a, b, strict=True)):
@@ -330,3 +332,15 @@ def test_job_scalars_read_in_any_order():
         _same(lazy.columns(), ([s[2] for s in eager], [s[1] for s in eager]), "columns")
         with pytest.raises(IndexError):
             lazy[n]
+
+
+def test_sym_prices_equals_numpy():
+    """``_episode.sym_prices(v, R)`` == ``q[triu_indices(R, 1)] = v; q + q.T`` bit for bit, for R = 0 … 60 with
+    drawn prices and with special values (±0.0, ±inf, NaN, subnormals, negatives)."""
+    rng = np.random.default_rng(8)
+    special = np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324])
+    for R in range(61):
+        for v in (rng.uniform(0.02, 0.08, size=R * (R - 1) // 2), rng.choice(special, size=R * (R - 1) // 2)):
+            q = np.zeros((R, R))
+            q[np.triu_indices(R, 1)] = v
+            _same(ep.sym_prices(v, R), q + q.T, f"R {R}")

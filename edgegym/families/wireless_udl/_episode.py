@@ -20,7 +20,7 @@ from ...core.jit import njit
 BIG = 1 << 40
 
 __all__ = ["ENABLED", "job_block", "job_consts", "lat_exp_args", "lat_exp_args_fast", "lat_fill", "n_cap",
-           "src_order"]
+           "src_order", "sym_prices"]
 
 #: False: the callers take their numpy reference paths instead (the differential tests run both)
 ENABLED = True
@@ -393,3 +393,21 @@ def src_order(q):
             out[i, fill[i]] = j
             fill[i] += 1
     return out, nonneg
+
+
+@njit
+def sym_prices(v, R):
+    """``build_instance``'s price matrix from its draws ``v``: ``q = zeros((R, R)); q[triu_indices(R, 1)] = v;
+    q + q.T`` with numpy's operations on the same values (above the diagonal ``v + 0.0``, below ``0.0 + v``, on it
+    ``0.0 + 0.0``: ``x + 0.0`` is not folded to ``x`` without fast-math, since ``-0.0 + 0.0`` is ``0.0``), in one
+    pass instead of a fancy-index assignment and a transposed sum."""
+    q = np.zeros((R, R))
+    p = 0
+    for i in range(R):
+        q[i, i] = 0.0 + 0.0
+        for j in range(i + 1, R):
+            x = v[p]
+            p += 1
+            q[i, j] = x + 0.0
+            q[j, i] = 0.0 + x
+    return q

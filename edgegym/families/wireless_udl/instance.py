@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _episode as _ep
 from .costs import KIND_CODES
 
 __all__ = ["Instance", "build_instance", "logistic_midpoint", "make_instance"]
@@ -155,10 +156,7 @@ def build_instance(preset, rng: np.random.Generator) -> Instance:
     types, wd_lo, wd_hi, pd_lo, pd_hi, n_types, kind_row, rate = _draw_constants(cl, jb)
     # the same draws, in the same order, with the same arguments as _build_instance_ref
     cap = types[rng.integers(0, n_types, size=R)]
-    q = np.zeros((R, R))
-    iu = _upper(R)
-    q[iu] = rng.uniform(*cl.price_per_mb, size=iu[0].size)
-    q = q + q.T
+    q = _ep.sym_prices(rng.uniform(*cl.price_per_mb, size=R * (R - 1) // 2), R)  # = the reference's q + q.T
     arrival = np.sort(rng.integers(jb.arrival_window[0], jb.arrival_window[1] + 1, size=n_jobs))
     kappa = rng.integers(jb.chunks_per_worker_slot[0], jb.chunks_per_worker_slot[1] + 1, size=n_jobs)
     chunk_mb = rng.uniform(*jb.chunk_mb, size=n_jobs)
