@@ -73,6 +73,7 @@ def _check(env_id: str, config: dict, seed: int, policies) -> tuple[int, bool]:
     return n, got["bound"].parts["pooled LP"] > got["bound"].parts["standalone"]
 
 
+@pytest.mark.slow  # ~25 s on a 2-core machine: deselected by default, run by CI (``-m slow``)
 def test_no_policy_beats_the_bound_on_200_random_instances():
     policies = policy_names("HeteroML")
     episodes = lp_wins = 0

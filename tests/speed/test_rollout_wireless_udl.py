@@ -93,6 +93,7 @@ def _decisions(preset, seeds, fast: bool) -> list:
             cls.advance = fn
 
 
+@pytest.mark.slow  # ~70 s on a 2-core machine: deselected by default, run by CI (``-m slow``)
 def test_rollout_over_okita_same_decisions_with_and_without_the_fast_path():
     """More than 1,000 decisions of ``rollout(K=2,H=10,D=1):okita`` on the testbed (10 jobs per episode)."""
     seeds = range(105)

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from test_speed_hetero_ml import ReferenceEnv  # the oracle env (this folder is on the path under pytest)
 
 from edgegym.families.hetero_ml import _kernels
@@ -121,6 +122,7 @@ def _run_pair(preset, seed, jobs=None):
     return steps
 
 
+@pytest.mark.slow  # ~25 s on a 2-core machine: deselected by default, run by CI (``-m slow``)
 def test_v1_random_legal_steps_equal_reference():
     steps = 0
     for preset, seed, jobs in (("ps-v1", 0, None), ("rl-v1", 1, None), ("ra-v1", 2, 80), ("rl-hard-v1", 3, None),
