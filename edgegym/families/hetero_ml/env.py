@@ -89,6 +89,23 @@ def _check_fingerprints(entry: tuple, args: tuple) -> None:
     assert got == entry[1], [i for i, (a, b) in enumerate(zip(got, entry[1], strict=True)) if a != b]
 
 
+_PACKED = None
+_PACKED_ENTRIES = {}  # (EpisodeArgs type, step argument fingerprints) -> entry point of _packed.commit_packed
+
+
+def _packed_kernels():
+    """:mod:`._packed` (``commit_packed`` and its ``EpisodeArgs``), imported on first use, or ``None`` where it cannot
+    be (no Numba, or no ``numba.experimental.structref``): the step then passes the full argument list."""
+    global _PACKED
+    if _PACKED is None:
+        try:
+            from . import _packed as p
+        except ImportError:  # pragma: no cover - no Numba
+            p = False
+        _PACKED = p
+    return _PACKED or None
+
+
 def _kernels():
     """The compiled kernels (:mod:`._kernels`), imported on first use (``import edgegym`` does not load Numba)."""
     global _K
@@ -266,6 +283,11 @@ class HeteroMLEnv(gym.Env):
     #: (tests) :meth:`_step_direct` asserts that every argument handed to an entry point has the fingerprint the
     #: entry was looked up with
     _check_entry = False
+    #: :meth:`_step_direct` hands the episode's fixed arguments of ``_kernels.commit_prepare`` (simulator records,
+    #: cluster tables, caches, scratch) to ``_packed.commit_packed`` as one native object built at the episode's first
+    #: direct step, so a step unboxes ~10 arrays instead of ~42 (False: the full argument list, the reference of
+    #: ``tests/speed/test_speed_hetero_v1_step7.py``; only with ``_direct_entry``)
+    _packed = True
     #: :meth:`reset` allocates the episode-independent scratch and constants (empty rows, masks and profiles, the
     #: observation's scratch, the fractions and delays) once per env and reads the job scalars with fewer Python
     #: conversions (False: every reset allocates them; the reference of ``tests/speed/test_speed_hetero_v1_step6.py``)
@@ -476,23 +498,31 @@ class HeteroMLEnv(gym.Env):
         lf, lx, lh = self._look_cache
         v1, psu1 = v[k1], psu[k1]  # (also the observation's)
         K = _kernels()
-        args = (rec, sim.colocated, k, *kc, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, *prof, nxt, D1,
-                self._fracs, self._zf, self._feas, W1, v1, psu1, ra1, grad1, now1, self._delays, self._est_free,
-                self._est_caps, b0, b1, b2, b3, mask, start, dur, rows_buf, ratio, bins, lf, lx, lh)
         ent = self._entry
-        # the entries were looked up on this simulator's and job table's arrays; the step's own arguments are of
-        # one type each (Python scalars, fresh C arrays, kernel-returned profiles), see _entries
-        if ent is None or ent[0] is not sim or ent[1] is not jb:
-            ent = self._entries(K, args)
         direct = self._direct_entry  # (read at each step: a flag switched mid-episode takes effect at once)
-        if ent[2] is not None and direct:
-            if self._check_entry:
-                _check_fingerprints(ent[2], args)
-            stc, t, d, nw, col, rows, fr, nv, prof1 = ent[2][0](*args)
-        else:
-            stc, t, d, nw, col, rows, fr, nv, prof1 = K.commit_prepare(*args)
-            if direct:  # compiled now if it was not: looked up again at the next step
+        if self._packed and direct and _packed_kernels() is not None:
+            # the step's own arguments; the episode's fixed ones are in the entry's EpisodeArgs (see _packed_entries)
+            sargs = (k, W, ra, grad, m, p, n, spread, t0, *prof, nxt, D1, W1, ra1, grad1, now1, buf, mask)
+            if ent is None or ent[0] is not sim or ent[1] is not jb or not ent[4]:
+                ent = self._packed_entries(sargs)
+            pe = ent[2]
+            if pe is not None:
+                if self._check_entry:
+                    self._check_packed(pe, sargs)
+                stc, t, d, nw, col, rows, fr, nv, prof1 = pe[0](pe[2], *sargs)
+            else:  # not compiled for these types yet: the dispatcher compiles, the next step looks the entry up
+                stc, t, d, nw, col, rows, fr, nv, prof1 = _packed_kernels().commit_packed(self._episode_args(),
+                                                                                          *sargs)
                 self._entry = None
+        else:
+            args = (rec, sim.colocated, k, *kc, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, *prof, nxt, D1,
+                    self._fracs, self._zf, self._feas, W1, v1, psu1, ra1, grad1, now1, self._delays, self._est_free,
+                    self._est_caps, b0, b1, b2, b3, mask, start, dur, rows_buf, ratio, bins, lf, lx, lh)
+            # the entries were looked up on this simulator's and job table's arrays; the step's own arguments are of
+            # one type each (Python scalars, fresh C arrays, kernel-returned profiles), see _entries
+            if ent is None or ent[0] is not sim or ent[1] is not jb or ent[4]:
+                ent = self._entries(K, args)
+            stc, t, d, nw, col, rows, fr, nv, prof1 = self._commit_unpacked(K, ent, args, direct)
         if stc != 1:
             return None  # nothing committed (the search wrote only its caches): _commit_step decides
         if nv != -2:  # the caches _prepare_rows(k1) sets
@@ -534,7 +564,7 @@ class HeteroMLEnv(gym.Env):
         eo = ent[3]
         if eo is None and direct:
             eo = _entry_of(K.observation, oargs)
-            self._entry = (sim, jb, ent[2], eo)  # a new tuple (a fork may share the old one)
+            self._entry = (sim, jb, ent[2], eo, ent[4])  # a new tuple (a fork may share the old one)
         if eo is not None and direct:
             if self._check_entry:
                 _check_fingerprints(eo, oargs)
@@ -558,8 +588,83 @@ class HeteroMLEnv(gym.Env):
         ``tolist`` gives them, ``.item()`` of int arrays), fresh C arrays, and the usage profiles, which are
         ``_kernels``' returned C arrays or ``_no_prof``'s (the same types). ``_check_entry`` (tests) asserts it."""
         ent = self._entry = (self.sim, self.jobs, _entry_of(K.commit_prepare, args) if self._direct_entry else None,
-                             None)
+                             None, False)
         return ent
+
+    def _commit_unpacked(self, K, ent, args: tuple, direct: bool) -> tuple:
+        """``_kernels.commit_prepare(*args)`` through the entry point of ``ent`` (:meth:`_entries`) or, where there is
+        none or ``direct`` is off, the dispatcher (then the entry is looked up again at the next step)."""
+        if ent[2] is not None and direct:
+            if self._check_entry:
+                _check_fingerprints(ent[2], args)
+            return ent[2][0](*args)
+        got = K.commit_prepare(*args)
+        if direct:  # compiled now if it was not: looked up again at the next step
+            self._entry = None
+        return got
+
+    def _episode_args(self):
+        """This episode's fixed arguments of ``_kernels.commit_prepare`` as a ``_packed.EpisodeArgs`` (the objects
+        themselves, never copies: the kernels write the caches and scratch through it)."""
+        kc, sim, jb = self._kc, self.sim, self.jobs
+        lf, lx, lh = self._look_cache
+        return _packed_kernels().EpisodeArgs(self._rec(), sim.colocated, *kc, jb.v, jb.ps_update, self._fracs, self._zf,
+                                             self._feas, self._delays, self._est_free, self._est_caps, self._rows_buf,
+                                             self._ratio_buf, self._bins_buf, lf, lx, lh)
+
+    def _full_args(self, sargs: tuple) -> tuple:
+        """``_kernels.commit_prepare``'s full argument list for the step arguments ``sargs`` of
+        ``_packed.commit_packed`` (as the unpacked path builds it)."""
+        k, W, ra, grad, m, p, n, spread, t0, pp, cnt, times, vals, nxt, D1, W1, ra1, grad1, now1, buf, mask = sargs
+        kc, sim, v, psu = self._kc, self.sim, self.jobs.v, self.jobs.ps_update
+        k1 = k + 1 if nxt else k
+        return (self._rec(), sim.colocated, k, *kc, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, pp, cnt, times,
+                vals, nxt, D1, self._fracs, self._zf, self._feas, W1, v[k1], psu[k1], ra1, grad1, now1, self._delays,
+                self._est_free, self._est_caps, buf[0], buf[1], buf[2], buf[3], mask, buf[4], buf[5], self._rows_buf,
+                self._ratio_buf, self._bins_buf, *self._look_cache)
+
+    def _packed_entries(self, sargs: tuple) -> tuple:
+        """:meth:`_entries` of the packed step: ``(sim, jobs, (entry, fingerprints, episode args) or None, None,
+        True)``, the entry point of ``_packed.commit_packed`` for an ``EpisodeArgs`` of this episode's fixed
+        arguments (built here) and step arguments of the types of ``sargs``, and the fingerprints of the full
+        argument list :meth:`_full_args` (``_check_entry`` compares each step's with them). ``None`` where the
+        kernel is not compiled for these types yet. Entry points are looked up once per process for each type of
+        ``EpisodeArgs`` and fingerprints of the step arguments."""
+        from ...core.jit import fingerprint
+
+        P = _packed_kernels()
+        ep = self._episode_args()
+        key = (ep._numba_type_, tuple(map(fingerprint, sargs)))
+        e = _PACKED_ENTRIES.get(key)
+        if e is None:
+            disp = P.commit_packed
+            cres = disp.overloads.get((ep._numba_type_,) + tuple(disp.typeof_pyval(a) for a in sargs))
+            e = getattr(cres, "entry_point", None)
+            if e is not None:
+                _PACKED_ENTRIES[key] = e
+        # (the full list's fingerprints only for ``_check_entry``: a fork stepped a few times pays no more)
+        fps = tuple(map(fingerprint, self._full_args(sargs))) if self._check_entry else None
+        pe = None if e is None else (e, fps, ep)
+        ent = self._entry = (self.sim, self.jobs, pe, None, True)
+        return ent
+
+    def _check_packed(self, pe: tuple, sargs: tuple) -> None:
+        """Assert that the full argument list of this step has the fingerprints of the one ``pe`` was looked up with
+        and that ``pe``'s ``EpisodeArgs`` holds this episode's objects themselves (``_check_entry``)."""
+        if pe[1] is not None:  # (None: looked up with the check off)
+            _check_fingerprints(pe, self._full_args(sargs))
+        f = _packed_kernels().fields_of(pe[2])
+        kc, sim, jb = self._kc, self.sim, self.jobs
+        mine = (self._rec(), sim.colocated, *kc, jb.v, jb.ps_update, self._fracs, self._zf, self._feas, self._delays,
+                self._est_free, self._est_caps, self._rows_buf, self._ratio_buf, self._bins_buf, *self._look_cache)
+        assert len(f) == len(mine)
+        for i, (a, b) in enumerate(zip(f, mine, strict=True)):
+            if isinstance(b, tuple):
+                assert all(x is y for x, y in zip(a, b, strict=True)), i
+            elif isinstance(b, np.ndarray):
+                assert a is b, i
+            else:
+                assert a == b and type(a) is type(b), i
 
     def _step_direct_ref(self, act: int):
         """:meth:`_step_direct` before its Python was trimmed: the same checks, commit, caches, reward, info and
