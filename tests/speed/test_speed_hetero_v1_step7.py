@@ -10,6 +10,7 @@
   action every 11th step.
 * Forks taken mid-episode (quick and generic) build their own ``EpisodeArgs`` and step as the reference's forks do;
   the original goes on with its own.
+* The observation through ``_packed.observation_packed`` on the same struct (>= 800 of those steps).
 * ``EpisodeArgs`` holds its arrays by reference (the objects themselves come back).
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from edgegym.families.hetero_ml import env as env_mod
 from edgegym.families.hetero_ml.env import HeteroMLEnv
 from edgegym.families.hetero_ml.fork import fork
 from edgegym.families.hetero_ml.testing import lockstep_episode
@@ -46,8 +48,16 @@ class _Checked(HeteroMLEnv):
         super()._check_packed(pe, sargs)
 
 
-def test_packed_step_equals_the_full_argument_list():
+def test_packed_step_equals_the_full_argument_list(monkeypatch):
     _Checked.calls = [0]
+    obs_calls = [0]
+    orig = env_mod._check_fingerprints
+
+    def counted(entry, args):
+        obs_calls[0] += len(args) == 15  # observation_packed's step arguments (commit_prepare's full list: 50+)
+        orig(entry, args)
+
+    monkeypatch.setattr(env_mod, "_check_fingerprints", counted)
     steps = {}
     for preset, seed, jobs in (("ps-v1", 170, None), ("tiny-v1", 171, None), ("rl-hard-v1", 172, 80),
                                ("ra-v1", 173, 60), ("tiny-ra-v1", 174, None), ("rl-v1", 175, 80), ("ps-v1", 176, None),
@@ -58,7 +68,7 @@ def test_packed_step_equals_the_full_argument_list():
         n = lockstep_episode(_Checked(preset, config=cfg), ref, seed, invalid_every=11, invalid_at=5)
         steps[preset] = steps.get(preset, 0) + n
     assert sum(n for p, n in steps.items() if p.endswith("v1")) >= 1000, steps
-    assert _Checked.calls[0] >= 800, _Checked.calls
+    assert _Checked.calls[0] >= 800 and obs_calls[0] >= 800, (_Checked.calls, obs_calls)
 
 
 def test_one_env_reused_across_episodes_and_flag_switched():
@@ -128,3 +138,4 @@ def test_episode_args_hold_the_objects():
     assert all(a is b for a, b in zip(got[0], env._rec(), strict=True))
     assert got[2] is env._kc[0] and got[10] is env.jobs.v and got[16] is env._est_free and got[23] is env._look_cache[2]
     assert got[8] is env._kc[6] and got[9] == env._kc[7]
+    assert got[24] is env._no_mask and got[25] is env.observation_space.low and got[26] is env.observation_space.high

@@ -15,11 +15,13 @@ from numba import njit
 from numba.core import types
 from numba.experimental import structref
 
-from ._kernels import commit_prepare
+from ._kernels import commit_prepare, observation
 
 #: the fields of :class:`EpisodeArgs`, in ``commit_prepare``'s argument order
 FIELDS = ("rec", "colocated", "cap", "wres", "pres", "wbw", "pbw", "cbar", "ps_arch", "lam", "v", "psu", "fracs",
-          "zf", "feas", "delays", "cfree", "ccaps", "rows", "ratio", "bins", "lfree", "lx", "lhost")
+          "zf", "feas", "delays", "cfree", "ccaps", "rows", "ratio", "bins", "lfree", "lx", "lhost",
+          # ``_kernels.observation``'s: the empty v0 mask bits and the observation space's bounds
+          "no_mask", "olo", "ohi")
 
 
 @structref.register
@@ -59,4 +61,13 @@ def fields_of(ep):
     """The fields of ``ep`` as a tuple in :data:`FIELDS` order (tests: the arrays come back as the objects put in)."""
     return (ep.rec, ep.colocated, ep.cap, ep.wres, ep.pres, ep.wbw, ep.pbw, ep.cbar, ep.ps_arch, ep.lam, ep.v, ep.psu,
             ep.fracs, ep.zf, ep.feas, ep.delays, ep.cfree, ep.ccaps, ep.rows, ep.ratio, ep.bins, ep.lfree, ep.lx,
-            ep.lhost)
+            ep.lhost, ep.no_mask, ep.olo, ep.ohi)
+
+
+@njit(cache=True)
+def observation_packed(ep, w, E, D, K, grad, ra, arrival, k, J, now, T, relative, rmask, lg, out):
+    """``_kernels.observation`` of job ``k`` with the per-episode arguments read from ``ep`` (an
+    :class:`EpisodeArgs`): the job's rows ``ep.v[k]``/``ep.psu[k]``, the records, cluster tables, the v1 rows and
+    lookahead bins in its scratch, the empty v0 mask and the bounds; writes ``out`` as ``observation`` does."""
+    observation(w, E, D, K, grad, ep.v[k], ep.psu[k], ra, arrival, k, J, now, T, relative, ep.rec, ep.cap, ep.wres,
+                ep.pres, ep.wbw, ep.ps_arch, ep.rows, rmask, lg, ep.no_mask, ep.olo, ep.ohi, out, ep.bins)

@@ -559,6 +559,19 @@ class HeteroMLEnv(gym.Env):
         lg = np.log2(ratio[:nv])
         obs_space = self.observation_space
         out = np.empty(obs_space.shape[0], dtype=np.float32)
+        if ent[4] and ent[2] is not None:  # packed (this step's commit was): the episode's arguments from its struct
+            ep = ent[2][2]
+            pargs = (w1, E1, D1, K1, grad1, ra1, a1, k1, J, now1, self.T, self.obs_relative, mask, lg, out)
+            eo = ent[3]
+            if eo is None:
+                eo = self._packed_obs_entry(ent, pargs)
+            if eo is not None:
+                if self._check_entry:
+                    _check_fingerprints(eo, pargs)
+                eo[0](ep, *pargs)
+            else:
+                _packed_kernels().observation_packed(ep, *pargs)
+            return out, float(r), False, False, info
         oargs = (w1, E1, D1, K1, grad1, v1, psu1, ra1, a1, k1, J, now1, self.T, self.obs_relative, rec, kc[0], kc[1],
                  kc[2], kc[3], kc[6], rows_buf, mask, lg, self._no_mask, obs_space.low, obs_space.high, out, bins)
         eo = ent[3]
@@ -610,7 +623,8 @@ class HeteroMLEnv(gym.Env):
         lf, lx, lh = self._look_cache
         return _packed_kernels().EpisodeArgs(self._rec(), sim.colocated, *kc, jb.v, jb.ps_update, self._fracs, self._zf,
                                              self._feas, self._delays, self._est_free, self._est_caps, self._rows_buf,
-                                             self._ratio_buf, self._bins_buf, lf, lx, lh)
+                                             self._ratio_buf, self._bins_buf, lf, lx, lh, self._no_mask,
+                                             self.observation_space.low, self.observation_space.high)
 
     def _full_args(self, sargs: tuple) -> tuple:
         """``_kernels.commit_prepare``'s full argument list for the step arguments ``sargs`` of
@@ -634,7 +648,7 @@ class HeteroMLEnv(gym.Env):
 
         P = _packed_kernels()
         ep = self._episode_args()
-        key = (ep._numba_type_, tuple(map(fingerprint, sargs)))
+        key = (P.commit_packed, ep._numba_type_, tuple(map(fingerprint, sargs)))
         e = _PACKED_ENTRIES.get(key)
         if e is None:
             disp = P.commit_packed
@@ -648,6 +662,25 @@ class HeteroMLEnv(gym.Env):
         ent = self._entry = (self.sim, self.jobs, pe, None, True)
         return ent
 
+    def _packed_obs_entry(self, ent: tuple, pargs: tuple):
+        """The entry point of ``_packed.observation_packed`` for ``ent``'s ``EpisodeArgs`` and arguments of the
+        types of ``pargs``, as ``(entry, fingerprints of pargs)``, kept in a new ``_entry`` (``None`` where it is
+        not compiled yet: the dispatcher compiles it, and the next step looks it up)."""
+        from ...core.jit import fingerprint
+
+        disp, ep = _packed_kernels().observation_packed, ent[2][2]
+        key = (disp, ep._numba_type_, tuple(map(fingerprint, pargs)))
+        e = _PACKED_ENTRIES.get(key)
+        if e is None:
+            cres = disp.overloads.get((ep._numba_type_,) + tuple(disp.typeof_pyval(a) for a in pargs))
+            e = getattr(cres, "entry_point", None)
+            if e is None:
+                return None
+            _PACKED_ENTRIES[key] = e
+        eo = (e, key[2])
+        self._entry = (ent[0], ent[1], ent[2], eo, True)  # a new tuple (a fork may share the old one)
+        return eo
+
     def _check_packed(self, pe: tuple, sargs: tuple) -> None:
         """Assert that the full argument list of this step has the fingerprints of the one ``pe`` was looked up with
         and that ``pe``'s ``EpisodeArgs`` holds this episode's objects themselves (``_check_entry``)."""
@@ -656,7 +689,8 @@ class HeteroMLEnv(gym.Env):
         f = _packed_kernels().fields_of(pe[2])
         kc, sim, jb = self._kc, self.sim, self.jobs
         mine = (self._rec(), sim.colocated, *kc, jb.v, jb.ps_update, self._fracs, self._zf, self._feas, self._delays,
-                self._est_free, self._est_caps, self._rows_buf, self._ratio_buf, self._bins_buf, *self._look_cache)
+                self._est_free, self._est_caps, self._rows_buf, self._ratio_buf, self._bins_buf, *self._look_cache,
+                self._no_mask, self.observation_space.low, self.observation_space.high)
         assert len(f) == len(mine)
         for i, (a, b) in enumerate(zip(f, mine, strict=True)):
             if isinstance(b, tuple):
