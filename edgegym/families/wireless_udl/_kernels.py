@@ -1238,8 +1238,29 @@ def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
     return any_fell
 
 
+@njit_inline
+def block_layout(C, R):
+    """``(Rb, X)``: the width ``max(R, 1)`` of :func:`candidate_block`'s int64 block and its rows after the ``C``
+    rows of ``y``, enough for the ``10·C`` entries of ``ti`` and ``tf`` from the flat index ``C·Rb``."""
+    Rb = R if R > 0 else 1
+    return Rb, (10 * C + Rb - 1) // Rb
+
+
 @njit
 def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
+                    cal, t, calendar_len, a_i, offset, kind, tau, b, tau1, tau2, c, rate, G, wait_max, grid,
+                    lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg, t_last, plan_y, plan_ps, order_cap):
+    """The candidate table of ``candidates.build_candidates`` (plus the v1 pruning when ``prune_ratio > 0``):
+    :func:`candidate_block` without its block, ``(ti, y, tf, mask, n_tent, n_now, any_legal)`` (see there)."""
+    _, ti, y, tf, mask, n_tent, n_now, legal = candidate_block(
+        cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat, cal, t,
+        calendar_len, a_i, offset, kind, tau, b, tau1, tau2, c, rate, G, wait_max, grid, lin_idx, lin_cnt, prune_on,
+        prune_ratio, q_nonneg, t_last, plan_y, plan_ps, order_cap)
+    return ti, y, tf, mask, n_tent, n_now, legal
+
+
+@njit
+def candidate_block(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
                     cal, t, calendar_len, a_i, offset, kind, tau, b, tau1, tau2, c, rate, G, wait_max, grid,
                     lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg, t_last, plan_y, plan_ps, order_cap):
     """The candidate table of ``candidates.build_candidates`` (plus the v1 pruning when ``prune_ratio > 0``).
@@ -1253,9 +1274,13 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     ``order_cap``: :func:`site_order` of the capacities for this ``M`` and ``D`` if the caller has it (the same
     permutation for every untrained job with data at every site: ``candidates._job_table`` computes it once per
     episode, about 1.5 µs of a ~70 µs table), else an empty array.
-    Returns ``(ti, y, tf, mask, n_tent, n_now, any_legal)``: ``ti`` (5, C) int64 the rows' ``mode, N, win, start,
-    ps``, ``tf`` (5, C) float64 their ``transfer, param, latency, total, peak``, ``any_legal`` whether some row is
-    legal (``mask.any()``, which costs the caller about 1.3 µs).
+    Returns ``(blk, ti, y, tf, mask, n_tent, n_now, any_legal)``: ``ti`` (5, C) int64 the rows' ``mode, N, win,
+    start, ps``, ``tf`` (5, C) float64 their ``transfer, param, latency, total, peak``, ``any_legal`` whether some row
+    is legal (``mask.any()``, which costs the caller about 1.3 µs). ``y``, ``ti`` and ``tf`` are views of one int64
+    block ``blk`` of shape ``(C + X, max(R, 1))`` (:func:`block_layout`): ``y`` its first ``C`` rows (when ``R > 0``),
+    then, in the flat order from ``C·R``, ``ti`` and ``tf``'s float64 bits (zeros as the three separate arrays
+    were); :func:`commit_step_block` hands the block back to Python as one array instead of three (each array
+    Numba boxes costs about 0.3 µs).
     """
     R, K = cap.shape
     # the (R,) int and (R, K) float scratch arrays, each set one block (one allocation)
@@ -1348,8 +1373,13 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     nv = min(nv, G)
     # ---- rows
     C = 2 * G
-    ti = np.zeros((5, C), np.int64)  # the int columns (one block: fewer arrays to hand back to Python)
-    tf = np.zeros((5, C))  # the float columns
+    # y, the int columns ti and the float columns tf (as int64 bits) in one zeroed block (block_layout)
+    Rb, X = block_layout(C, R)
+    blk = np.zeros((C + X, Rb), np.int64)
+    flat = blk.reshape(-1)
+    o = C * Rb
+    ti = flat[o:o + 5 * C].reshape((5, C))
+    tf = flat[o + 5 * C:o + 10 * C].view(np.float64).reshape((5, C))
     mode = ti[0]
     for j in range(G):
         mode[2 * j] = 0
@@ -1361,7 +1391,10 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     for r in range(C):
         start[r] = -1
         psr[r] = -1
-    y = np.zeros((C, R), np.int64)
+    if R > 0:
+        y = blk[:C]
+    else:
+        y = np.zeros((C, 0), np.int64)
     transfer = tf[0]
     param = tf[1]
     latency = tf[2]
@@ -1539,7 +1572,7 @@ def candidate_table(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
         if mask[r]:
             legal = True
             break
-    return ti, y, tf, mask, n_tent, n_now, legal
+    return blk, ti, y, tf, mask, n_tent, n_now, legal
 
 
 @njit_inline
@@ -1975,3 +2008,52 @@ def commit_step(cap, qbar, q, src_order, beta, tie_le, q_nonneg, prop, complete,
                   rows, mask, ti[1], nm, ti[2], max_win, ti[3], t, max(calendar_len, 1), yt, ti[4], tf[0], tf[1],
                   tf[2], tf[4], tf[3], n_tent, scale, t_start, t_last, status)
     return cost, ws, left, ti, yt, tf, mask, n_tent, n_now, legal, obs
+
+
+@njit
+def commit_step_block(cap, qbar, q, src_order, beta, tie_le, q_nonneg, prop, complete, offset, rate, G, wait_max,
+                      lin_idx, lin_cnt, prune_on, prune_ratio, data, m_all, n_all, kap, nmax, arrival, kind, param_mb,
+                      chunk_mb, tau, b, tau1, tau2, c, lat_tab, orders, has_order, grids, grid_n, M_all, cal,
+                      calendar_len, t_start, t_last, plan_l, plan_y, plan_ps, transfer, param, lat_cost, status, low,
+                      high, clip, rel, head_rel, horizon, cap_factor, site_part, job_part, Rm, H, rows, usage, max_win,
+                      scale, i, y, start, ps, param_slot, want_obs):
+    """:func:`commit_step` (the same arguments, the same operations) returning ``(job cost, worker-slots, chunks
+    left, blk, mask, n_tent, n_now, any_legal, obs)``: the table's ``ti``, ``y`` and ``tf`` as :func:`candidate_block`'s
+    one int64 block ``blk`` (three arrays fewer for Numba to box, about 0.6 µs of a step; ``WirelessUDLEnv`` makes
+    the views it reads in Python). Empty table and observation as
+    :func:`commit_step`'s; the same code but the block."""
+    cost, ws, left = commit_plan(cap, qbar, q, src_order, beta, M_all, data, m_all, n_all, i, y, kap[i], complete,
+                                 chunk_mb[i], param_slot, cal, start, ps, t_start, t_last, plan_l, plan_y, plan_ps,
+                                 transfer, param, lat_cost, status, kind[i], tau[i], b[i], tau1[i], tau2[i], c[i],
+                                 arrival[i], offset, rate)
+    k = i + 1
+    R = cap.shape[0]
+    C = 2 * G
+    if left != 0 or k >= arrival.shape[0]:
+        Rb, X = block_layout(C, R)
+        blk = np.zeros((C + X, Rb), np.int64)
+        return cost, ws, left, blk, np.zeros(C, np.bool_), 0, 0, False, np.zeros(0, np.float32)
+    t = arrival[k]
+    status[k] = 1
+    nm = nmax[k]
+    order_cap = orders[k] if has_order[k] else orders[k, :0]
+    blk, ti, yt, tf, mask, n_tent, n_now, legal = candidate_block(
+        cap, qbar, q, src_order, M_all[k], data[k], m_all[k], n_all[k], kap[k], nm, beta, tie_le, prop, param_mb[k],
+        chunk_mb[k], lat_tab[k, :nm + 1], cal, t, calendar_len, arrival[k], offset, kind[k], tau[k], b[k], tau1[k],
+        tau2[k], c[k], rate, G, wait_max, grids[k, :grid_n[k]], lin_idx, lin_cnt, prune_on, prune_ratio, q_nonneg,
+        t_last, plan_y, plan_ps, order_cap)
+    if not (want_obs and legal):
+        return cost, ws, left, blk, mask, n_tent, n_now, legal, np.zeros(0, np.float32)
+    nj = arrival.shape[0]
+    if rel:
+        head = head_rel
+    else:  # WirelessUDLEnv._observation's head: [min(t / T, cap_factor), k / n_jobs, n_jobs]
+        head = np.empty(3)
+        head[0] = min(t / horizon, cap_factor)
+        head[1] = k / nj
+        head[2] = nj
+    free_len = max(0, min(H, cal.shape[0] - t))
+    obs = observe(low, high, clip, head, site_part, job_part[k], cal, free_len, cap, R, Rm, H, False, usage, True, rows,
+                  rows, mask, ti[1], nm, ti[2], max_win, ti[3], t, max(calendar_len, 1), yt, ti[4], tf[0], tf[1],
+                  tf[2], tf[4], tf[3], n_tent, scale, t_start, t_last, status)
+    return cost, ws, left, blk, mask, n_tent, n_now, legal, obs

@@ -199,7 +199,16 @@ def _ro(a: np.ndarray) -> np.ndarray:
     return v
 
 
-def _commit_entry(args: tuple, R: int) -> list:
+def _block_views(blk: np.ndarray, C: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ti, y, tf)`` of :func:`~._kernels.candidate_block`'s int64 block ``blk`` (``C`` rows): views of it, the
+    (5, C) int columns, the (C, R) rows of y and the (5, C) float columns (their float64 bits)."""
+    R = blk.shape[1]
+    o = C * R
+    flat = blk.reshape(-1)
+    return flat[o:o + 5 * C].reshape(5, C), blk[:C], flat[o + 5 * C:o + 10 * C].view(np.float64).reshape(5, C)
+
+
+def _commit_entry(args: tuple, R: int, kernel=None) -> list:
     """``[entry, y_fingerprint, fingerprint]``: the compiled entry point of :func:`~._kernels.commit_step` for the
     per-episode arguments ``args`` followed by a step's own (``i`` an int, ``y`` an (R,) int64 row, ``start`` and
     ``ps`` ints, ``param_slot`` a float, ``want_obs`` a bool), the fingerprint a step's ``y`` must have to call it,
@@ -210,9 +219,10 @@ def _commit_entry(args: tuple, R: int) -> list:
     Numba's dispatcher resolves the compiled version from the types of the 75 arguments at every call (about 1.1 of
     the ~2.8 µs a call costs before the kernel starts, measured on a no-op kernel with the same arguments); the
     entry point skips that resolution (:func:`edgegym.core.jit.compiled_entry`, looked up once per set of argument
-    types, so that arguments of other types never reach an entry compiled for different ones)."""
+    types, so that arguments of other types never reach an entry compiled for different ones). ``kernel``: the
+    dispatcher (:func:`~._kernels.commit_step_block`, the default, or :func:`~._kernels.commit_step`)."""
     step_args = (0, np.zeros(R, np.int64), 0, 0, 0.0, True)
-    entry = compiled_entry(kn.commit_step, (*args, *step_args)) if kn.HAVE_NUMBA else None
+    entry = compiled_entry(kernel or kn.commit_step_block, (*args, *step_args)) if kn.HAVE_NUMBA else None
     if entry is None:
         return [None, None, None]
     return [entry, fingerprint(step_args[1]), fingerprint]
@@ -301,6 +311,10 @@ class WirelessUDLEnv(gym.Env):
     #: False: the observation's mean prices are computed from ``q`` (the reference of copying ``Static.qbar``, the
     #: same expression when ``Static.qbar_obs``)
     _share_qbar = True
+    #: False: the one-call step calls :func:`~._kernels.commit_step`, which hands the next table back as three arrays
+    #: ``ti``, ``y``, ``tf`` (the reference of :func:`~._kernels.commit_step_block`'s one block, whose views are made
+    #: here when read: :func:`_block_views`)
+    _block_return = True
 
     @property
     def _cand(self) -> Candidates | None:
@@ -314,6 +328,8 @@ class WirelessUDLEnv(gym.Env):
             raw = self._raw
             if raw is not None:
                 ti, yt, tf, mask, n_tent, n_now, n_max = raw
+                if ti is None:  # commit_step_block's block: the three arrays as views of it
+                    ti, yt, tf = _block_views(yt, mask.shape[0])
                 c = _new_candidates15(ti[0], ti[1], ti[2], ti[3], ti[4], yt, tf[0], tf[1], tf[2], tf[3], tf[4],
                                       mask, n_tent, n_now, n_max)
                 self._cand_obj = c
@@ -573,10 +589,19 @@ class WirelessUDLEnv(gym.Env):
         a = action if type(action) is int and 0 <= action < mask.shape[0] else self._check(action)
         if not mask[a]:  # masked: count it, use the legal row with the least estimated cost
             self._illegal += 1
+            if raw is not None and ti is None:  # commit_step_block's block: the table built (views of it), read below
+                c = self._cand
+                raw = None
             a = int(np.argmin(np.where(mask, c.total if raw is None else tf[3], np.inf)))
         # the row's y (int64) as Simulator.commit reads it, its PS site, start and window
         if raw is None:
             y, ps, start, win = c.y[a], int(c.ps[a]), int(c.start[a]), int(c.win[a])
+        elif ti is None:  # commit_step_block's block: y its row a; win, start, ps at the flat index tf (raw[2]) + a,
+            # then C and 2·C further (three ndarray.item, as fast as one tolist of a view)
+            y = yt[a]
+            C = mask.shape[0]
+            o = tf + a
+            win, start, ps = yt.item(o), yt.item(o + C), yt.item(o + 2 * C)
         elif self._row_list:  # the row's mode, N, win, start, ps as Python ints in one conversion
             y = yt[a]
             _, _, win, start, ps = ti[:, a].tolist()
@@ -619,10 +644,16 @@ class WirelessUDLEnv(gym.Env):
         if ok:  # the compiled version for these types, directly
             out = entry[0](*fa[3], i, y, start, ps, param_slot, want_obs)
         else:
-            out = kn.commit_step(*fa[3], i, y, start, ps, param_slot, want_obs)
+            out = fa[7](*fa[3], i, y, start, ps, param_slot, want_obs)
             if self._direct_entry and entry[0] is None:  # compiled now if it was not: looked up for the next steps
-                entry[:] = _commit_entry(fa[3], y.shape[0])
-        cost, ws, left, ti, yt, tf, mask, n_tent, n_now, legal, obs = out
+                entry[:] = _commit_entry(fa[3], y.shape[0], fa[7])
+        if fa[7] is kn.commit_step:
+            cost, ws, left, ti, yt, tf, mask, n_tent, n_now, legal, obs = out
+        else:  # the block: raw = (None, block, flat index of row a's window: C·R + 2·C, mask, ...)
+            cost, ws, left, yt, mask, n_tent, n_now, legal, obs = out
+            ti = None
+            C = mask.shape[0]
+            tf = C * yt.shape[1] + 2 * C
         assert left == 0, "a committed window must train all data"  # internal invariant
         sim.worker_slots += ws
         self._decisions += 1
@@ -634,6 +665,8 @@ class WirelessUDLEnv(gym.Env):
                 self._cand_obj = None
                 self._raw = (ti, yt, tf, mask, n_tent, n_now, fa[4][1][k])
             else:
+                if ti is None:
+                    ti, yt, tf = _block_views(yt, mask.shape[0])
                 self._cand = _new_candidates15(ti[0], ti[1], ti[2], ti[3], ti[4], yt, tf[0], tf[1], tf[2], tf[3],
                                                tf[4], mask, n_tent, n_now, fa[4][1][k])
             if legal:
@@ -686,10 +719,12 @@ class WirelessUDLEnv(gym.Env):
                 float(pe.cap_factor), self._obs_site, self._obs_job, int(self.R_max), int(pe.calendar_slots),
                 bool(pe.obs_rows), sim.usage, int(self._max_win), float(self.reward_scale))
         # the compiled entry point and the fingerprint of y it takes (a list: looked up again after a compiling call)
-        entry = _commit_entry(args, inst.cap.shape[0]) if self._direct_entry else [None, None, None]
+        # the block kernel where its block holds y's rows (a site at least)
+        kernel = kn.commit_step_block if self._block_return and inst.cap.shape[0] > 0 else kn.commit_step
+        entry = _commit_entry(args, inst.cap.shape[0], kernel) if self._direct_entry else [None, None, None]
         # [whether the kernel's rows of y have the entry's fingerprint, the entry it was checked for] (_commit_step)
         # the step reads the next job's arrival and N_max (Python ints) from two lists, not from its scalars' tuple
-        self._fast = (sim, inst, sim._cal, args, self._fast_jobs[3], entry, [None, None])
+        self._fast = (sim, inst, sim._cal, args, self._fast_jobs[3], entry, [None, None], kernel)
         return self._fast
 
     def _job_arrays(self) -> tuple[tuple, list]:
