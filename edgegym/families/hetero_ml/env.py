@@ -493,10 +493,7 @@ class HeteroMLEnv(gym.Env):
         b0, b1, b2, b3, start, dur = buf[0], buf[1], buf[2], buf[3], buf[4], buf[5]  # (indexing: faster than unpacking)
         mask = np.empty(G, dtype=bool)
         kc, v, psu, sim = self._kc, jb.v, jb.ps_update, self.sim
-        rec = (sim.start, sim.duration, sim.workers, sim.ps, sim.worker_type, sim.ps_type, self._jptr, self._jsrv)
-        rows_buf, ratio, bins = self._rows_buf, self._ratio_buf, self._bins_buf
-        lf, lx, lh = self._look_cache
-        v1, psu1 = v[k1], psu[k1]  # (also the observation's)
+        ratio = self._ratio_buf
         K = _kernels()
         ent = self._entry
         direct = self._direct_entry  # (read at each step: a flag switched mid-episode takes effect at once)
@@ -515,6 +512,10 @@ class HeteroMLEnv(gym.Env):
                                                                                           *sargs)
                 self._entry = None
         else:
+            rec = (sim.start, sim.duration, sim.workers, sim.ps, sim.worker_type, sim.ps_type, self._jptr, self._jsrv)
+            rows_buf, bins = self._rows_buf, self._bins_buf
+            lf, lx, lh = self._look_cache
+            v1, psu1 = v[k1], psu[k1]
             args = (rec, sim.colocated, k, *kc, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, *prof, nxt, D1,
                     self._fracs, self._zf, self._feas, W1, v1, psu1, ra1, grad1, now1, self._delays, self._est_free,
                     self._est_caps, b0, b1, b2, b3, mask, start, dur, rows_buf, ratio, bins, lf, lx, lh)
@@ -572,6 +573,9 @@ class HeteroMLEnv(gym.Env):
             else:
                 _packed_kernels().observation_packed(ep, *pargs)
             return out, float(r), False, False, info
+        # (the unpacked commit's arguments again: the packed path reads them from its struct instead)
+        rec = (sim.start, sim.duration, sim.workers, sim.ps, sim.worker_type, sim.ps_type, self._jptr, self._jsrv)
+        rows_buf, bins, v1, psu1 = self._rows_buf, self._bins_buf, v[k1], psu[k1]
         oargs = (w1, E1, D1, K1, grad1, v1, psu1, ra1, a1, k1, J, now1, self.T, self.obs_relative, rec, kc[0], kc[1],
                  kc[2], kc[3], kc[6], rows_buf, mask, lg, self._no_mask, obs_space.low, obs_space.high, out, bins)
         eo = ent[3]
