@@ -625,10 +625,10 @@ class HeteroMLEnv(gym.Env):
         themselves, never copies: the kernels write the caches and scratch through it)."""
         kc, sim, jb = self._kc, self.sim, self.jobs
         lf, lx, lh = self._look_cache
-        return _packed_kernels().EpisodeArgs(self._rec(), sim.colocated, *kc, jb.v, jb.ps_update, self._fracs, self._zf,
-                                             self._feas, self._delays, self._est_free, self._est_caps, self._rows_buf,
-                                             self._ratio_buf, self._bins_buf, lf, lx, lh, self._no_mask,
-                                             self.observation_space.low, self.observation_space.high)
+        return _packed_kernels().new_episode_args(
+            self._rec(), sim.colocated, *kc, jb.v, jb.ps_update, self._fracs, self._zf, self._feas, self._delays,
+            self._est_free, self._est_caps, self._rows_buf, self._ratio_buf, self._bins_buf, lf, lx, lh, self._no_mask,
+            self.observation_space.low, self.observation_space.high)
 
     def _full_args(self, sargs: tuple) -> tuple:
         """``_kernels.commit_prepare``'s full argument list for the step arguments ``sargs`` of
