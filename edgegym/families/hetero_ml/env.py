@@ -338,6 +338,14 @@ class HeteroMLEnv(gym.Env):
                                and cls._job_scalars is HeteroMLEnv._job_scalars and cls._rec is HeteroMLEnv._rec)
 
     # ------------------------------------------------------------------ episode
+    def __getstate__(self) -> dict:
+        """The env's state for :func:`copy.deepcopy` and :mod:`pickle`, without the step's compiled entry points and
+        the episode's native argument struct (``_entry``): process-local objects that can be neither copied nor
+        pickled, looked up again by the next step (the same values)."""
+        state = self.__dict__.copy()
+        state["_entry"] = None
+        return state
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self._inst = build_instance(self.preset, self.np_random)

@@ -342,6 +342,14 @@ class WirelessUDLEnv(gym.Env):
         self._raw = None
 
     # ----------------------------------------------------------------- episode
+    def __getstate__(self) -> dict:
+        """The env's state for :func:`copy.deepcopy` and :mod:`pickle`, without the one-call step's cached arguments
+        and their compiled entry point (``_fast``): process-local objects that can be neither copied nor pickled,
+        rebuilt by the next step (the same values)."""
+        state = self.__dict__.copy()
+        state["_fast"] = None
+        return state
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         p = self.preset
