@@ -147,19 +147,29 @@ def fingerprint(value):
     return None if _fingerprint is None else _fingerprint(value)
 
 
+def _key_of(dispatcher, value):
+    """``value``'s part of a :func:`compiled_entry` key: its :func:`fingerprint`, or, for a value Numba types by its
+    class and has no fingerprint for (a ``StructRef`` proxy, a jitclass instance), its Numba type."""
+    try:
+        return _fingerprint(value)
+    except NotImplementedError:
+        return dispatcher.typeof_pyval(value)
+
+
 def compiled_entry(dispatcher, args: tuple):
     """The compiled entry point of the Numba kernel ``dispatcher`` for the argument types of ``args``, or ``None``.
 
     ``None`` where Numba is missing, where its internals differ from what this rests on, or where no version for
     these types is compiled yet (call the dispatcher then: it compiles one, and a later lookup finds it). The entry
     point does not check its arguments' types: call it only with arguments whose :func:`fingerprint` equals that of
-    the corresponding value of ``args`` (per-episode arrays: checked here once; per-call values: the caller checks
-    each with :func:`fingerprint`, or passes Python scalars of the same type). Looked up once per process for each
-    distinct dispatcher and set of fingerprints."""
+    the corresponding value of ``args`` (a value without one, as a ``StructRef`` proxy: of the same Numba type)
+    (per-episode arrays: checked here once; per-call values: the caller checks each with :func:`fingerprint`, or
+    passes Python scalars of the same type). Looked up once per process for each distinct dispatcher and set of
+    fingerprints."""
     if _fingerprint is None or not HAVE_NUMBA:
         return None
     try:
-        key = (dispatcher, tuple(map(_fingerprint, args)))
+        key = (dispatcher, tuple(_key_of(dispatcher, a) for a in args))
         entry = _ENTRIES.get(key)
         if entry is None:
             cres = dispatcher.overloads.get(tuple(dispatcher.typeof_pyval(a) for a in args))

@@ -44,3 +44,34 @@ def test_fingerprint_separates_what_selects_a_version():
     ro = a.copy()
     ro.flags.writeable = False
     assert jit.fingerprint(a) != jit.fingerprint(ro)
+
+
+def test_entry_for_an_argument_without_a_fingerprint():
+    """A StructRef proxy has no Numba fingerprint: its Numba type keys the lookup instead (HeteroML-v1's step hands
+    its kernels one), and the entry gives what the dispatcher gives."""
+    from numba import njit
+    from numba.core import types
+    from numba.experimental import structref
+
+    @structref.register
+    class _PairType(types.StructRef):
+        pass
+
+    class _Pair(structref.StructRefProxy):
+        pass
+
+    structref.define_proxy(_Pair, _PairType, ["a", "x"])
+
+    @njit
+    def scaled_pair(p, i):
+        return p.a[i] * p.x
+
+    pair = _Pair(np.arange(4.0), 2.0)
+    with pytest.raises(NotImplementedError):
+        jit.fingerprint(pair)
+    assert jit.compiled_entry(scaled_pair, (pair, 1)) is None  # not compiled yet
+    want = scaled_pair(pair, 3)
+    entry = jit.compiled_entry(scaled_pair, (pair, 1))
+    assert entry is not None
+    assert entry(pair, 3) == want == 6.0
+    assert jit.compiled_entry(scaled_pair, (_Pair(np.ones(2), 5.0), 0)) is entry

@@ -90,7 +90,6 @@ def _check_fingerprints(entry: tuple, args: tuple) -> None:
 
 
 _PACKED = None
-_PACKED_ENTRIES = {}  # (EpisodeArgs type, step argument fingerprints) -> entry point of _packed.commit_packed
 
 
 def _packed_kernels():
@@ -656,18 +655,10 @@ class HeteroMLEnv(gym.Env):
         argument list :meth:`_full_args` (``_check_entry`` compares each step's with them). ``None`` where the
         kernel is not compiled for these types yet. Entry points are looked up once per process for each type of
         ``EpisodeArgs`` and fingerprints of the step arguments."""
-        from ...core.jit import fingerprint
+        from ...core.jit import compiled_entry, fingerprint
 
-        P = _packed_kernels()
         ep = self._episode_args()
-        key = (P.commit_packed, ep._numba_type_, tuple(map(fingerprint, sargs)))
-        e = _PACKED_ENTRIES.get(key)
-        if e is None:
-            disp = P.commit_packed
-            cres = disp.overloads.get((ep._numba_type_,) + tuple(disp.typeof_pyval(a) for a in sargs))
-            e = getattr(cres, "entry_point", None)
-            if e is not None:
-                _PACKED_ENTRIES[key] = e
+        e = compiled_entry(_packed_kernels().commit_packed, (ep, *sargs))
         # (the full list's fingerprints only for ``_check_entry``: a fork stepped a few times pays no more)
         fps = tuple(map(fingerprint, self._full_args(sargs))) if self._check_entry else None
         pe = None if e is None else (e, fps, ep)
@@ -678,18 +669,12 @@ class HeteroMLEnv(gym.Env):
         """The entry point of ``_packed.observation_packed`` for ``ent``'s ``EpisodeArgs`` and arguments of the
         types of ``pargs``, as ``(entry, fingerprints of pargs)``, kept in a new ``_entry`` (``None`` where it is
         not compiled yet: the dispatcher compiles it, and the next step looks it up)."""
-        from ...core.jit import fingerprint
+        from ...core.jit import compiled_entry, fingerprint
 
-        disp, ep = _packed_kernels().observation_packed, ent[2][2]
-        key = (disp, ep._numba_type_, tuple(map(fingerprint, pargs)))
-        e = _PACKED_ENTRIES.get(key)
+        e = compiled_entry(_packed_kernels().observation_packed, (ent[2][2], *pargs))
         if e is None:
-            cres = disp.overloads.get((ep._numba_type_,) + tuple(disp.typeof_pyval(a) for a in pargs))
-            e = getattr(cres, "entry_point", None)
-            if e is None:
-                return None
-            _PACKED_ENTRIES[key] = e
-        eo = (e, key[2])
+            return None
+        eo = (e, tuple(map(fingerprint, pargs)))
         self._entry = (ent[0], ent[1], ent[2], eo, True)  # a new tuple (a fork may share the old one)
         return eo
 
