@@ -1221,9 +1221,138 @@ def lookahead_cached(pp, cnt, times, vals, wres, cap, now, out, lfree, lx, lhost
     _lookahead(pp, cnt, times, vals, wres, cap, now, out, lfree, lx, lhost)
 
 
+@njit
+def lookahead_profiles_ref(pp, cnt, times, vals, wres, cap, now, out):
+    """:func:`lookahead_profiles` through :func:`_lookahead_ref` (the reference of the differential tests)."""
+    _lookahead_ref(pp, cnt, times, vals, wres, cap, now, out, np.empty((0, 0)), np.empty((0, 0)),
+                   np.empty((0, 0), dtype=np.bool_))
+
+
+@njit
+def lookahead_cached_ref(pp, cnt, times, vals, wres, cap, now, out, lfree, lx, lhost):
+    """:func:`lookahead_cached` through :func:`_lookahead_ref` (the reference of the differential tests)."""
+    _lookahead_ref(pp, cnt, times, vals, wres, cap, now, out, lfree, lx, lhost)
+
+
 @njit_inline
 def _lookahead(pp, cnt, times, vals, wres, cap, now, out, lfree, lx, lhost):
-    """:func:`lookahead_profiles` (empty ``lfree``) or :func:`lookahead_cached`."""
+    """:func:`lookahead_profiles` (empty ``lfree``) or :func:`lookahead_cached`. The aggregates start at -0.0
+    (-0.0 + x is x bit for bit, so the first server's row is stored as the reference's ``if h == 0`` did, without
+    that branch in the loops; with no server both divide by zero), and a server with pieces inside the lookahead
+    adds its host counts as differences at the bins where they change (summed over the bins at the end: exact
+    integers) instead of bin by bin. :func:`_lookahead_ref` is the reference (~10.5 -> ~9.3 µs a call on 1,500
+    recorded v1 states)."""
+    H, R = cap.shape
+    cached = lfree.shape[0] == H
+    M = wres.shape[0]
+    B = BIN_EDGES.shape[0] - 1
+    binmax = np.empty((B, R))
+    agg = np.full((B, R), -0.0)
+    mx = np.full((B, R), -math.inf)
+    ctot = _cap_totals(cap)
+    free = np.empty(R)
+    xr = np.empty(R)
+    host = np.zeros(M, dtype=np.bool_)
+    mx_flat = np.full(R, -math.inf)
+    hosts_flat = np.zeros(M, dtype=np.int64)
+    hosts_d = np.zeros((B, M), dtype=np.int64)
+    last = now + BIN_EDGES[B]
+    for h in range(H):
+        base = pp[h]
+        nq = cnt[h]
+        if nq == 1 or times[base + 1] >= last:  # one piece over the whole lookahead
+            same = cached
+            for r in range(R):
+                f = cap[h, r] - vals[base, r]
+                free[r] = f
+                if same and not (f == lfree[h, r] and math.copysign(1.0, f) == math.copysign(1.0, lfree[h, r])):
+                    same = False
+            if same:  # the cached numbers of this very row
+                for r in range(R):
+                    x = lx[h, r]
+                    if x > mx_flat[r]:
+                        mx_flat[r] = x
+                for m in range(M):
+                    if lhost[h, m]:
+                        hosts_flat[m] += 1
+            else:
+                for r in range(R):
+                    f = free[r]
+                    C = cap[h, r]
+                    x = f / (C if C > 0 else 1.0)
+                    if x > mx_flat[r]:
+                        mx_flat[r] = x
+                    if cached:
+                        lfree[h, r] = f
+                        lx[h, r] = x
+                for m in range(M):
+                    ok = _hosts(free, wres, m)
+                    if ok:
+                        hosts_flat[m] += 1
+                    if cached:
+                        lhost[h, m] = ok
+            for b in range(B):
+                for r in range(R):
+                    agg[b, r] += free[r]
+            continue
+        qi = 0
+        for b in range(B):
+            lo, hi = now + BIN_EDGES[b], now + BIN_EDGES[b + 1]
+            while qi + 1 < nq and times[base + qi + 1] <= lo:
+                qi += 1
+            for r in range(R):
+                binmax[b, r] = vals[base + qi, r]
+            q2 = qi + 1
+            while q2 < nq and times[base + q2] < hi:
+                for r in range(R):
+                    if vals[base + q2, r] > binmax[b, r]:
+                        binmax[b, r] = vals[base + q2, r]
+                q2 += 1
+        for b in range(B):
+            same = b > 0
+            if same:
+                for r in range(R):
+                    if binmax[b, r] != binmax[b - 1, r]:
+                        same = False
+                        break
+            if not same:  # a new residual: its numbers (a run of bins with the same residual shares them)
+                for r in range(R):
+                    f = cap[h, r] - binmax[b, r]
+                    free[r] = f
+                    C = cap[h, r]
+                    xr[r] = f / (C if C > 0 else 1.0)
+                for m in range(M):
+                    ok = _hosts(free, wres, m)
+                    if ok != host[m] or b == 0:
+                        # the host counts by differences: +1 from the first bin of a run that hosts, -1 after it
+                        if ok:
+                            hosts_d[b, m] += 1
+                        elif b > 0:
+                            hosts_d[b, m] -= 1
+                    host[m] = ok
+            for r in range(R):
+                agg[b, r] += free[r]
+                if xr[r] > mx[b, r]:
+                    mx[b, r] = xr[r]
+    hosts_n = hosts_d  # the running sums of the differences, in place
+    for b in range(1, B):
+        for m in range(M):
+            hosts_n[b, m] += hosts_n[b - 1, m]
+    i = 0
+    for b in range(B):
+        for r in range(R):
+            out[i] = agg[b, r] / ctot[r]
+            out[i + 1] = max(mx[b, r], mx_flat[r])
+            i += 2
+        for m in range(M):
+            out[i] = float(hosts_n[b, m] + hosts_flat[m]) / H
+            i += 1
+
+
+@njit_inline
+def _lookahead_ref(pp, cnt, times, vals, wres, cap, now, out, lfree, lx, lhost):
+    """:func:`_lookahead` as it was written first (an ``if h == 0`` store in the aggregate loops, every bin's host
+    counts added bin by bin): the reference of :func:`lookahead_cached_ref` and :func:`lookahead_profiles_ref`."""
     H, R = cap.shape
     cached = lfree.shape[0] == H
     M = wres.shape[0]

@@ -1,0 +1,132 @@
+"""Differential tests of HeteroML's eighth round of compiled-step shortcuts against the code they replace.
+
+* The observation's lookahead bins (``_kernels._lookahead``: aggregates started at -0.0 instead of an ``if h == 0``
+  store, host counts of servers with pieces inside the lookahead added as differences) against the previous
+  version kept as ``_lookahead_ref`` (``lookahead_cached_ref``, ``lookahead_profiles_ref``): every decision state of
+  random-legal episodes of the v1 presets, at the decision time and a later slot, each cache carried along its
+  episode (outputs and caches compared byte for byte), and random hand-made profiles with signed zeros, zero
+  capacities, ties and NaN usage; with no server both raise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edgegym.families.hetero_ml import _kernels
+from edgegym.families.hetero_ml.env import HeteroMLEnv
+
+
+def _bytes_equal(a, b, msg):
+    """``a`` and ``b`` hold the same bytes (signed zeros and NaN payloads included)."""
+    assert a.dtype == b.dtype and a.shape == b.shape, msg
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8), err_msg=msg)
+
+
+def _episode_states(preset, seed, jobs=None):
+    """Yield ``(env, first)`` at every decision state of one random-legal episode of ``preset``."""
+    cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+    env = HeteroMLEnv(preset, config=cfg)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    first = True
+    while True:
+        yield env, first
+        first = False
+        valid = np.flatnonzero(env.action_masks())
+        _, _, term, trunc, _ = env.step(int(valid[rng.integers(valid.size)]))
+        if term or trunc:
+            return
+
+
+def _caches(H, R, M):
+    """A fresh lookahead cache (NaN rows: nothing cached yet)."""
+    return [np.full((H, R), np.nan), np.zeros((H, R)), np.zeros((H, M), dtype=bool)]
+
+
+def test_lookahead_equals_reference_on_episodes():
+    """``lookahead_cached`` and ``lookahead_profiles`` == their references (``_lookahead_ref``) on >= 1,000
+    decision states of v1 episodes, at the decision time and at a later slot, caches carried per episode."""
+    cases = 0
+    for preset, seed, jobs in (("ps-v1", 801, None), ("rl-v1", 802, 80), ("ra-v1", 803, 60), ("tiny-v1", 804, None),
+                               ("rl-hard-v1", 805, 80), ("ps-v1", 806, None), ("tiny-ra-v1", 807, None)):
+        rng = np.random.default_rng(seed)
+        for env, first in _episode_states(preset, seed, jobs):
+            if first:
+                new_c, ref_c = _caches(env.H, env.R, env.M), _caches(env.H, env.R, env.M)
+            k, kc, rec = env._k, env._kc, env._rec()
+            now = env._decision_time(k)
+            nb = _kernels.N_BINS * (2 * env.R + env.M)
+            for t in (now, now + int(rng.integers(1, 80))):
+                prof = _kernels.server_profiles(k, t, rec, kc[1], kc[2], kc[6], env.H, env.R)
+                got, exp = np.empty(nb), np.empty(nb)
+                _kernels.lookahead_cached(*prof, kc[1], kc[0], t, got, *new_c)
+                _kernels.lookahead_cached_ref(*prof, kc[1], kc[0], t, exp, *ref_c)
+                msg = f"{preset} seed {seed} job {k} slot {t}"
+                _bytes_equal(got, exp, msg)
+                for a, b in zip(new_c, ref_c, strict=True):
+                    _bytes_equal(a, b, msg + " cache")
+                _kernels.lookahead_profiles(*prof, kc[1], kc[0], t, got)
+                _kernels.lookahead_profiles_ref(*prof, kc[1], kc[0], t, exp)
+                _bytes_equal(got, exp, msg + " uncached")
+                cases += 1
+    assert cases >= 1000, cases
+
+
+def _random_profiles(rng, H, R, now):
+    """Random usage profiles (``server_profiles``' CSR layout) of H servers: 1-5 pieces each, the first at ``now``,
+    breakpoints spread inside and past the 128-slot lookahead, usage rows with repeats, zeros and some NaN."""
+    cnt = rng.integers(1, 6, size=H).astype(np.int64)
+    pp = np.zeros(H + 1, dtype=np.int64)
+    pp[1:] = np.cumsum(cnt)
+    times = np.empty(pp[H], dtype=np.int64)
+    vals = np.empty((pp[H], R))
+    palette = np.array([0.0, -0.0, 1.0, 2.0, 0.5, 3.0, 4.0])
+    for h in range(H):
+        c = cnt[h]
+        gaps = rng.choice([1, 1, 2, 3, 7, 16, 40, 100], size=c - 1)
+        times[pp[h]] = now
+        times[pp[h] + 1:pp[h] + c] = now + np.cumsum(gaps)
+        rows = rng.choice(palette, size=(c, R))
+        if rng.random() < 0.3 and c > 1:
+            rows[1] = rows[0]  # a breakpoint that leaves the row as it was
+        if rng.random() < 0.03:
+            rows[rng.integers(c), rng.integers(R)] = np.nan
+        vals[pp[h]:pp[h] + c] = rows
+    return pp, cnt, times, vals
+
+
+def test_lookahead_equals_reference_on_random_profiles():
+    """The same on 3,000 hand-made profiles: capacities 0, -0.0 and positive (free rows of -0.0 and 0.0), NaN
+    usage, repeated rows, several calls per cluster with the cache carried along; with no server both raise."""
+    rng = np.random.default_rng(808)
+    cases = 0
+    for _ in range(600):
+        H = int(rng.choice([1, 2, 3, 5, 8, 20]))
+        R, M = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        cap = rng.choice(np.array([0.0, -0.0, 1.0, 2.0, 4.0, 3.5]), size=(H, R))
+        wres = rng.choice(np.array([0.0, 0.5, 1.0, 2.0]), size=(M, R))
+        nb = _kernels.N_BINS * (2 * R + M)
+        new_c, ref_c = _caches(H, R, M), _caches(H, R, M)
+        for _ in range(5):
+            now = int(rng.integers(0, 1000))
+            prof = _random_profiles(rng, H, R, now)
+            got, exp = np.empty(nb), np.empty(nb)
+            _kernels.lookahead_cached(*prof, wres, cap, now, got, *new_c)
+            _kernels.lookahead_cached_ref(*prof, wres, cap, now, exp, *ref_c)
+            _bytes_equal(got, exp, f"H {H} R {R} M {M}")
+            for a, b in zip(new_c, ref_c, strict=True):
+                _bytes_equal(a, b, f"H {H} R {R} M {M} cache")
+            _kernels.lookahead_profiles(*prof, wres, cap, now, got)
+            _kernels.lookahead_profiles_ref(*prof, wres, cap, now, exp)
+            _bytes_equal(got, exp, f"H {H} R {R} M {M} uncached")
+            cases += 1
+    assert cases == 3000
+
+
+def test_lookahead_without_servers_raises_as_reference():
+    """No server: both divide the host counts by H = 0."""
+    prof = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 2)))
+    for fn in (_kernels.lookahead_profiles, _kernels.lookahead_profiles_ref):
+        with pytest.raises(ZeroDivisionError):
+            fn(*prof, np.ones((1, 2)), np.zeros((0, 2)), 0, np.empty(_kernels.N_BINS * 5))
