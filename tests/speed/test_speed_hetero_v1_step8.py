@@ -6,6 +6,9 @@
   random-legal episodes of the v1 presets, at the decision time and a later slot, each cache carried along its
   episode (outputs and caches compared byte for byte), and random hand-made profiles with signed zeros, zero
   capacities, ties and NaN usage; with no server both raise.
+* The servers' breakpoints by time (``_kernels._breakpoints``: a two-pass radix sort when they span fewer than
+  4,096 slots) against the counting sort / stable sort kept as ``_breakpoints_ref``: on the same v1 decision
+  states and on 3,000 random profiles with spans on both sides of 4,096 slots, ties across servers included.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ def _caches(H, R, M):
 
 def test_lookahead_equals_reference_on_episodes():
     """``lookahead_cached`` and ``lookahead_profiles`` == their references (``_lookahead_ref``) on >= 1,000
-    decision states of v1 episodes, at the decision time and at a later slot, caches carried per episode."""
+    decision states of v1 episodes, at the decision time and at a later slot, caches carried per episode; the
+    breakpoints of the same profiles == ``_breakpoints_ref``'s."""
     cases = 0
     for preset, seed, jobs in (("ps-v1", 801, None), ("rl-v1", 802, 80), ("ra-v1", 803, 60), ("tiny-v1", 804, None),
                                ("rl-hard-v1", 805, 80), ("ps-v1", 806, None), ("tiny-ra-v1", 807, None)):
@@ -69,6 +73,9 @@ def test_lookahead_equals_reference_on_episodes():
                 _kernels.lookahead_profiles(*prof, kc[1], kc[0], t, got)
                 _kernels.lookahead_profiles_ref(*prof, kc[1], kc[0], t, exp)
                 _bytes_equal(got, exp, msg + " uncached")
+                for a, b in zip(_kernels._breakpoints(env.H, *prof[:3]), _kernels._breakpoints_ref(env.H, *prof[:3]),
+                                strict=True):
+                    _bytes_equal(a, b, msg + " breakpoints")
                 cases += 1
     assert cases >= 1000, cases
 
@@ -130,3 +137,27 @@ def test_lookahead_without_servers_raises_as_reference():
     for fn in (_kernels.lookahead_profiles, _kernels.lookahead_profiles_ref):
         with pytest.raises(ZeroDivisionError):
             fn(*prof, np.ones((1, 2)), np.zeros((0, 2)), 0, np.empty(_kernels.N_BINS * 5))
+
+
+def test_breakpoints_equal_reference_on_random_profiles():
+    """``_breakpoints`` == ``_breakpoints_ref`` on 3,000 random profiles: 1-60 servers, spans of a few slots to
+    well past 4,096 (either side of the radix sort's limit), many breakpoints at the same slot on several servers."""
+    rng = np.random.default_rng(809)
+    for case in range(3000):
+        H = int(rng.integers(1, 61))
+        span = int(rng.choice([1, 5, 64, 65, 700, 4094, 4095, 4096, 4097, 20_000]))
+        cnt = rng.integers(1, 7, size=H).astype(np.int64)
+        pp = np.zeros(H + 1, dtype=np.int64)
+        pp[1:] = np.cumsum(cnt)
+        times = np.empty(pp[H], dtype=np.int64)
+        now = int(rng.integers(0, 5000))
+        slots = now + 1 + rng.integers(0, span, size=4)  # shared slots (a job's start or end on all its servers)
+        for h in range(H):
+            pool = np.unique(np.concatenate((slots, now + 1 + rng.integers(0, span, size=8))))
+            later = np.sort(rng.choice(pool, size=min(cnt[h] - 1, pool.size), replace=False))
+            cnt[h] = later.size + 1
+            times[pp[h]] = now
+            times[pp[h] + 1:pp[h] + cnt[h]] = later
+        for a, b in zip(_kernels._breakpoints(H, pp, cnt, times), _kernels._breakpoints_ref(H, pp, cnt, times),
+                        strict=True):
+            _bytes_equal(a, b, f"case {case} H {H} span {span}")

@@ -1790,7 +1790,63 @@ def _valid_by_duration(cdd, valid):
 @njit_inline
 def _breakpoints(H, pp, cnt, times):
     """Every breakpoint after the first piece of the usage profile of each of the ``H`` servers, by time (stable):
-    ``(time, piece row, server)`` arrays."""
+    ``(time, piece row, server)`` arrays. When they span fewer than 4,096 slots (HeteroML-v1's states: ~130
+    breakpoints over ~1,900 slots), a stable LSD radix sort of their offsets from the first one in two passes of 64
+    buckets (the low 6 bits, then the high 6: by time, ties in the order they are listed, server by server), the
+    order of :func:`_breakpoints_ref`, whose counting sort zeroes and sums a count per slot of the span (~0.6 µs
+    more a call); otherwise :func:`_breakpoints_ref` itself."""
+    nev = 0
+    lo, hi = 0, -1
+    for h in range(H):
+        nev += cnt[h] - 1
+        if cnt[h] > 1:  # a server's breakpoints are sorted: its first and last after the first piece
+            a, b = times[pp[h] + 1], times[pp[h] + cnt[h] - 1]
+            if hi < lo:
+                lo, hi = a, b
+            else:
+                lo, hi = min(lo, a), max(hi, b)
+    if nev == 0 or hi - lo >= 4096:
+        return _breakpoints_ref(H, pp, cnt, times)
+    # bucket starts of both passes (counts shifted by one, then summed)
+    n0 = np.zeros(130, dtype=np.int64)
+    for h in range(H):
+        for q in range(pp[h] + 1, pp[h] + cnt[h]):
+            x = times[q] - lo
+            n0[(x & 63) + 1] += 1
+            n0[65 + (x >> 6) + 1] += 1
+    for i in range(1, 65):
+        n0[i] += n0[i - 1]
+        n0[65 + i] += n0[65 + i - 1]
+    # pass 1 (low bits) into tq/th, listed order kept within a bucket
+    tq = np.empty(nev, dtype=np.int64)
+    th = np.empty(nev, dtype=np.int64)
+    for h in range(H):
+        for q in range(pp[h] + 1, pp[h] + cnt[h]):
+            b = (times[q] - lo) & 63
+            i = n0[b]
+            n0[b] = i + 1
+            tq[i] = q
+            th[i] = h
+    # pass 2 (high bits), pass 1's order kept within a bucket
+    ev_t = np.empty(nev, dtype=np.int64)
+    ev_i = np.empty(nev, dtype=np.int64)
+    ev_h = np.empty(nev, dtype=np.int64)
+    for j in range(nev):
+        q = tq[j]
+        x = times[q]
+        b = 65 + ((x - lo) >> 6)
+        i = n0[b]
+        n0[b] = i + 1
+        ev_t[i] = x
+        ev_i[i] = q
+        ev_h[i] = th[j]
+    return ev_t, ev_i, ev_h
+
+
+@njit_inline
+def _breakpoints_ref(H, pp, cnt, times):
+    """:func:`_breakpoints` by a stable counting sort over the slots they span (up to ``32 * count + 4096``) or a
+    stable sort: the reference, and :func:`_breakpoints`'s own path for a span of 4,096 slots or more."""
     nev = 0
     lo, hi = 0, -1
     for h in range(H):
