@@ -334,6 +334,157 @@ def _pa_all_n_nn(U, order, q, n, n_max, tie_le, A0, A1):
     return cost, best_ps
 
 
+@njit_inline
+def _pa_all_n_nn_fast(U, order, q, n, n_max, tie_le, A0, A1):
+    """:func:`_pa_all_n_nn` (the same costs, PS sites and sums) with the segment's least cost at its last ``N``
+    (``bh``) taken as the least of four running minima (sites ``i mod 4``) instead of one: a minimum of values that
+    are never NaN nor -0.0 (sums of products of prices ≥ 0 and counts ≥ 1, from +0.0) is the same in any order, and
+    four independent chains of selects run about four times as fast as one chain, whose latency bounded the loop;
+    the survivors listed without a branch. :func:`_pa_all_n_nn` is kept as the reference."""
+    R, K = U.shape
+    n1 = n_max + 1
+    # one float block (the costs, the integers 0..n_max as floats, one PS site's costs, and below C and Qg) and one
+    # int block (the PS sites, then pos, base, ins, surv): two allocations instead of four
+    fl = np.empty(3 * n1 + 2 * R)
+    cost = fl[:n1]
+    steps = fl[n1:2 * n1]
+    cv = fl[2 * n1:3 * n1]
+    ib = np.empty(n1 + 4 * R, np.int64)
+    best_ps = ib[:n1]
+    for x in range(n1):
+        cost[x] = np.inf
+        steps[x] = x
+        best_ps[x] = -1
+    # the fill without a PS: where it reaches n_max (order position jJ; R - 1 if it never does)
+    jJ = R - 1
+    tot = 0
+    for j in range(R):
+        tot += A0[order[j]]
+        if tot >= n_max:
+            jJ = j
+            break
+    pos = ib[n1:n1 + R]
+    base = ib[n1 + R:n1 + 2 * R]  # PS sites on the shared fill, ascending
+    ins = ib[n1 + 2 * R:n1 + 3 * R]  # the others, ascending
+    surv = ib[n1 + 3 * R:]
+    for j in range(R):
+        pos[order[j]] = j
+    nb = 0
+    ni = 0
+    for rt in range(R):
+        if not _ps_fits(U, rt, n):
+            continue
+        if A1[rt] == A0[rt] or A0[rt] <= 0 or pos[rt] > jJ:
+            base[nb] = rt
+            nb += 1
+        else:
+            ins[ni] = rt
+            ni += 1
+    # ---- the PS sites on the shared fill
+    if nb > 0:
+        C = fl[3 * n1:3 * n1 + nb]
+        Qg = fl[3 * n1 + R:3 * n1 + R + nb]
+        for i in range(nb):
+            C[i] = 0.0
+            Qg[i] = 0.0
+        N = 1
+        filled = 0
+        ap = 0  # the last full segment's workers (its prices in Qg)
+        for j in range(R):
+            r = order[j]
+            a = A0[r]
+            if a <= 0:
+                continue
+            top = filled + a
+            hi = min(top, n_max)
+            # the costs C of the full segments, this segment's prices, the least cost at its last N
+            kh = steps[hi - filled]
+            b0 = np.inf
+            b1 = np.inf
+            b2 = np.inf
+            b3 = np.inf
+            if ap > 0:
+                for i in range(nb):
+                    C[i] = C[i] + ap * Qg[i]
+            i = 0
+            while i + 4 <= nb:
+                q0 = q[r, base[i]]
+                q1 = q[r, base[i + 1]]
+                q2 = q[r, base[i + 2]]
+                q3 = q[r, base[i + 3]]
+                Qg[i] = q0
+                Qg[i + 1] = q1
+                Qg[i + 2] = q2
+                Qg[i + 3] = q3
+                v0 = C[i] + kh * q0
+                v1 = C[i + 1] + kh * q1
+                v2 = C[i + 2] + kh * q2
+                v3 = C[i + 3] + kh * q3
+                b0 = v0 if v0 < b0 else b0
+                b1 = v1 if v1 < b1 else b1
+                b2 = v2 if v2 < b2 else b2
+                b3 = v3 if v3 < b3 else b3
+                i += 4
+            while i < nb:
+                qv = q[r, base[i]]
+                Qg[i] = qv
+                v = C[i] + kh * qv
+                b0 = v if v < b0 else b0
+                i += 1
+            b0 = b1 if b1 < b0 else b0
+            b2 = b3 if b3 < b2 else b2
+            bh = b2 if b2 < b0 else b0
+            kl = steps[N - filled]
+            ns = 0
+            for i in range(nb):  # the PS sites not above bh at the segment's first N
+                surv[ns] = i
+                ns += 0 if C[i] + kl * Qg[i] > bh else 1
+            for x in range(N, hi + 1):  # the least cost among the survivors (ns >= 1: bh's PS site is one)
+                sx = steps[x - filled]
+                bv = np.inf
+                bi = 0
+                if tie_le:
+                    for jj in range(ns):
+                        i = surv[jj]
+                        v = C[i] + sx * Qg[i]
+                        bt = v <= bv
+                        bv = v if bt else bv
+                        bi = i if bt else bi
+                else:
+                    for jj in range(ns):
+                        i = surv[jj]
+                        v = C[i] + sx * Qg[i]
+                        bt = v < bv
+                        bv = v if bt else bv
+                        bi = i if bt else bi
+                cost[x] = bv
+                best_ps[x] = base[bi]
+            N = hi + 1
+            if N > n_max:
+                break
+            ap = a
+            filled = top
+    # ---- the others: _pa_all_n_b's loop, merged by cost then index
+    for ii in range(ni):
+        rt = ins[ii]
+        N = _site_costs(rt, order, q, n_max, A0, A1, steps, cv)
+        if tie_le:
+            for x in range(1, N):
+                cN = cv[x]
+                cur = cost[x]
+                bt = cN < cur or (cN == cur and rt > best_ps[x])
+                cost[x] = cN if bt else cur
+                best_ps[x] = rt if bt else best_ps[x]
+        else:
+            for x in range(1, N):
+                cN = cv[x]
+                cur = cost[x]
+                bt = cN < cur or (cN == cur and rt < best_ps[x])
+                cost[x] = cN if bt else cur
+                best_ps[x] = rt if bt else best_ps[x]
+    return cost, best_ps
+
+
 @njit
 def fill(U, order, m, n, N, ps):
     """The Q-greedy worker fill of PA for a given PS site (``y`` (R,), or all -1 if N does not fit)."""
@@ -991,6 +1142,188 @@ def _tent_best(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_l
     return L, param, transfer, ps, best, order, A0, A1
 
 
+@njit
+def _tent_best_fast(U, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb,
+                    lat, y, used_sites, d, H, sent, touched, q_nonneg, L, order_pre):
+    """:func:`_tent_best` (the same arguments, results and bounds, so the same N searched) in less time: PA by
+    :func:`_pa_all_n_nn_fast`, and the bounds' ``Tpre[j] = Σ_s M_s·qpre[j, s]`` summed after the loop over N, four
+    rows at a time (four independent chains of additions, each row's sum in site order as before), instead of one
+    row at a time as the fill front reaches it (a chain of R dependent additions each); the loop keeps each N's
+    ``S`` and fill front for it. :func:`_tent_best` is kept as the reference."""
+    if order_pre.shape[0] > 0:
+        order = order_pre
+    else:
+        order, _ = site_order(U, cap, qbar, M, D, beta[0], beta[1], beta[2])
+    R = U.shape[0]
+    # the int scratch (the worker bounds, the search's candidates) and the float one (param, transfer, the bounds,
+    # Tpre, cur) in one block each: fewer allocations
+    ib = np.empty(2 * R + 2 * (n_max + 1), np.int64)
+    A0 = ib[:R]
+    A1 = ib[R:2 * R]
+    for r in range(R):
+        A0[r] = _mw(U, r, m, n, False)
+        A1[r] = _mw(U, r, m, n, True)
+    if q_nonneg:
+        unit, ps = _pa_all_n_nn_fast(U, order, q, n, n_max, tie_le, A0, A1)
+    else:
+        unit, ps = _pa_all_n_b(U, order, q, n, n_max, tie_le, A0, A1)
+    tot = 0
+    for r in range(R):
+        tot += M[r]
+    n1 = n_max + 1
+    fb = np.empty(4 * n1 + 2 * R)
+    for x in range(3 * n1):
+        fb[x] = np.inf
+    param = fb[:n1]
+    transfer = fb[n1:2 * n1]
+    lb = fb[2 * n1:3 * n1]
+    # qpre[j, s]: the cheapest price from s to a site of order[:j + 1] other than s (0 where none), Tpre[j] =
+    # Σ_s M_s·qpre[j, s] (rows computed as the fill front reaches them: nq so far)
+    qpre = np.empty((R, R))
+    Tpre = fb[3 * n1:3 * n1 + R]
+    cur = fb[3 * n1 + R:3 * n1 + 2 * R]
+    Sv = fb[3 * n1 + 2 * R:]  # each N's S and fill front wf: its T (Tpre[wf]) summed after the loop
+    wv = ib[2 * R + n1:]
+    for r in range(R):
+        Tpre[r] = 0.0
+        cur[r] = np.inf
+    nq = 0
+    # The floor of the transfer: SPLIT leaves (M_s − h·κ·y_s)^+ chunks of site s untrained there (a site short
+    # of its own data has no spare capacity), all of them moved (Σ d = Σ M since h·κ·N ≥ Σ M) to sites with
+    # workers (the fill's sites, order[:jf + 1]), each at qpre[jf, s] at least. The fill y of N is kept from
+    # N − 1 (one more worker at the fill front) while the PS site stays, and Σ_s min(h·κ·y_s, M_s)·qpre[jf, s]
+    # with it while the window h and the fill front jf stay.
+    cur_ps = -2
+    jf = -1  # order position of the fill front
+    wf = -1  # the fill front of S's prices
+    h = -1
+    S = 0.0  # Σ_s min(h·κ·y_s, M_s)·qpre[wf, s]
+    for N in range(1, n_max + 1):
+        if ps[N] < 0:
+            continue
+        param[N] = L[N] * param_mb * unit[N]
+        transfer[N] = np.nan
+        fl = 0.0
+        if not prop:
+            if ps[N] != cur_ps:
+                for j in range(jf + 1):
+                    y[order[j]] = 0
+                cur_ps = ps[N]
+                rem = N
+                jf = -1
+                for j in range(R):
+                    r = order[j]
+                    a = A1[r] if r == cur_ps else A0[r]
+                    take = min(a, rem)
+                    y[r] = take
+                    rem -= take
+                    jf = j
+                    if rem == 0:
+                        break
+                h = -1
+                wf = jf
+            else:
+                r = order[jf]
+                while y[r] >= (A1[r] if r == cur_ps else A0[r]):
+                    jf += 1
+                    r = order[jf]
+                y[r] += 1
+                if jf != wf:
+                    wf = jf
+                    h = -1
+                elif L[N] == h:
+                    S += (min(h * kappa * y[r], M[r]) - min(h * kappa * (y[r] - 1), M[r])) * qpre[wf, r]
+            while nq <= wf:
+                r2 = order[nq]
+                # the running minimum without branches on the prices (a select per site; Tpre after the loop)
+                for s in range(R):
+                    c = cur[s]
+                    v = q[s, r2]
+                    c = v if (v < c and s != r2) else c
+                    cur[s] = c
+                    qpre[nq, s] = c if c < np.inf else 0.0
+                nq += 1
+            if L[N] != h:
+                h = L[N]
+                S = 0.0
+                for j in range(jf + 1):
+                    r = order[j]
+                    S += min(h * kappa * y[r], M[r]) * qpre[wf, r]
+            Sv[N] = S
+            wv[N] = wf
+        else:
+            lb[N] = param[N] + chunk_mb * fl + lat[N]
+    for j in range(jf + 1):
+        y[order[j]] = 0
+    if not prop:
+        # Tpre[j] = Σ_s M_s·qpre[j, s] in site order, four rows at a time (four independent chains of additions, each
+        # row's sum in the same order as alone)
+        j = 0
+        while j + 4 <= nq:
+            t0 = 0.0
+            t1 = 0.0
+            t2 = 0.0
+            t3 = 0.0
+            for s in range(R):
+                ms = M[s]
+                t0 += ms * qpre[j, s]
+                t1 += ms * qpre[j + 1, s]
+                t2 += ms * qpre[j + 2, s]
+                t3 += ms * qpre[j + 3, s]
+            Tpre[j] = t0
+            Tpre[j + 1] = t1
+            Tpre[j + 2] = t2
+            Tpre[j + 3] = t3
+            j += 4
+        while j < nq:
+            T = 0.0
+            for s in range(R):
+                T += M[s] * qpre[j, s]
+            Tpre[j] = T
+            j += 1
+        for N in range(1, n_max + 1):
+            if ps[N] >= 0:
+                T = Tpre[wv[N]]
+                fl = max((T - Sv[N]) * (1.0 - 1e-9) - 1e-9 * T, 0.0)
+                lb[N] = param[N] + chunk_mb * fl + lat[N]
+    # the N by increasing bound (ties: smaller N first, np.argsort(lb, kind="mergesort")'s order), the search
+    # stopping at the first bound above the least total found: the first N (least bound), then, in that order, the
+    # N whose bound is not above its total (the only ones the search can reach: the least total only falls)
+    best = 0
+    bv = np.inf
+    N1 = -1
+    for x in range(1, n_max + 1):
+        if ps[x] >= 0 and (N1 < 0 or lb[x] < lb[N1]):
+            N1 = x
+    if N1 < 0:
+        return L, param, transfer, ps, best, order, A0, A1
+    cand = ib[2 * R:]
+    nc = 1
+    cand[0] = N1
+    for it in range(n_max + 1):
+        N = cand[it]
+        if lb[N] > bv:
+            break
+        transfer[N] = chunk_mb * _tent_transfer(N, L, ps, U, cap, qbar, q, src_order, M, tot, D, kappa, order, A0, A1,
+                                                prop, beta, y, used_sites, d, H, sent, touched)
+        v = param[N] + transfer[N] + lat[N]
+        if v < bv or (v == bv and N < best):
+            bv = v
+            best = N
+        if it == 0:  # the rest of the search: the N with lb <= bv, by (lb, N) (insertion: a handful)
+            for x in range(1, n_max + 1):
+                if x != N1 and ps[x] >= 0 and lb[x] <= bv:
+                    p = nc
+                    while p > 1 and (lb[cand[p - 1]] > lb[x] or (lb[cand[p - 1]] == lb[x] and cand[p - 1] > x)):
+                        cand[p] = cand[p - 1]
+                        p -= 1
+                    cand[p] = x
+                    nc += 1
+        if it + 1 >= nc:
+            break
+    return L, param, transfer, ps, best, order, A0, A1
+
+
 @njit_inline
 def _pa_fast(U, order, q, m, n, N, tie_le, A0, A1, y, used_sites, q_nonneg):
     """:func:`pa` (the same sums in the same order, the same winner) without rebuilding ``y`` for every PS site:
@@ -1298,7 +1631,7 @@ def candidate_block(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     for r in range(R):
         tot_M += M[r]
     Lw = _windows(tot_M, kappa, n_max)
-    Lc, param_c, tr_c, ps_c, n_tent, order_c, A0c, A1c = _tent_best(
+    Lc, param_c, tr_c, ps_c, n_tent, order_c, A0c, A1c = _tent_best_fast(
         cap, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
         y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw, order_cap)
     Ut = cal[t]
@@ -1318,7 +1651,7 @@ def candidate_block(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
     _order_by_score(Qt, order_t0)
     # the enumeration under cal[t] also gives PA under the free resources of every "now" window that is no
     # tighter than slot t (param_t = l·π·unit, ps_t, order_t, A0t/A1t; transfer_t where the search computed it)
-    _, param_t, tr_t, ps_t, n_u, order_t, A0t, A1t = _tent_best(
+    _, param_t, tr_t, ps_t, n_u, order_t, A0t, A1t = _tent_best_fast(
         Ut, cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie_le, prop, param_mb, chunk_mb, lat,
         y_s, used_s, d_s, H_s, sent_s, touched_s, q_nonneg, Lw, order_t0)
     n_now = n_u if n_u != 0 else n_tent
