@@ -8,6 +8,11 @@ they replace, kept as the reference, identical (``==``, NaN where NaN), no toler
   and negatives): every returned array, the searched transfers (NaN where not computed) and the scratch left behind.
 * ``_kernels._pa_all_n_nn_fast`` (four running minima per segment) = ``_kernels._pa_all_n_nn`` on 4,000 random
   clusters with prices >= 0 (ties, zeros, sites without room for the PS, fills short of ``n_max``).
+* ``_kernels._window_min_fast`` (skips the sites whose running minimum already holds their capacity and has no
+  calendar slot in the extension; four running minima in registers when K = 4) = ``_kernels._window_min`` in lockstep
+  over 3,000 random calendars (K = 1 to 5; tails from the committed plans, looser ones, and tails that do not bound
+  the booked slots, where the skip must not rely on the calendar holding ``cap``), window by window: the minima,
+  the changed-site flags and the result.
 * The env (which calls the fast kernels) = the numpy reference env in lockstep over whole episodes.
 """
 
@@ -173,3 +178,48 @@ def test_env_equals_numpy_reference_in_lockstep():
             states += 1
         assert e1.episode_metrics() == e2.episode_metrics()
     assert states >= 150, states
+
+
+def test_window_min_fast_equals_reference_in_lockstep():
+    rng = np.random.default_rng(93)
+    skipped = 0
+    for trial in range(3000):
+        T, R, K = int(rng.integers(1, 30)), int(rng.integers(1, 12)), int(rng.integers(1, 6))
+        if trial % 2:
+            K = 4
+        cap = rng.integers(1, 10, (R, K)).astype(float)
+        cal = np.broadcast_to(cap, (T, R, K)).copy()
+        for _ in range(int(rng.integers(0, 6))):  # booked windows
+            a = int(rng.integers(0, T))
+            b = int(rng.integers(a, T)) + 1
+            r = int(rng.integers(R))
+            cal[a:b, r] -= rng.integers(0, 4, K)
+        t = int(rng.integers(0, T))
+        busy = np.flatnonzero(np.any(cal != cap, axis=2).any(axis=0))
+        F = np.full(R, t, np.int64)
+        for r in busy:  # 1 + the last booked slot of r at or after t
+            last = np.flatnonzero(np.any(cal[:, r] != cap[r], axis=1))
+            F[r] = max(t, int(last.max()) + 1)
+        if trial % 3 == 1:
+            F = np.maximum(F, rng.integers(t, T + 1, R))  # looser tails
+        elif trial % 3 == 2:
+            F = rng.integers(0, T + 1, R).astype(np.int64)  # any tails: the slots from F read as cap
+        Uw1, Uw2 = np.full((R, K), np.inf), np.full((R, K), np.inf)
+        c1, c2 = np.zeros(R, np.int64), np.zeros(R, np.int64)
+        capin = np.full(R, 5, np.int64)
+        w_run = 0
+        wins = ([1] if trial % 4 else []) + sorted({int(x) for x in rng.integers(1, T - t + 1, 5)})
+        for w in wins:
+            if w <= w_run and w_run > 0:
+                continue
+            c1[:] = 0
+            c2[:] = 0
+            f1 = kn._window_min(cal, cap, F, t, w_run, w, Uw1, c1)
+            f2 = kn._window_min_fast(cal, cap, F, t, w_run, w, Uw2, c2, capin)
+            where = f"trial {trial} w_run {w_run} win {w}"
+            np.testing.assert_array_equal(Uw1, Uw2, err_msg=where)
+            np.testing.assert_array_equal(c1, c2, err_msg=where)
+            assert f1 == f2, where
+            skipped += int(np.sum((F <= t + max(w_run, 1)) & (capin != 0))) if w_run > 0 else 0
+            w_run = max(w, 1)
+    assert skipped > 1000, skipped
