@@ -9,6 +9,10 @@
 * The servers' breakpoints by time (``_kernels._breakpoints``: a two-pass radix sort when they span fewer than
   4,096 slots) against the counting sort / stable sort kept as ``_breakpoints_ref``: on the same v1 decision
   states and on 3,000 random profiles with spans on both sides of 4,096 slots, ties across servers included.
+* The grid configurations with the spread PS types' values cached for the episode (``_kernels.job_grid_cached``
+  with the env's ``_vcache``, what the packed step runs) against ``job_grid`` without the cache and
+  ``job_grid_ref``: every decision state of v1 episodes (PS and RA presets, several jobs' counts), the cache carried
+  along the episode; the packed step against the full argument list (no cache) in lockstep over whole episodes.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import pytest
 
 from edgegym.families.hetero_ml import _kernels
 from edgegym.families.hetero_ml.env import HeteroMLEnv
+from edgegym.families.hetero_ml.testing import lockstep_episode
 
 
 def _bytes_equal(a, b, msg):
@@ -161,3 +166,56 @@ def test_breakpoints_equal_reference_on_random_profiles():
         for a, b in zip(_kernels._breakpoints(H, pp, cnt, times), _kernels._breakpoints_ref(H, pp, cnt, times),
                         strict=True):
             _bytes_equal(a, b, f"case {case} H {H} span {span}")
+
+
+def test_job_grid_cached_equals_uncached_and_reference():
+    """``job_grid_cached`` with a cache carried along each episode == ``job_grid`` (no cache) == ``job_grid_ref``
+    (configurations and mask) on >= 1,000 v1 decision states, and the cache's filled rows hold the values the
+    uncached computation gives (``s * zf[p]`` per PS type)."""
+    states = 0
+    hits = 0
+    for preset, seed, jobs in (("ps-v1", 811, None), ("rl-v1", 812, 80), ("ra-v1", 813, 60), ("tiny-v1", 814, None),
+                               ("rl-hard-v1", 815, 80), ("ps-v1", 816, None), ("tiny-ra-v1", 817, None),
+                               ("ps-v1", 818, None), ("rl-v1", 819, None), ("ps-v1", 820, None),
+                               ("ps-v1", 830, None), ("rl-v1", 831, None), ("ps-v1", 832, None)):
+        for env, first in _episode_states(preset, seed, jobs):
+            if first:
+                vc = np.zeros_like(env._vcache)
+            k, kc = env._k, env._kc
+            D = int(env.jobs.chunks[k])
+            args = (D, env._fracs, env.n_delays, *kc[:6], kc[6], kc[7], env._zf, env.jobs.ps_update[k])
+            G = env.n_grid
+            outs = []
+            for fn, extra in ((_kernels.job_grid_cached, (vc,)), (_kernels.job_grid, ()), (_kernels.job_grid_ref, ())):
+                o = [np.empty(G, dtype=np.int64) for _ in range(4)] + [np.empty(G, dtype=bool)]
+                fn(*args, env._feas.copy(), *extra, *o)
+                outs.append(o)
+            for o in outs[1:]:
+                for a, b in zip(outs[0], o, strict=True):
+                    _bytes_equal(a, b, f"{preset} seed {seed} job {k}")
+            hits += int(vc[:, :, 0].sum())
+            states += 1
+        if kc[6]:  # PS architecture: the filled rows hold s * zf[p] as computed
+            wbw, pbw, zf = kc[3], kc[4], env._zf
+            for m, n in zip(*np.nonzero(vc[:, :, 0] == 1.0), strict=True):
+                s = np.maximum(np.ceil(n * wbw[m] / pbw - 1e-9), 1.0)
+                _bytes_equal(vc[m, n, 1:], s * zf, f"{preset} cache row {m} {n}")
+    assert states >= 1000 and hits > 0, (states, hits)
+
+
+class _FullList(HeteroMLEnv):
+    """The full argument list (``commit_prepare``: no cache of the spread PS types' values)."""
+
+    _packed = False
+
+
+def test_packed_step_with_cache_equals_full_list():
+    """Whole random-legal v1 episodes: the packed step (``commit_prepare_cached`` with the episode's cache) and the
+    full argument list (no cache) in lockstep: every observation, mask, reward, info and metric ``==``."""
+    steps = 0
+    for preset, seed, jobs in (("ps-v1", 821, None), ("rl-hard-v1", 822, 80), ("tiny-v1", 823, None),
+                               ("ra-v1", 824, 60), ("ps-v1", 825, None)):
+        cfg = {"workload": {"num_jobs": jobs}} if jobs else None
+        steps += lockstep_episode(HeteroMLEnv(preset, config=cfg), _FullList(preset, config=cfg), seed,
+                                  invalid_every=13, invalid_at=4)
+    assert steps >= 300, steps

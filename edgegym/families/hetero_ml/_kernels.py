@@ -550,17 +550,26 @@ def grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q
 
 
 @njit
-def job_grid(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask):
+def job_grid_cached(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, vcache,
+                    m4, n4, q4, p4, mask):
     """Every grid action's worker type, workers, spread flag and PS type (flat, grid order; the reference is
     ``_reference.grid_configs``) and :func:`grid_mask`, in one call. The co-located PS type does not depend on the
     worker type or count (computed once) and a spread one only on them (computed once per distinct count). The
     spread one's :func:`_ps_type_spread` is written out here (an inlined call took and released a reference to
-    each array it was handed, each time); :func:`job_grid_ref` calls it (the reference)."""
+    each array it was handed, each time); :func:`job_grid_ref` calls it (the reference).
+
+    ``vcache`` (M, n_max + 1, P + 1): the spread PS types' values s·Σ_r ẑ per worker type and count, kept by the
+    caller for the episode (they depend on the cluster's bandwidths and ẑ alone, not on the job): ``[m, n, 0]`` is
+    1.0 once ``[m, n, 1:]`` holds them (0.0: not yet); empty (or a count beyond its size): computed each time, as
+    :func:`job_grid` does. The same values either way (stored and read back as they were computed); only the tie
+    between them is broken by the job's ``psu`` at each call. Their divisions and ceilings were ~1.2 of a v1
+    step's ~4 µs here."""
     M = wres.shape[0]
     L = fracs.shape[0]
     pc = ps_type(1, 0, False, wbw, pbw, zf, psu) if ps_arch else -1
     P = zf.shape[0]
     vbuf = np.empty(P)
+    use_vc = vcache.shape[0] == M and vcache.shape[2] == P + 1
     for m in range(M):
         prev_n = -1
         prev_p = -1
@@ -574,14 +583,25 @@ def job_grid(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, 
                     else:
                         if n != prev_n:  # _ps_type_spread(n, m, wbw, pbw, zf, psu, vbuf)
                             best = math.inf
-                            for pq in range(P):
-                                s = math.ceil(n * wbw[m] / pbw[pq] - 1e-9)
-                                if s < 1.0:
-                                    s = 1.0
-                                vq = s * zf[pq]
-                                vbuf[pq] = vq
-                                if vq < best:
-                                    best = vq
+                            if use_vc and n < vcache.shape[1] and vcache[m, n, 0] == 1.0:
+                                for pq in range(P):  # the values computed at an earlier call
+                                    vq = vcache[m, n, pq + 1]
+                                    vbuf[pq] = vq
+                                    if vq < best:
+                                        best = vq
+                            else:
+                                for pq in range(P):
+                                    s = math.ceil(n * wbw[m] / pbw[pq] - 1e-9)
+                                    if s < 1.0:
+                                        s = 1.0
+                                    vq = s * zf[pq]
+                                    vbuf[pq] = vq
+                                    if vq < best:
+                                        best = vq
+                                if use_vc and n < vcache.shape[1]:
+                                    for pq in range(P):
+                                        vcache[m, n, pq + 1] = vbuf[pq]
+                                    vcache[m, n, 0] = 1.0
                             tol = 1e-12 * max(1.0, abs(best))
                             pbest = 0
                             bu = math.inf
@@ -599,6 +619,13 @@ def job_grid(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, 
                     q4[base + di] = q
                     p4[base + di] = p
     grid_mask(cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, n_delays, m4, n4, q4, p4, feas, mask)
+
+
+@njit
+def job_grid(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask):
+    """:func:`job_grid_cached` without a cache of the spread PS types' values (computed at each call)."""
+    job_grid_cached(D, fracs, n_delays, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas,
+                    np.empty((0, 0, 0)), m4, n4, q4, p4, mask)
 
 
 @njit
@@ -2619,9 +2646,9 @@ def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n
 
 
 @njit
-def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs, zf, feas, W, v, psu, ra, grad, now,
-                 delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins, opp, ocnt, otimes, ovals,
-                 lfree, lx, lhost):
+def prepare_rows_cached(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs, zf, feas, vcache, W, v, psu,
+                        ra, grad, now, delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins, opp,
+                        ocnt, otimes, ovals, lfree, lx, lhost):
     """The pending job's v1 inputs in one call: :func:`job_grid` (configurations and mask), :func:`grid_estimates`
     (``start``, ``dur``) and :func:`action_rows` (``rows``, ``ratio``). Returns the number of valid actions, or -1
     when the estimates are ambiguous (a price tie within rounding: ``start``/``dur``/``rows`` not final; the env
@@ -2631,10 +2658,11 @@ def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs
     estimates use; for :func:`observation` on this same state), unless empty. ``opp, ocnt, otimes, ovals``: the
     profiles this returned at the previous decision (the committed jobs < k - 1, at a slot <= now), updated by
     :func:`server_profiles_after`, or empty (then :func:`server_profiles`). ``lfree, lx, lhost``: the cache of
-    :func:`lookahead_cached`."""
+    :func:`lookahead_cached`. ``vcache``: :func:`job_grid_cached`'s cache (empty: none)."""
     nd = delays.shape[0]
     H, R = cap.shape
-    job_grid(D, fracs, nd, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, m4, n4, q4, p4, mask)
+    job_grid_cached(D, fracs, nd, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, zf, psu, feas, vcache, m4, n4, q4, p4,
+                    mask)
     if k >= 1 and opp.shape[0] == H + 1 and otimes[opp[0]] <= now:
         prof = server_profiles_after(k, now, rec, wres, pres, ps_arch, H, R, opp, ocnt, otimes, ovals)
     else:
@@ -2651,24 +2679,47 @@ def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs
 
 
 @njit
-def commit_prepare(rec, colocated, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, m, p, n,
-                   spread, t0, pp, cnt, times, vals, nxt, D1, fracs, zf, feas, W1, v1, psu1, ra1, grad1, now1, delays,
-                   cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins, lfree, lx, lhost):
+def prepare_rows(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs, zf, feas, W, v, psu, ra, grad, now,
+                 delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins, opp, ocnt, otimes, ovals,
+                 lfree, lx, lhost):
+    """:func:`prepare_rows_cached` without :func:`job_grid_cached`'s cache (the spread PS types' values computed)."""
+    return prepare_rows_cached(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D, fracs, zf, feas,
+                               np.empty((0, 0, 0)), W, v, psu, ra, grad, now, delays, cfree, ccaps, m4, n4, q4, p4,
+                               mask, start, dur, rows, ratio, bins, opp, ocnt, otimes, ovals, lfree, lx, lhost)
+
+
+@njit
+def commit_prepare_cached(rec, colocated, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, m, p,
+                          n, spread, t0, pp, cnt, times, vals, nxt, D1, fracs, zf, feas, vcache, W1, v1, psu1, ra1,
+                          grad1, now1, delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins,
+                          lfree, lx, lhost):
     """A v1 step's two compiled parts in one call (one dispatch of their ~70 arguments instead of two):
     :func:`decode_commit` of job ``k`` (arguments up to ``vals``, as there), then, when it committed (status 1) and
     ``nxt`` (a next job exists), :func:`prepare_rows` of job ``k + 1`` (``D1, W1, v1, psu1, ra1, grad1, now1``: its
     inputs; ``pp, cnt, times, vals``: the profiles the commit searched on, which are ``prepare_rows``'s previous
     decision's profiles). Returns :func:`decode_commit`'s seven values, then ``prepare_rows``'s number of valid
     actions (-2 when it did not run) and its profiles (the input profiles when it did not run): the same values
-    as the two calls one after the other."""
+    as the two calls one after the other. ``vcache``: :func:`job_grid_cached`'s cache (empty: none)."""
     st, t, d, nw, col, hs, fr = decode_commit(rec, colocated, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v,
                                               psu, ra, grad, m, p, n, spread, t0, pp, cnt, times, vals)
     if st != 1 or not nxt:
         return st, t, d, nw, col, hs, fr, -2, (pp, cnt, times, vals)
-    nv, prof = prepare_rows(rec, k + 1, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D1, fracs, zf, feas, W1, v1,
-                            psu1, ra1, grad1, now1, delays, cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows,
-                            ratio, bins, pp, cnt, times, vals, lfree, lx, lhost)
+    nv, prof = prepare_rows_cached(rec, k + 1, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, D1, fracs, zf, feas,
+                                   vcache, W1, v1, psu1, ra1, grad1, now1, delays, cfree, ccaps, m4, n4, q4, p4, mask,
+                                   start, dur, rows, ratio, bins, pp, cnt, times, vals, lfree, lx, lhost)
     return st, t, d, nw, col, hs, fr, nv, prof
+
+
+@njit
+def commit_prepare(rec, colocated, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad, m, p, n,
+                   spread, t0, pp, cnt, times, vals, nxt, D1, fracs, zf, feas, W1, v1, psu1, ra1, grad1, now1, delays,
+                   cfree, ccaps, m4, n4, q4, p4, mask, start, dur, rows, ratio, bins, lfree, lx, lhost):
+    """:func:`commit_prepare_cached` without :func:`job_grid_cached`'s cache (the spread PS types' values computed
+    at each call): the full argument list's path (``HeteroMLEnv._packed = False``), the packed step's reference."""
+    return commit_prepare_cached(rec, colocated, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, W, v, psu, ra, grad,
+                                 m, p, n, spread, t0, pp, cnt, times, vals, nxt, D1, fracs, zf, feas,
+                                 np.empty((0, 0, 0)), W1, v1, psu1, ra1, grad1, now1, delays, cfree, ccaps, m4, n4, q4,
+                                 p4, mask, start, dur, rows, ratio, bins, lfree, lx, lhost)
 
 
 @njit_inline

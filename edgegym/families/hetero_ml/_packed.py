@@ -15,13 +15,15 @@ from numba import njit
 from numba.core import types
 from numba.experimental import structref
 
-from ._kernels import commit_prepare, observation
+from ._kernels import commit_prepare_cached, observation
 
 #: the fields of :class:`EpisodeArgs`, in ``commit_prepare``'s argument order
 FIELDS = ("rec", "colocated", "cap", "wres", "pres", "wbw", "pbw", "cbar", "ps_arch", "lam", "v", "psu", "fracs",
           "zf", "feas", "delays", "cfree", "ccaps", "rows", "ratio", "bins", "lfree", "lx", "lhost",
           # ``_kernels.observation``'s: the empty v0 mask bits and the observation space's bounds
-          "no_mask", "olo", "ohi")
+          "no_mask", "olo", "ohi",
+          # ``_kernels.job_grid_cached``'s cache of the spread PS types' values (the full list's path has none)
+          "vcache")
 
 
 @structref.register
@@ -42,11 +44,11 @@ structref.define_proxy(EpisodeArgs, EpisodeArgsType, list(FIELDS))
 
 @njit(cache=True)
 def new_episode_args(rec, colocated, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, v, psu, fracs, zf, feas, delays,
-                     cfree, ccaps, rows, ratio, bins, lfree, lx, lhost, no_mask, olo, ohi):
+                     cfree, ccaps, rows, ratio, bins, lfree, lx, lhost, no_mask, olo, ohi, vcache):
     """An :class:`EpisodeArgs` of these fields (:data:`FIELDS`): ``EpisodeArgs(...)`` itself, compiled once and cached
     (Python's ``EpisodeArgs(...)`` compiles its constructor anew in every process, ~0.5 s)."""
     return EpisodeArgs(rec, colocated, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam, v, psu, fracs, zf, feas, delays,
-                       cfree, ccaps, rows, ratio, bins, lfree, lx, lhost, no_mask, olo, ohi)
+                       cfree, ccaps, rows, ratio, bins, lfree, lx, lhost, no_mask, olo, ohi, vcache)
 
 
 @njit(cache=True)
@@ -54,15 +56,16 @@ def commit_packed(ep, k, W, ra, grad, m, p, n, spread, t0, pp, cnt, times, vals,
                   mask):
     """``commit_prepare`` with the per-episode arguments read from ``ep`` (an :class:`EpisodeArgs`): job ``k``'s
     rows ``ep.v[k]``/``ep.psu[k]``, the next job's (``k + 1`` when ``nxt``, else ``k``), and the rows of ``buf``
-    (worker type, workers, spread, PS type, start, duration) as the configuration and estimate outputs. Returns
-    ``commit_prepare``'s values."""
+    (worker type, workers, spread, PS type, start, duration) as the configuration and estimate outputs, and the
+    episode's cache of the spread PS types' values (``ep.vcache``: ``commit_prepare_cached``). Returns
+    ``commit_prepare``'s values (the cache holds the values computed without it, so they are the same)."""
     k1 = k + 1 if nxt else k
     v, psu = ep.v, ep.psu
-    return commit_prepare(ep.rec, ep.colocated, k, ep.cap, ep.wres, ep.pres, ep.wbw, ep.pbw, ep.cbar, ep.ps_arch,
-                          ep.lam, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, pp, cnt, times, vals, nxt, D1,
-                          ep.fracs, ep.zf, ep.feas, W1, v[k1], psu[k1], ra1, grad1, now1, ep.delays, ep.cfree,
-                          ep.ccaps, buf[0], buf[1], buf[2], buf[3], mask, buf[4], buf[5], ep.rows, ep.ratio, ep.bins,
-                          ep.lfree, ep.lx, ep.lhost)
+    return commit_prepare_cached(ep.rec, ep.colocated, k, ep.cap, ep.wres, ep.pres, ep.wbw, ep.pbw, ep.cbar,
+                                 ep.ps_arch, ep.lam, W, v[k], psu[k], ra, grad, m, p, n, spread, t0, pp, cnt, times,
+                                 vals, nxt, D1, ep.fracs, ep.zf, ep.feas, ep.vcache, W1, v[k1], psu[k1], ra1, grad1,
+                                 now1, ep.delays, ep.cfree, ep.ccaps, buf[0], buf[1], buf[2], buf[3], mask, buf[4],
+                                 buf[5], ep.rows, ep.ratio, ep.bins, ep.lfree, ep.lx, ep.lhost)
 
 
 @njit(cache=True)
@@ -70,7 +73,7 @@ def fields_of(ep):
     """The fields of ``ep`` as a tuple in :data:`FIELDS` order (tests: the arrays come back as the objects put in)."""
     return (ep.rec, ep.colocated, ep.cap, ep.wres, ep.pres, ep.wbw, ep.pbw, ep.cbar, ep.ps_arch, ep.lam, ep.v, ep.psu,
             ep.fracs, ep.zf, ep.feas, ep.delays, ep.cfree, ep.ccaps, ep.rows, ep.ratio, ep.bins, ep.lfree, ep.lx,
-            ep.lhost, ep.no_mask, ep.olo, ep.ohi)
+            ep.lhost, ep.no_mask, ep.olo, ep.ohi, ep.vcache)
 
 
 @njit(cache=True)

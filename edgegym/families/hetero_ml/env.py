@@ -394,6 +394,9 @@ class HeteroMLEnv(gym.Env):
         # whether a configuration (m, n, spread, PS type + 1) fits the empty cluster: a cache of the cluster alone
         n_max = max(int(self.jobs.chunks.max()), int(self.preset.workload.chunks[1]))
         self._feas = np.full((self.M, n_max + 1, 2, c.num_ps_types + 1), -1, dtype=np.int8)
+        # the spread PS types' values per worker type and count (``_kernels.job_grid_cached``, the packed step's):
+        # [m, n, 0] = 1.0 once [m, n, 1:] holds them; a function of the cluster alone
+        self._vcache = np.zeros((self.M, n_max + 1, c.num_ps_types + 1))
         if self.slot_driven:
             from .disciplines import run_slot_driver
 
@@ -635,7 +638,7 @@ class HeteroMLEnv(gym.Env):
         return _packed_kernels().new_episode_args(
             self._rec(), sim.colocated, *kc, jb.v, jb.ps_update, self._fracs, self._zf, self._feas, self._delays,
             self._est_free, self._est_caps, self._rows_buf, self._ratio_buf, self._bins_buf, lf, lx, lh, self._no_mask,
-            self.observation_space.low, self.observation_space.high)
+            self.observation_space.low, self.observation_space.high, self._vcache)
 
     def _full_args(self, sargs: tuple) -> tuple:
         """``_kernels.commit_prepare``'s full argument list for the step arguments ``sargs`` of
@@ -687,7 +690,7 @@ class HeteroMLEnv(gym.Env):
         kc, sim, jb = self._kc, self.sim, self.jobs
         mine = (self._rec(), sim.colocated, *kc, jb.v, jb.ps_update, self._fracs, self._zf, self._feas, self._delays,
                 self._est_free, self._est_caps, self._rows_buf, self._ratio_buf, self._bins_buf, *self._look_cache,
-                self._no_mask, self.observation_space.low, self.observation_space.high)
+                self._no_mask, self.observation_space.low, self.observation_space.high, self._vcache)
         assert len(f) == len(mine)
         for i, (a, b) in enumerate(zip(f, mine, strict=True)):
             if isinstance(b, tuple):

@@ -28,9 +28,9 @@ FORK_SHARED = ("_fork_draws",
 #: caches and scratch buffers a fork shares with its env in :func:`quick_fork` (copied by :func:`fork_env`): each is
 #: checked against the state it describes before use (``_est_free``/``_est_caps``: a server's residual row and its
 #: worker capacities; ``_look_cache``: a server's free row and what it hosts), a function of the cluster alone
-#: (``_feas``), or scratch consumed within one call (``_rows_buf``, ``_ratio_buf``, ``_bins_buf``): sharing them
-#: changes no result (forks are not stepped in parallel threads)
-QUICK_SHARED = ("_est_free", "_est_caps", "_look_cache", "_feas", "_rows_buf", "_ratio_buf", "_bins_buf")
+#: (``_feas``, ``_vcache``), or scratch consumed within one call (``_rows_buf``, ``_ratio_buf``, ``_bins_buf``):
+#: sharing them changes no result (forks are not stepped in parallel threads)
+QUICK_SHARED = ("_est_free", "_est_caps", "_look_cache", "_feas", "_vcache", "_rows_buf", "_ratio_buf", "_bins_buf")
 #: what a step changes, copied by :func:`quick_fork`: the simulator (its arrays and ledger), the kernels' per-job server
 #: lists, the rewards and the env's generator
 QUICK_COPIED = ("sim", "_jptr", "_jsrv", "_rewards", "_np_random")
