@@ -9,6 +9,8 @@
 * The servers' breakpoints by time (``_kernels._breakpoints``: a two-pass radix sort when they span fewer than
   4,096 slots) against the counting sort / stable sort kept as ``_breakpoints_ref``: on the same v1 decision
   states and on 3,000 random profiles with spans on both sides of 4,096 slots, ties across servers included.
+* The v1 action rows with each configuration's resource share computed once for its delays
+  (``_kernels.action_rows``) against ``action_rows_ref`` (computed per action), on the same decision states.
 * The grid configurations with the spread PS types' values cached for the episode (``_kernels.job_grid_cached``
   with the env's ``_vcache``, what the packed step runs) against ``job_grid`` without the cache and
   ``job_grid_ref``: every decision state of v1 episodes (PS and RA presets, several jobs' counts), the cache carried
@@ -174,6 +176,7 @@ def test_job_grid_cached_equals_uncached_and_reference():
     uncached computation gives (``s * zf[p]`` per PS type)."""
     states = 0
     hits = 0
+    rows_cmp = 0
     for preset, seed, jobs in (("ps-v1", 811, None), ("rl-v1", 812, 80), ("ra-v1", 813, 60), ("tiny-v1", 814, None),
                                ("rl-hard-v1", 815, 80), ("ps-v1", 816, None), ("tiny-ra-v1", 817, None),
                                ("ps-v1", 818, None), ("rl-v1", 819, None), ("ps-v1", 820, None),
@@ -194,13 +197,36 @@ def test_job_grid_cached_equals_uncached_and_reference():
                 for a, b in zip(outs[0], o, strict=True):
                     _bytes_equal(a, b, f"{preset} seed {seed} job {k}")
             hits += int(vc[:, :, 0].sum())
+            rows_cmp += _same_action_rows(env, f"{preset} seed {seed} job {k}")
             states += 1
         if kc[6]:  # PS architecture: the filled rows hold s * zf[p] as computed
             wbw, pbw, zf = kc[3], kc[4], env._zf
             for m, n in zip(*np.nonzero(vc[:, :, 0] == 1.0), strict=True):
                 s = np.maximum(np.ceil(n * wbw[m] / pbw - 1e-9), 1.0)
                 _bytes_equal(vc[m, n, 1:], s * zf, f"{preset} cache row {m} {n}")
-    assert states >= 1000 and hits > 0, (states, hits)
+    assert states >= 1000 and hits > 0 and rows_cmp >= 1000, (states, hits, rows_cmp)
+
+
+def _same_action_rows(env, msg) -> int:
+    """``action_rows`` == ``action_rows_ref`` (rows, area ratios, count) on the pending job's configurations, mask
+    and estimates as the env cached them; 1 if compared (the estimates are at hand), else 0."""
+    k = env._k
+    cs, ms, es = env._cfg_step, env._mask_step, env._est_step
+    if cs is None or cs[0] != k or ms is None or ms[0] != k or es is None or es[0] != k:
+        return 0
+    kc = env._kc
+    now = env._decision_time(k)
+    G = env.n_grid
+    got = []
+    for fn in (_kernels.action_rows, _kernels.action_rows_ref):
+        rows, ratio = np.full((G, env._rows_buf.shape[1]), np.nan), np.full(G, np.nan)
+        nv = fn(int(env.jobs.chunks[k]), now, kc[0], kc[1], kc[2], kc[3], kc[4], kc[6], env._delays, *cs[1], ms[1],
+                es[1], es[2], rows, ratio)
+        got.append((nv, rows, ratio))
+    assert got[0][0] == got[1][0], msg
+    _bytes_equal(got[0][1], got[1][1], msg + " rows")
+    _bytes_equal(got[0][2], got[1][2], msg + " ratio")
+    return 1
 
 
 class _FullList(HeteroMLEnv):

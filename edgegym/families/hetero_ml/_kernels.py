@@ -2579,7 +2579,87 @@ def grid_estimates_on_ref(rec, k, cap, wres, pres, wbw, pbw, cbar, ps_arch, lam,
 def action_rows(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n4, q4, p4, mask, start, dur, rows,
                 ratio):
     """The v1 per-grid-action rows except ``area``'s log2 (rows[:, 8] holds 0; ``ratio`` gets area / max(smallest
-    area, 1e-12) of the valid actions in order, for NumPy's log2). Returns the number of valid actions."""
+    area, 1e-12) of the valid actions in order, for NumPy's log2). Returns the number of valid actions. An action's
+    largest resource share depends on its configuration (worker type, workers, spread, PS type) alone, not on its
+    delay: it is computed once for a run of actions with the same configuration (the grid lists a configuration's
+    delays one after another) and kept, the same value (:func:`action_rows_ref` computes it for each action)."""
+    G = mask.shape[0]
+    nd = delays.shape[0]
+    H, R = cap.shape
+    rows[:, :] = 0.0
+    ctot = _cap_totals(cap)
+    best = math.inf
+    nv = 0
+    dmax = -math.inf
+    for di in range(nd):
+        dmax = max(dmax, float(delays[di]))
+    for a in range(G):
+        if mask[a]:
+            c = float(start[a]) + float(dur[a])
+            if c < best:
+                best = c
+            nv += 1
+    if nv == 0:
+        return 0
+    ref = max(best - now, 1.0)
+    amin = math.inf
+    lm, ln, lq, lp = -1, -1, -1, -2  # the configuration whose share is ``share`` (none yet)
+    share = -math.inf
+    for a in range(G):
+        if not mask[a]:
+            continue
+        m, n, q, p = m4[a], n4[a], q4[a], p4[a]
+        st, du = float(start[a]), float(dur[a])
+        dl = float(delays[a % nd])
+        if m != lm or n != ln or q != lq or p != lp:  # a new configuration: its share
+            lm, ln, lq, lp = m, n, q, p
+            share = -math.inf
+            if ps_arch:
+                kps = 1.0
+                if q == 1:
+                    kps = max(1.0, math.ceil(n * wbw[m] / pbw[p] - 1e-9))
+                for r in range(R):
+                    x = (n * wres[m, r] + kps * pres[p, r]) / ctot[r]
+                    if x > share:
+                        share = x
+            else:
+                for r in range(R):
+                    x = n * wres[m, r] / ctot[r]
+                    if x > share:
+                        share = x
+        area = share * max(du, 1.0)
+        if area < amin:
+            amin = area
+        comp = st + du
+        rows[a, 0] = 1.0
+        rows[a, 1] = (comp - best) / ref
+        rows[a, 2] = (st - now) / ref
+        rows[a, 3] = du / ref
+        rows[a, 4] = n / float(k_chunks)
+        rows[a, 5] = float(q)
+        rows[a, 6] = dl / max(dmax, 1.0)
+        rows[a, 7] = 10.0 * share
+        rows[a, 8] = area  # replaced by the log2 feature
+        rows[a, 9] = wres[m, 0] / 4.0
+        rows[a, 10] = wbw[m] / 5.0
+        rows[a, 11] = 1.0 if st == now + dl else 0.0
+    i = 0
+    for a in range(G):
+        if mask[a]:
+            ratio[i] = rows[a, 8] / max(amin, 1e-12)
+            rows[a, 8] = 0.0
+            i += 1
+    return nv
+
+
+
+
+@njit
+def action_rows_ref(k_chunks, now, cap, wres, pres, wbw, pbw, ps_arch, delays, m4, n4, q4, p4, mask, start, dur,
+                    rows, ratio):
+    """The v1 per-grid-action rows except ``area``'s log2 (rows[:, 8] holds 0; ``ratio`` gets area / max(smallest
+    area, 1e-12) of the valid actions in order, for NumPy's log2). Returns the number of valid actions. The
+    share computed for every action: the reference of :func:`action_rows`."""
     G = mask.shape[0]
     nd = delays.shape[0]
     H, R = cap.shape
