@@ -1532,6 +1532,111 @@ def _earliest(cal, cap, F, dem, t, win, U, used):
 
 
 @njit_inline
+def _earliest_fast(cal, cap, F, dem, t, win, U, used):
+    """:func:`_earliest` (the same start and minima; kept as the reference) with the sites the demand uses listed
+    without a branch per entry when ``K == 4``: one test of the four entries ORed (``dem > 0``, as there) and an
+    unconditional write, the count advanced by the test (a compare and a mispredicted early exit per entry were
+    about a quarter of the function)."""
+    R, K = dem.shape
+    end = cal.shape[0]
+    if t + win > end:
+        return -1
+    nu = 0
+    if K == 4:
+        for r in range(R):
+            used[nu] = r
+            nu += 1 if (dem[r, 0] > 0) | (dem[r, 1] > 0) | (dem[r, 2] > 0) | (dem[r, 3] > 0) else 0
+    else:
+        for r in range(R):
+            for k in range(K):
+                if dem[r, k] > 0:
+                    used[nu] = r
+                    nu += 1
+                    break
+    if nu == 0:
+        return t
+    capfit = True  # dem fits cap on every used site
+    Fu = t
+    for j in range(nu):
+        r = used[j]
+        if F[r] > Fu:
+            Fu = F[r]
+        for k in range(K):
+            if cap[r, k] < dem[r, k] - _EPS:
+                capfit = False
+    if capfit:
+        for j in range(1, nu):  # by decreasing F
+            r = used[j]
+            x = j - 1
+            while x >= 0 and F[used[x]] < F[r]:
+                used[x + 1] = used[x]
+                x -= 1
+            used[x + 1] = r
+    s = t
+    good_lo = -1  # slots [good_lo, good_hi] are known to fit
+    good_hi = -2
+    found = -1
+    while s + win <= end:
+        if s >= Fu:
+            if capfit:
+                found = s
+            break
+        x = s + win - 1
+        bad = -1
+        if x >= Fu:
+            if capfit:
+                x = Fu - 1
+            else:
+                bad = x
+        while bad < 0 and x >= s:
+            if good_lo <= x <= good_hi:
+                x = good_lo - 1
+                continue
+            ok = True
+            for j in range(nu):
+                r = used[j]
+                if capfit and F[r] <= x:
+                    break  # this site and the next ones hold cap at x, which dem fits
+                for k in range(K):
+                    v = cal[x, r, k] if x < F[r] else cap[r, k]
+                    if v < dem[r, k] - _EPS:
+                        ok = False
+                        break
+                if not ok:
+                    break
+            if not ok:
+                bad = x
+                break
+            x -= 1
+        if bad < 0:
+            found = s
+            break
+        good_lo = bad + 1
+        good_hi = s + win - 1
+        s = bad + 1
+    if found >= 0:
+        e = found + win
+        for j in range(nu):
+            r = used[j]
+            hi = min(e, F[r])
+            # slot by slot, the K resources of a slot together (one cache line; resource by resource, each slot's
+            # line was read K times): the same minima, min being exact in any order
+            for k in range(K):
+                U[r, k] = np.inf
+            for x in range(found, hi):
+                for k in range(K):
+                    v = cal[x, r, k]
+                    if v < U[r, k]:
+                        U[r, k] = v
+            if e > F[r]:
+                for k in range(K):
+                    v = cap[r, k]
+                    if v < U[r, k]:
+                        U[r, k] = v
+    return found
+
+
+@njit_inline
 def _window_min(cal, cap, F, t, w_run, win, Uw, chg):
     """Extend the running minimum ``Uw = cal[t:t + w_run].min(axis=0)`` to ``cal[t:t + win]`` (``win > w_run``),
     setting ``chg[r]`` for the sites whose minimum fell (every site when ``w_run == 0``). ``F``
@@ -1935,7 +2040,7 @@ def candidate_block(cap, qbar, q, src_order, M, D, m, n, kappa, n_max, beta, tie
                 mask[r] = True
         # ---- wait
         r = 2 * j + 1
-        s = _earliest(cal, cap, Ft, demC, t, win, Us, used_e)
+        s = _earliest_fast(cal, cap, Ft, demC, t, win, Us, used_e)
         if s >= 0:
             for rr in range(R):
                 y[r, rr] = yC[rr]
