@@ -91,6 +91,46 @@ def _check_fingerprints(entry: tuple, args: tuple) -> None:
 
 _PACKED = None
 
+_JIT = None
+
+
+def _jit():
+    """:mod:`edgegym.core.jit`, imported on first use and then kept (a function-level ``from ... import`` in the
+    episode's first step took ~7 µs each in a stepping loop, its caches cold after the reset)."""
+    global _JIT
+    if _JIT is None:
+        from ...core import jit
+
+        _JIT = jit
+    return _JIT
+
+
+#: per packed kernel (dispatcher), the last entry point :func:`_packed_entry` found: ``(the EpisodeArgs' Numba type,
+#: the other arguments' fingerprints, entry)`` (process-local, never copied or pickled)
+_LAST_PACKED: dict = {}
+
+
+def _packed_entry(dispatcher, ep, args: tuple, fps: tuple | None = None, reuse: bool = True):
+    """``compiled_entry(dispatcher, (ep, *args))`` for the ``EpisodeArgs`` ``ep``: the entry found last for this
+    kernel where ``ep``'s Numba type is the same object (Numba interns its types: equal types are one object) and
+    ``args`` have the same fingerprints (``fps`` where the caller has them), i.e. where ``compiled_entry``'s key is
+    the same; else ``compiled_entry``'s look-up (its key hashes the struct's type, ~30 fields: a few µs, more with
+    cold caches after a reset), kept as the last. ``reuse=False``: always the look-up."""
+    jit = _jit()
+    typ = getattr(ep, "_numba_type_", None)
+    if fps is None:
+        try:
+            fps = tuple(map(jit.fingerprint, args))
+        except Exception:  # pragma: no cover - a value without a fingerprint: compiled_entry decides
+            fps = None
+    last = _LAST_PACKED.get(dispatcher)
+    if reuse and last is not None and typ is not None and last[0] is typ and fps is not None and last[1] == fps:
+        return last[2]
+    e = jit.compiled_entry(dispatcher, (ep, *args))
+    if e is not None and typ is not None and fps is not None and None not in fps:
+        _LAST_PACKED[dispatcher] = (typ, fps, e)
+    return e
+
 
 def _packed_kernels():
     """:mod:`._packed` (``commit_packed`` and its ``EpisodeArgs``), imported on first use, or ``None`` where it cannot
@@ -287,6 +327,12 @@ class HeteroMLEnv(gym.Env):
     #: direct step, so a step unboxes ~10 arrays instead of ~42 (False: the full argument list, the reference of
     #: ``tests/speed/test_speed_hetero_v1_step7.py``; only with ``_direct_entry``)
     _packed = True
+    #: the packed step's entry points of an episode are those of the previous episode (of any env in the process)
+    #: when its ``EpisodeArgs`` has the same Numba type object and its step arguments the same fingerprints
+    #: (:func:`_packed_entry`), instead of a :func:`~edgegym.core.jit.compiled_entry` look-up per episode that hashes
+    #: the struct's type of ~30 fields (False: that look-up at every episode, the reference of
+    #: ``tests/speed/test_speed_hetero_v1_step9.py``)
+    _reuse_entry = True
     #: :meth:`reset` allocates the episode-independent scratch and constants (empty rows, masks and profiles, the
     #: observation's scratch, the fractions and delays) once per env and reads the job scalars with fewer Python
     #: conversions (False: every reset allocates them; the reference of ``tests/speed/test_speed_hetero_v1_step6.py``)
@@ -658,12 +704,10 @@ class HeteroMLEnv(gym.Env):
         argument list :meth:`_full_args` (``_check_entry`` compares each step's with them). ``None`` where the
         kernel is not compiled for these types yet. Entry points are looked up once per process for each type of
         ``EpisodeArgs`` and fingerprints of the step arguments."""
-        from ...core.jit import compiled_entry, fingerprint
-
         ep = self._episode_args()
-        e = compiled_entry(_packed_kernels().commit_packed, (ep, *sargs))
+        e = _packed_entry(_packed_kernels().commit_packed, ep, sargs, reuse=self._reuse_entry)
         # (the full list's fingerprints only for ``_check_entry``: a fork stepped a few times pays no more)
-        fps = tuple(map(fingerprint, self._full_args(sargs))) if self._check_entry else None
+        fps = tuple(map(_jit().fingerprint, self._full_args(sargs))) if self._check_entry else None
         pe = None if e is None else (e, fps, ep)
         ent = self._entry = (self.sim, self.jobs, pe, None, True)
         return ent
@@ -672,12 +716,11 @@ class HeteroMLEnv(gym.Env):
         """The entry point of ``_packed.observation_packed`` for ``ent``'s ``EpisodeArgs`` and arguments of the
         types of ``pargs``, as ``(entry, fingerprints of pargs)``, kept in a new ``_entry`` (``None`` where it is
         not compiled yet: the dispatcher compiles it, and the next step looks it up)."""
-        from ...core.jit import compiled_entry, fingerprint
-
-        e = compiled_entry(_packed_kernels().observation_packed, (ent[2][2], *pargs))
+        fps = tuple(map(_jit().fingerprint, pargs))
+        e = _packed_entry(_packed_kernels().observation_packed, ent[2][2], pargs, fps, self._reuse_entry)
         if e is None:
             return None
-        eo = (e, tuple(map(fingerprint, pargs)))
+        eo = (e, fps)
         self._entry = (ent[0], ent[1], ent[2], eo, True)  # a new tuple (a fork may share the old one)
         return eo
 
