@@ -45,7 +45,7 @@ from gymnasium import spaces
 
 from ...core.validation import check_config_mapping
 from . import _reference
-from .instance import IdealConfig, build_instance
+from .instance import IdealConfig, _compiled, build_instance
 from .placement import grid_place, ps_type_for
 from .presets import DEFAULT_PRESET, HeteroPreset, load_preset
 from .simulator import (
@@ -1364,8 +1364,7 @@ class HeteroMLEnv(gym.Env):
         """:meth:`lower_bound` of the PS architecture in one compiled pass (``_instance_kernels.lower_bound_ps``: the
         loop's IEEE operations on the same numbers, added in job order; ~45 -> ~3 µs per call on 150 jobs, warm);
         the loop itself where an input is not finite or a term leaves float64's exact integers."""
-        from . import _instance_kernels
-
+        _instance_kernels = _compiled()[0]  # (kept after its first import: no importlib call per episode)
         jb = self.jobs
         if jb.v.dtype == np.float64 and jb.ps_update.dtype == np.float64 and jb.v.shape[1] and jb.ps_update.shape[1]:
             ok, lb = _instance_kernels.lower_bound_ps(jb.v, jb.ps_update, jb.work, jb.chunks, jb.weight, jb.arrival)

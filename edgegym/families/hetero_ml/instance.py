@@ -143,6 +143,21 @@ def ideal_configs(
     return IdealConfig(out["m"], out["p"], out["n"], out["s"], out["d"], dem)
 
 
+_COMPILED: tuple | None = None
+
+
+def _compiled() -> tuple:
+    """``(_instance_kernels, _kernels)``, imported on first use (``import edgegym`` does not load Numba) and then
+    kept: a function-level ``from . import`` runs importlib's Python ``_handle_fromlist`` at each call, a few µs of
+    each episode's :func:`build_instance` in a stepping loop."""
+    global _COMPILED
+    if _COMPILED is None:
+        from . import _instance_kernels, _kernels
+
+        _COMPILED = (_instance_kernels, _kernels)
+    return _COMPILED
+
+
 #: :func:`ideal_configs` without ``fit`` from one compiled pass over the jobs (``_instance_kernels.ideal_configs``,
 #: where every input is finite; the same values: ~250 -> ~25 µs per 150-job episode); False: NumPy's vectorised
 #: code only (the reference of ``tests/speed/test_speed_hetero_v1_step3.py``)
@@ -153,8 +168,7 @@ def _ideal_compiled(arch: str, worker_res: np.ndarray, ps_res: np.ndarray, foot_
                     jobs: HeteroJobs) -> IdealConfig | None:
     """:func:`ideal_configs` (``fit=None``) through the compiled kernel, or ``None`` where an input is not finite
     (NumPy's sorts order NaN last; the kernel's minima would not) or not float64/int64 as the kernel reads it."""
-    from . import _instance_kernels
-
+    _instance_kernels = _compiled()[0]
     wr, pr = np.ascontiguousarray(worker_res, dtype=np.float64), np.ascontiguousarray(ps_res, dtype=np.float64)
     fz = np.ascontiguousarray(foot_z, dtype=np.float64)
     v, psu = jobs.v, jobs.ps_update
@@ -189,8 +203,7 @@ def one_worker_fits(cluster: HeteroCluster, free: np.ndarray) -> np.ndarray:
     """Whether PLACE (:func:`~.placement.place`) finds room for one worker of type m (+ its PS of type p) on the
     residuals ``free`` (H, R): ``place(cluster, free, m, p, 1) is not None`` for every pair (compiled,
     ``_kernels.one_worker_fits``; the NumPy reference is ``_reference.one_worker_fits``).           # (M, P) bool"""
-    from . import _kernels
-
+    _kernels = _compiled()[1]
     out = np.zeros((cluster.num_worker_types, cluster.num_ps_types), dtype=bool)
     _kernels.one_worker_fits(np.ascontiguousarray(free, dtype=np.float64), np.ascontiguousarray(cluster.worker_res),
                              np.ascontiguousarray(cluster.ps_res), np.ascontiguousarray(cluster.worker_bw),
